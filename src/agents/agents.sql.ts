@@ -1,0 +1,64 @@
+// The agents table: one row per agent of every tree, with its state, counters, budget and lease.
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
+
+export const AGENT_STATES = ["idle", "running", "waiting", "dead"] as const;
+export type AgentState = (typeof AGENT_STATES)[number];
+
+/** Per-agent budget; a missing field means "no limit". */
+export interface Budget {
+  turns?: number;
+  tool_calls?: number;
+  tokens?: number;
+  wall_seconds?: number;
+}
+
+export const agents = pgTable(
+  "agents",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    tree_id: uuid("tree_id").notNull(),
+    parent_id: uuid("parent_id"),
+    name: text("name").notNull(),
+    state: text("state").$type<AgentState>().notNull().default("idle"),
+    depth: integer("depth").notNull().default(0),
+    profile: text("profile"),
+    model: text("model"),
+    system_prompt: text("system_prompt"),
+    cwd: text("cwd"),
+    budget: jsonb("budget").$type<Budget>().notNull().default({}),
+    tool_calls: integer("tool_calls").notNull().default(0),
+    input_tokens: bigint("input_tokens", { mode: "number" }).notNull().default(0),
+    output_tokens: bigint("output_tokens", { mode: "number" }).notNull().default(0),
+    turns: integer("turns").notNull().default(0),
+    created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    ended_at: timestamp("ended_at", { withTimezone: true }),
+    reaped_at: timestamp("reaped_at", { withTimezone: true }),
+    last_activity_at: timestamp("last_activity_at", { withTimezone: true }).notNull().defaultNow(),
+    /** Set when the agent first starts work after being idle; wall-seconds budgets count from it. */
+    busy_since: timestamp("busy_since", { withTimezone: true }),
+    lease_owner: text("lease_owner"),
+    lease_expires_at: timestamp("lease_expires_at", { withTimezone: true }),
+    interrupt_requested_at: timestamp("interrupt_requested_at", { withTimezone: true }),
+  },
+  (t) => [
+    index("agents_tree_idx").on(t.tree_id, t.created_at),
+    index("agents_parent_idx").on(t.parent_id),
+    index("agents_work_idx")
+      .on(t.lease_expires_at)
+      .where(sql`state in ('running', 'waiting')`),
+    check("agents_state_check", sql`${t.state} in ('idle', 'running', 'waiting', 'dead')`),
+  ],
+);
+
+export type AgentRow = typeof agents.$inferSelect;

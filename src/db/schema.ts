@@ -1,0 +1,4 @@
+// The whole schema in one place for drizzle-kit and for typed queries; each table lives with its feature.
+export * from "../agents/agents.sql.js";
+export * from "../agents/events.sql.js";
+export * from "../mail/mail.sql.js";

@@ -1,0 +1,51 @@
+// The Model interface: stream one response for a context and a tool list. Knows nothing of the database.
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  /** Raw JSON text of the arguments exactly as the model produced it (may be malformed). */
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string | null; tool_calls?: ToolCall[] }
+  | { role: "tool"; tool_call_id: string; content: string };
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  model: string;
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  signal: AbortSignal;
+  /** Called with each piece of assistant text as it streams (for live display). */
+  onText?: (delta: string) => void;
+}
+
+export interface ModelResponse {
+  text: string;
+  toolCalls: ToolCall[];
+  usage: { inputTokens: number; outputTokens: number };
+  finishReason: string | null;
+}
+
+export interface Model {
+  complete(request: ModelRequest): Promise<ModelResponse>;
+}
+
+/** A model failure worth showing a person in one line (status, server message). */
+export class ModelError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = "ModelError";
+  }
+}

@@ -1,0 +1,56 @@
+// The tool contract: JSON-schema parameters for the model, a run function that never throws.
+export const ERROR_CODES = [
+  "INVALID_ARGS",
+  "UNKNOWN_AGENT",
+  "AGENT_DEAD",
+  "NOT_ALLOWED",
+  "LIMIT_EXCEEDED",
+  "INTERNAL",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** What a tool returns; serialised to JSON text as the tool result the model sees. */
+export type ToolOutcome =
+  | { ok: true; value: unknown }
+  | { ok: false; error: { code: ErrorCode; message: string } };
+
+/** What every tool gets: where it runs and how it is stopped. Agent tools get more (see runtime). */
+export interface BaseToolContext {
+  /** Absolute working directory of the agent; relative paths resolve against it. */
+  cwd: string;
+  /** Aborted on interrupt or kill: the tool must stop at once (and kill its processes). */
+  signal: AbortSignal;
+}
+
+export interface Tool<C extends BaseToolContext = BaseToolContext> {
+  name: string;
+  description: string;
+  /** JSON schema (type: "object") of the arguments, as offered to the model. */
+  parameters: Record<string, unknown>;
+  /** Validates `args` itself (it comes straight from the model) and never throws. */
+  run(args: unknown, ctx: C): Promise<ToolOutcome>;
+}
+
+export function ok(value: unknown): ToolOutcome {
+  return { ok: true, value };
+}
+
+export function fail(code: ErrorCode, message: string): ToolOutcome {
+  return { ok: false, error: { code, message } };
+}
+
+/** The JSON text the model sees for an outcome. */
+export function outcomeText(outcome: ToolOutcome): string {
+  return JSON.stringify(outcome.ok ? outcome.value : { error: outcome.error });
+}
+
+/** Normalises anything thrown into a message (graphile-worker's coerceError, in small). */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (typeof err === "string") return err;
+  try {
+    return JSON.stringify(err);
+  } catch {
+    return String(err);
+  }
+}
