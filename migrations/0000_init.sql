@@ -9,6 +9,8 @@ CREATE TABLE "agents" (
 	"model" text,
 	"system_prompt" text,
 	"cwd" text,
+	"context_mode" text DEFAULT 'fresh' NOT NULL,
+	"context_parent_event" bigint,
 	"budget" jsonb DEFAULT '{}'::jsonb NOT NULL,
 	"tool_calls" integer DEFAULT 0 NOT NULL,
 	"input_tokens" bigint DEFAULT 0 NOT NULL,

@@ -36,6 +36,9 @@ export const agents = pgTable(
     model: text("model"),
     system_prompt: text("system_prompt"),
     cwd: text("cwd"),
+    /** "inherit": the context starts with the parent's events before `context_parent_event`. */
+    context_mode: text("context_mode").$type<"inherit" | "fresh">().notNull().default("fresh"),
+    context_parent_event: bigint("context_parent_event", { mode: "number" }),
     budget: jsonb("budget").$type<Budget>().notNull().default({}),
     tool_calls: integer("tool_calls").notNull().default(0),
     input_tokens: bigint("input_tokens", { mode: "number" }).notNull().default(0),
