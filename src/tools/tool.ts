@@ -1,18 +1,11 @@
 // The tool contract: JSON-schema parameters for the model, a run function that never throws.
-export const ERROR_CODES = [
-  "INVALID_ARGS",
-  "UNKNOWN_AGENT",
-  "AGENT_DEAD",
-  "NOT_ALLOWED",
-  "LIMIT_EXCEEDED",
-  "INTERNAL",
-] as const;
-export type ErrorCode = (typeof ERROR_CODES)[number];
+import type { ErrorCode } from "../agents/errors.js";
+
+export { ERROR_CODES, type ErrorCode } from "../agents/errors.js";
 
 /** What a tool returns; serialised to JSON text as the tool result the model sees. */
 export type ToolOutcome =
-  | { ok: true; value: unknown }
-  | { ok: false; error: { code: ErrorCode; message: string } };
+  { ok: true; value: unknown } | { ok: false; error: { code: ErrorCode; message: string } };
 
 /** What every tool gets: where it runs and how it is stopped. Agent tools get more (see runtime). */
 export interface BaseToolContext {

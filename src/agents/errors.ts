@@ -1,0 +1,24 @@
+// Expected failures of agent and mail operations: a code from SPEC §3 plus a one-line message.
+export const ERROR_CODES = [
+  "INVALID_ARGS",
+  "UNKNOWN_AGENT",
+  "AGENT_DEAD",
+  "NOT_ALLOWED",
+  "LIMIT_EXCEEDED",
+  "INTERNAL",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export class AgentError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "AgentError";
+  }
+}
+
+export function isAgentError(err: unknown): err is AgentError {
+  return err instanceof AgentError;
+}

@@ -1,0 +1,43 @@
+// Appending to and reading an agent's transcript.
+import { and, asc, eq, gt, lt } from "drizzle-orm";
+import type { Queryable } from "../db/client.js";
+import { events, type EventKind, type EventRow } from "./events.sql.js";
+
+export async function appendEvent(
+  q: Queryable,
+  agentId: string,
+  kind: EventKind,
+  content: string,
+  data?: Record<string, unknown>,
+): Promise<EventRow> {
+  const [row] = await q
+    .insert(events)
+    .values({ agent_id: agentId, kind, content, data: data ?? null })
+    .returning();
+  return row!;
+}
+
+export interface EventRange {
+  /** Only events with a larger id. */
+  after?: number;
+  /** Only events with a smaller id. */
+  before?: number;
+}
+
+export async function listEvents(
+  q: Queryable,
+  agentId: string,
+  range: EventRange = {},
+): Promise<EventRow[]> {
+  return q
+    .select()
+    .from(events)
+    .where(
+      and(
+        eq(events.agent_id, agentId),
+        range.after !== undefined ? gt(events.id, range.after) : undefined,
+        range.before !== undefined ? lt(events.id, range.before) : undefined,
+      ),
+    )
+    .orderBy(asc(events.id));
+}

@@ -1,0 +1,80 @@
+// Resolving an agent reference: full id, unique id prefix (≥ 4), unique name in the tree, or `parent`.
+import { and, eq, isNull, sql } from "drizzle-orm";
+import type { Queryable } from "../db/client.js";
+import { agents, type AgentRow } from "./agents.sql.js";
+import { AgentError } from "./errors.js";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const PREFIX = /^[0-9a-f-]{4,36}$/i;
+
+export interface RefScope {
+  treeId: string;
+  /** The agent asking; needed for `parent`. */
+  selfId?: string;
+}
+
+/** Names shown to people: the agent's name plus the first 8 characters of its id. */
+export function displayName(agent: Pick<AgentRow, "id" | "name">): string {
+  return `${agent.name} ${agent.id.slice(0, 8)}`;
+}
+
+export async function getAgent(q: Queryable, id: string): Promise<AgentRow | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const [row] = await q.select().from(agents).where(eq(agents.id, id));
+  return row;
+}
+
+export async function resolveAgentRef(
+  q: Queryable,
+  scope: RefScope,
+  ref: string,
+): Promise<AgentRow> {
+  const wanted = ref.trim();
+  if (!wanted) throw new AgentError("INVALID_ARGS", "agent reference is empty");
+  if (wanted === "parent") return resolveParent(q, scope);
+
+  if (UUID.test(wanted)) {
+    const row = await getAgent(q, wanted.toLowerCase());
+    if (row && row.tree_id === scope.treeId) return row;
+    throw new AgentError("UNKNOWN_AGENT", `no agent ${wanted} in this tree`);
+  }
+  if (PREFIX.test(wanted)) {
+    const rows = await q
+      .select()
+      .from(agents)
+      .where(
+        and(
+          eq(agents.tree_id, scope.treeId),
+          sql`${agents.id}::text like ${wanted.toLowerCase() + "%"}`,
+        ),
+      )
+      .limit(2);
+    if (rows.length === 1) return rows[0]!;
+    if (rows.length > 1) {
+      throw new AgentError("UNKNOWN_AGENT", `agent id prefix "${wanted}" is ambiguous`);
+    }
+  }
+  const named = await q
+    .select()
+    .from(agents)
+    .where(
+      and(eq(agents.tree_id, scope.treeId), eq(agents.name, wanted), isNull(agents.reaped_at)),
+    );
+  const living = named.filter((a) => a.state !== "dead");
+  if (named.length === 1) return named[0]!;
+  if (living.length === 1) return living[0]!;
+  if (named.length > 1) {
+    const ids = named.map((a) => a.id.slice(0, 8)).join(", ");
+    throw new AgentError("UNKNOWN_AGENT", `name "${wanted}" is ambiguous (${ids}); use an id`);
+  }
+  throw new AgentError("UNKNOWN_AGENT", `no agent "${wanted}" in this tree`);
+}
+
+async function resolveParent(q: Queryable, scope: RefScope): Promise<AgentRow> {
+  const self = scope.selfId ? await getAgent(q, scope.selfId) : undefined;
+  if (!self) throw new AgentError("UNKNOWN_AGENT", `"parent" needs an agent to be relative to`);
+  if (!self.parent_id) throw new AgentError("UNKNOWN_AGENT", "the root agent has no parent");
+  const parent = await getAgent(q, self.parent_id);
+  if (!parent) throw new AgentError("UNKNOWN_AGENT", "parent agent not found");
+  return parent;
+}

@@ -1,0 +1,274 @@
+// The agent tree: create a root, fork a child (within limits), change state, kill a subtree, reap.
+import { randomUUID } from "node:crypto";
+import { and, asc, desc, eq, isNull, sql } from "drizzle-orm";
+import type { Db, Queryable } from "../db/client.js";
+import { agentChannel, notify, WORK_CHANNEL } from "../bus/channels.js";
+import { agents, type AgentRow, type AgentState, type Budget } from "./agents.sql.js";
+import { events } from "./events.sql.js";
+import { appendEvent } from "./events.js";
+import { AgentError } from "./errors.js";
+import { DEFAULT_LIMITS, type Limits } from "./limits.js";
+import { displayName, getAgent } from "./refs.js";
+
+export interface NewAgent {
+  name?: string;
+  /** The first user message; an agent with one starts `running`, without one it is `idle`. */
+  prompt?: string;
+  systemPrompt?: string | null;
+  model?: string | null;
+  profile?: string | null;
+  cwd?: string | null;
+  budget?: Budget;
+}
+
+export interface ForkOptions extends NewAgent {
+  name: string;
+  context?: "inherit" | "fresh";
+  /** With `inherit`: the child sees the parent's events with smaller ids (default: all so far). */
+  inheritUntilEvent?: number;
+}
+
+const NAME_MAX = 64;
+
+export function validateName(name: unknown): string {
+  if (typeof name !== "string" || !name.trim()) {
+    throw new AgentError("INVALID_ARGS", "name must be a non-empty string");
+  }
+  const trimmed = name.trim();
+  if (trimmed.length > NAME_MAX || /[\r\n\t]/.test(trimmed)) {
+    throw new AgentError("INVALID_ARGS", `name must be one line of at most ${NAME_MAX} characters`);
+  }
+  if (trimmed === "parent") throw new AgentError("INVALID_ARGS", `"parent" is a reserved name`);
+  return trimmed;
+}
+
+export async function createTree(db: Db, options: NewAgent = {}): Promise<AgentRow> {
+  const id = randomUUID();
+  return db.transaction(async (tx) => {
+    const [root] = await tx
+      .insert(agents)
+      .values({
+        id,
+        tree_id: id,
+        name: options.name ? validateName(options.name) : "root",
+        state: options.prompt ? "running" : "idle",
+        system_prompt: options.systemPrompt ?? null,
+        model: options.model ?? null,
+        profile: options.profile ?? null,
+        cwd: options.cwd ?? null,
+        budget: options.budget ?? {},
+      })
+      .returning();
+    if (options.prompt) await startWith(tx, id, options.prompt);
+    return root!;
+  });
+}
+
+async function startWith(tx: Queryable, agentId: string, prompt: string): Promise<void> {
+  await appendEvent(tx, agentId, "user", prompt);
+  await notify(tx, WORK_CHANNEL, agentId);
+}
+
+export async function forkAgent(
+  db: Db,
+  parentId: string,
+  options: ForkOptions,
+  limits: Limits = DEFAULT_LIMITS,
+): Promise<AgentRow> {
+  const name = validateName(options.name);
+  return db.transaction(async (tx) => {
+    const [parent] = await tx.select().from(agents).where(eq(agents.id, parentId)).for("update");
+    if (!parent) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
+    if (parent.state === "dead") {
+      throw new AgentError("AGENT_DEAD", `${displayName(parent)} is dead`);
+    }
+    const depth = parent.depth + 1;
+    if (depth > limits.maxDepth) {
+      throw new AgentError(
+        "LIMIT_EXCEEDED",
+        `depth limit reached: agents may be at most ${limits.maxDepth} levels below the root`,
+      );
+    }
+    // The root's row lock serialises forks within a tree, so the counts below cannot race.
+    if (parent.id !== parent.tree_id) {
+      await tx.execute(sql`select 1 from agents where id = ${parent.tree_id} for update`);
+    }
+    const counts = await tx.execute<{ children: number; living: number }>(sql`
+      select count(*) filter (where parent_id = ${parent.id})::int as children,
+             count(*)::int as living
+        from agents where tree_id = ${parent.tree_id} and state <> 'dead'`);
+    const { children, living } = counts.rows[0]!;
+    if (children >= limits.maxChildren) {
+      throw new AgentError(
+        "LIMIT_EXCEEDED",
+        `${displayName(parent)} already has ${children} living children (limit ${limits.maxChildren})`,
+      );
+    }
+    if (living >= limits.maxAgentsPerTree) {
+      throw new AgentError(
+        "LIMIT_EXCEEDED",
+        `the tree already has ${living} living agents (limit ${limits.maxAgentsPerTree})`,
+      );
+    }
+    const inherit = (options.context ?? "inherit") === "inherit";
+    let cutoff: number | null = null;
+    if (inherit) {
+      cutoff = options.inheritUntilEvent ?? (await nextEventBound(tx, parent.id));
+    }
+    const [child] = await tx
+      .insert(agents)
+      .values({
+        tree_id: parent.tree_id,
+        parent_id: parent.id,
+        name,
+        depth,
+        state: options.prompt ? "running" : "idle",
+        system_prompt: options.systemPrompt ?? null,
+        model: options.model ?? parent.model,
+        profile: options.profile ?? null,
+        cwd: options.cwd ?? parent.cwd,
+        budget: options.budget ?? {},
+        context_mode: inherit ? "inherit" : "fresh",
+        context_parent_event: cutoff,
+      })
+      .returning();
+    await appendEvent(tx, parent.id, "fork", `forked ${displayName(child!)}`, {
+      agent_id: child!.id,
+      name,
+    });
+    if (options.prompt) await startWith(tx, child!.id, options.prompt);
+    return child!;
+  });
+}
+
+async function nextEventBound(tx: Queryable, agentId: string): Promise<number> {
+  const [row] = await tx
+    .select({ id: events.id })
+    .from(events)
+    .where(eq(events.agent_id, agentId))
+    .orderBy(desc(events.id))
+    .limit(1);
+  return (row?.id ?? 0) + 1;
+}
+
+/** Changes a living agent's state and tells its listeners. Returns false if it is dead or gone. */
+export async function setState(q: Queryable, agentId: string, state: AgentState): Promise<boolean> {
+  const rows = await q
+    .update(agents)
+    .set({ state, last_activity_at: sql`now()` })
+    .where(and(eq(agents.id, agentId), sql`${agents.state} <> 'dead'`))
+    .returning({ id: agents.id });
+  if (rows.length === 0) return false;
+  await notify(q, agentChannel(agentId), "state");
+  if (state === "running") await notify(q, WORK_CHANNEL, agentId);
+  return true;
+}
+
+/** Is `ancestorId` a strict ancestor of `agentId`? */
+export async function isAncestor(q: Queryable, ancestorId: string, agentId: string) {
+  const result = await q.execute<{ found: boolean }>(sql`
+    with recursive up as (
+      select parent_id from agents where id = ${agentId}
+      union all
+      select a.parent_id from agents a join up on a.id = up.parent_id
+    )
+    select exists(select 1 from up where parent_id = ${ancestorId}) as found`);
+  return result.rows[0]?.found === true;
+}
+
+export interface KillRequest {
+  targetId: string;
+  /** The agent asking, or null for the person (who may kill any agent but the root). */
+  byAgentId: string | null;
+  reason?: string;
+}
+
+/**
+ * Kills the target and every living descendant: marks them dead, records a `killed` event each
+ * and notifies their channels (their workers then stop model streams and tools at once).
+ * Returns the ids killed, target first.
+ */
+export async function killAgent(db: Db, request: KillRequest): Promise<string[]> {
+  const target = await getAgent(db, request.targetId);
+  if (!target) throw new AgentError("UNKNOWN_AGENT", `no agent ${request.targetId}`);
+  if (target.state === "dead")
+    throw new AgentError("AGENT_DEAD", `${displayName(target)} is already dead`);
+  if (target.parent_id === null)
+    throw new AgentError("NOT_ALLOWED", "the root agent cannot be killed");
+  if (request.byAgentId !== null) {
+    if (request.byAgentId === target.id) {
+      throw new AgentError("NOT_ALLOWED", "an agent cannot kill itself; end your turn instead");
+    }
+    if (!(await isAncestor(db, request.byAgentId, target.id))) {
+      throw new AgentError(
+        "NOT_ALLOWED",
+        `you may only kill your own descendants, not ${displayName(target)}`,
+      );
+    }
+  }
+  return db.transaction(async (tx) => {
+    const killed = await tx.execute<{ id: string }>(sql`
+      with recursive sub as (
+        select id, 0 as level, created_at from agents where id = ${target.id}
+        union all
+        select a.id, sub.level + 1, a.created_at from agents a join sub on a.parent_id = sub.id
+      ), victims as (
+        update agents set state = 'dead', ended_at = now(), last_activity_at = now()
+          from sub
+         where agents.id = sub.id and agents.state <> 'dead'
+        returning agents.id, sub.level, sub.created_at
+      )
+      select id from victims order by level, created_at, id`);
+    const ids = killed.rows.map((r) => r.id);
+    if (ids.length === 0) return ids;
+    const by = request.byAgentId ? `agent ${request.byAgentId.slice(0, 8)}` : "the person";
+    await tx.insert(events).values(
+      ids.map((id) => ({
+        agent_id: id,
+        kind: "killed" as const,
+        content:
+          id === target.id ? `killed by ${by}` : `killed with ancestor ${displayName(target)}`,
+        data: { by: request.byAgentId, target: target.id, reason: request.reason ?? null },
+      })),
+    );
+    await tx.execute(sql`
+      select pg_notify('agent_event_' || id, 'dead') from unnest(${ids}::uuid[]) as t(id)`);
+    return ids;
+  });
+}
+
+/** Removes dead agents from navigation (their history stays). Returns the ids reaped. */
+export async function reapDead(db: Db, treeId: string): Promise<string[]> {
+  const rows = await db
+    .update(agents)
+    .set({ reaped_at: sql`now()` })
+    .where(and(eq(agents.tree_id, treeId), eq(agents.state, "dead"), isNull(agents.reaped_at)))
+    .returning({ id: agents.id });
+  return rows.map((r) => r.id);
+}
+
+/** Every agent of a tree, oldest first (reaped ones included only when asked). */
+export async function listTree(
+  q: Queryable,
+  treeId: string,
+  options: { includeReaped?: boolean } = {},
+): Promise<AgentRow[]> {
+  return q
+    .select()
+    .from(agents)
+    .where(
+      and(eq(agents.tree_id, treeId), options.includeReaped ? undefined : isNull(agents.reaped_at)),
+    )
+    .orderBy(asc(agents.created_at), asc(agents.id));
+}
+
+/** The most recently active tree's root, if any. */
+export async function latestRoot(q: Queryable): Promise<AgentRow | undefined> {
+  const [row] = await q
+    .select()
+    .from(agents)
+    .where(isNull(agents.parent_id))
+    .orderBy(desc(agents.last_activity_at))
+    .limit(1);
+  return row;
+}

@@ -1,0 +1,18 @@
+// Channel names and the NOTIFY helper. Payloads are tiny hints; the rows are the truth.
+import { sql } from "drizzle-orm";
+import type { Queryable } from "../db/client.js";
+
+/** One channel per agent: mail to it, its state changes, its death, interrupts. */
+export function agentChannel(agentId: string): string {
+  return `agent_event_${agentId}`;
+}
+
+/** "There is an agent with work to do": workers listen here. */
+export const WORK_CHANNEL = "warren_work";
+
+export type AgentSignal = "mail" | "state" | "dead" | "interrupt";
+
+/** Sends a NOTIFY inside the caller's transaction (delivered on commit). */
+export async function notify(q: Queryable, channel: string, payload: string): Promise<void> {
+  await q.execute(sql`select pg_notify(${channel}, ${payload})`);
+}

@@ -1,0 +1,227 @@
+// wait: the oldest mail, or fan-in over several agents. Woken by NOTIFY, with a slow safety
+// re-check; consuming mail and recording the event that received it happen in one statement or
+// transaction, so mail is never lost and never delivered twice.
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client.js";
+import type { EventKind } from "../agents/events.sql.js";
+import { AgentError } from "../agents/errors.js";
+import { agentChannel } from "../bus/channels.js";
+import type { Bus } from "../bus/bus.js";
+
+export type NextMail = { from: string; from_name: string; message: string };
+export type WaitTimeout = { status: "timeout" };
+export type FanInStatus = "received" | "dead" | "idle" | "running";
+export interface FanInEntry {
+  agent_id: string;
+  name: string;
+  status: FanInStatus;
+  message?: string;
+}
+export type WaitResult = NextMail | WaitTimeout | { results: FanInEntry[] };
+
+export interface WaitRequest {
+  agentId: string;
+  timeoutSeconds: number;
+  /** Resolved agent ids for fan-in; absent = the oldest mail from anyone. */
+  fromAgents?: string[];
+  signal?: AbortSignal;
+  /** The event that receives the result (its content is the result's JSON text). */
+  record?: { kind: EventKind; data?: Record<string, unknown> };
+  /** Called with the per-agent state at every check (the status layer). */
+  onProgress?: (entries: FanInEntry[]) => void;
+  /** The safety re-check interval covering a lost NOTIFY. */
+  recheckMs?: number;
+}
+
+export interface WaitOutcome {
+  result: WaitResult;
+  /** The event that recorded the result and consumed the mail. */
+  eventId: number;
+  consumedMailIds: number[];
+}
+
+const DEFAULT_RECHECK_MS = 5_000;
+
+function abortError(): Error {
+  const err = new Error("wait interrupted");
+  err.name = "AbortError";
+  return err;
+}
+
+export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promise<WaitOutcome> {
+  const timeoutMs = Math.max(0, request.timeoutSeconds) * 1000;
+  const deadline = Date.now() + timeoutMs;
+  const fromAgents = request.fromAgents ? [...new Set(request.fromAgents)] : undefined;
+  if (fromAgents) await assertAgentsExist(db, fromAgents);
+
+  let pulse: (() => void) | undefined;
+  let dirty = true;
+  const wake = () => {
+    dirty = true;
+    pulse?.();
+  };
+  const channels = [request.agentId, ...(fromAgents ?? [])].map(agentChannel);
+  const unsubscribe = timeoutMs > 0 ? await bus.subscribeAll(channels, wake) : () => {};
+  request.signal?.addEventListener("abort", wake);
+  try {
+    while (true) {
+      if (request.signal?.aborted) throw abortError();
+      const final = Date.now() >= deadline;
+      if (dirty || final) {
+        dirty = false;
+        const outcome = fromAgents
+          ? await attemptFanIn(db, request, fromAgents, final)
+          : await attemptNext(db, request, final);
+        if (outcome) return outcome;
+      }
+      const remaining = deadline - Date.now();
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(
+          resolve,
+          Math.max(0, Math.min(remaining, request.recheckMs ?? DEFAULT_RECHECK_MS)),
+        );
+        pulse = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        if (dirty || request.signal?.aborted) pulse();
+      });
+      pulse = undefined;
+      if (Date.now() < deadline && !dirty) dirty = true; // the safety re-check
+    }
+  } finally {
+    request.signal?.removeEventListener("abort", wake);
+    unsubscribe();
+  }
+}
+
+async function assertAgentsExist(db: Db, ids: string[]): Promise<void> {
+  const found = await db.execute<{ id: string }>(
+    sql`select id from agents where id = any(${ids}::uuid[])`,
+  );
+  const known = new Set(found.rows.map((r) => r.id));
+  const missing = ids.filter((id) => !known.has(id));
+  if (missing.length)
+    throw new AgentError("UNKNOWN_AGENT", `unknown agent(s): ${missing.join(", ")}`);
+}
+
+function recordSpec(request: WaitRequest) {
+  return {
+    kind: request.record?.kind ?? "mail_in",
+    data: JSON.stringify(request.record?.data ?? {}),
+  };
+}
+
+/** The oldest unconsumed mail, taken and recorded in one statement. */
+async function attemptNext(
+  db: Db,
+  request: WaitRequest,
+  final: boolean,
+): Promise<WaitOutcome | undefined> {
+  const { kind, data } = recordSpec(request);
+  const taken = await db.execute<{
+    mail_id: string;
+    from_id: string | null;
+    from_name: string;
+    body: string;
+    event_id: string;
+  }>(sql`
+    with m as (
+      select id, from_id, body from mail
+       where to_id = ${request.agentId} and consumed_at is null
+       order by id limit 1
+       for update skip locked
+    ), f as (
+      select m.id, m.from_id, m.body, coalesce(a.name, 'human') as from_name
+        from m left join agents a on a.id = m.from_id
+    ), e as (
+      insert into events (agent_id, kind, content, data)
+      select ${request.agentId}, ${kind},
+             json_build_object('from', coalesce(f.from_id::text, 'human'),
+                               'from_name', f.from_name, 'message', f.body)::text,
+             ${data}::jsonb || jsonb_build_object('mail_ids', jsonb_build_array(f.id))
+        from f
+      returning id
+    ), u as (
+      update mail set consumed_at = now(), consumed_by_event = (select id from e)
+       where id = (select id from f)
+      returning id
+    )
+    select f.id as mail_id, f.from_id, f.from_name, f.body, (select id from e) as event_id
+      from f where exists (select 1 from u)`);
+  const row = taken.rows[0];
+  if (row) {
+    return {
+      result: { from: row.from_id ?? "human", from_name: row.from_name, message: row.body },
+      eventId: Number(row.event_id),
+      consumedMailIds: [Number(row.mail_id)],
+    };
+  }
+  if (!final) return undefined;
+  const result: WaitTimeout = { status: "timeout" };
+  const eventId = await insertResultEvent(db, request, result, []);
+  return { result, eventId, consumedMailIds: [] };
+}
+
+async function insertResultEvent(
+  q: Pick<Db, "execute">,
+  request: WaitRequest,
+  result: WaitResult,
+  mailIds: number[],
+): Promise<number> {
+  const { kind, data } = recordSpec(request);
+  const inserted = await q.execute<{ id: string }>(sql`
+    insert into events (agent_id, kind, content, data)
+    values (${request.agentId}, ${kind}, ${JSON.stringify(result)},
+            ${data}::jsonb || jsonb_build_object('mail_ids', ${JSON.stringify(mailIds)}::jsonb))
+    returning id`);
+  return Number(inserted.rows[0]!.id);
+}
+
+/** One check of a fan-in: returns when every agent is received, idle or dead (or at the deadline). */
+async function attemptFanIn(
+  db: Db,
+  request: WaitRequest,
+  fromAgents: string[],
+  final: boolean,
+): Promise<WaitOutcome | undefined> {
+  return db.transaction(async (tx) => {
+    const rows = await tx.execute<{
+      id: string;
+      name: string;
+      state: string;
+      mail_id: string | null;
+      body: string | null;
+    }>(sql`
+      select a.id, a.name, a.state, m.id as mail_id, m.body
+        from unnest(${fromAgents}::uuid[]) with ordinality as t(id, ord)
+        join agents a on a.id = t.id
+        left join lateral (
+          select id, body from mail
+           where to_id = ${request.agentId} and from_id = t.id and consumed_at is null
+           order by id limit 1
+           for update skip locked
+        ) m on true
+       order by t.ord`);
+    const entries: FanInEntry[] = rows.rows.map((r) => {
+      if (r.mail_id !== null) {
+        return { agent_id: r.id, name: r.name, status: "received", message: r.body ?? "" };
+      }
+      const status: FanInStatus =
+        r.state === "dead" ? "dead" : r.state === "idle" ? "idle" : "running";
+      return { agent_id: r.id, name: r.name, status };
+    });
+    request.onProgress?.(entries);
+    const settled = entries.every((e) => e.status !== "running");
+    if (!settled && !final) return undefined;
+    const mailIds = rows.rows.filter((r) => r.mail_id !== null).map((r) => Number(r.mail_id));
+    const result = { results: entries };
+    const eventId = await insertResultEvent(tx, request, result, mailIds);
+    if (mailIds.length) {
+      await tx.execute(sql`
+        update mail set consumed_at = now(), consumed_by_event = ${eventId}
+         where id = any(${mailIds}::bigint[])`);
+    }
+    return { result, eventId, consumedMailIds: mailIds };
+  });
+}
