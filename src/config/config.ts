@@ -1,0 +1,150 @@
+// Environment + config file → one typed Config: model endpoint, limits, budgets, profiles, workers.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Budget } from "../agents/agents.sql.js";
+import { DEFAULT_LIMITS, type Limits } from "../agents/limits.js";
+
+type Env = Record<string, string | undefined>;
+
+export interface Profile {
+  system_prompt?: string;
+  /** Tool names this profile may use (default: all). */
+  tools?: string[];
+  model?: string;
+  budget?: Budget;
+}
+
+export interface ModelConfig {
+  /** Model name; undefined = not configured (turns fail with one clear line). */
+  name?: string;
+  baseURL?: string;
+  apiKey?: string;
+  timeoutMs: number;
+  maxRetries: number;
+}
+
+export interface Config {
+  model: ModelConfig;
+  limits: Limits;
+  /** Budget for every forked agent unless its profile or `fork` says otherwise. */
+  budget: Budget;
+  /** Budget for root agents. */
+  rootBudget: Budget;
+  profiles: Record<string, Profile>;
+  /** Worker threads that run agent turns. */
+  workerThreads: number;
+  /** Agents one process runs at once (across its threads). */
+  concurrency: number;
+  leaseSeconds: number;
+  /** Where the config came from, for `--help` and error messages. */
+  configPath?: string;
+}
+
+export const DEFAULT_BUDGET: Budget = { turns: 50, tool_calls: 500, tokens: 2_000_000 };
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export function configPath(env: Env = process.env): string {
+  if (env.WARREN_CONFIG) return path.resolve(env.WARREN_CONFIG);
+  const base = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
+  return path.join(base, "warren", "config.json");
+}
+
+interface FileConfig {
+  model?: string;
+  base_url?: string;
+  api_key?: string;
+  timeout_seconds?: number;
+  max_retries?: number;
+  limits?: Partial<Record<keyof Limits, number>>;
+  budget?: Budget;
+  root_budget?: Budget;
+  profiles?: Record<string, Profile>;
+  worker_threads?: number;
+  concurrency?: number;
+  lease_seconds?: number;
+}
+
+function readFileConfig(file: string): FileConfig {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return {};
+    throw new ConfigError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new ConfigError(`${file} must contain a JSON object`);
+  }
+  return parsed as FileConfig;
+}
+
+function positive(value: unknown, name: string, fallback: number): number {
+  if (value === undefined || value === null || value === "") return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new ConfigError(`${name} must be a non-negative number`);
+  return n;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const file = configPath(env);
+  const fc = readFileConfig(file);
+  const limits: Limits = { ...DEFAULT_LIMITS };
+  for (const [key, value] of Object.entries(fc.limits ?? {})) {
+    if (!(key in limits)) throw new ConfigError(`unknown limit "${key}" in ${file}`);
+    limits[key as keyof Limits] = positive(value, `limits.${key}`, limits[key as keyof Limits]);
+  }
+  const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
+  const baseURL = env.OPENAI_BASE_URL || fc.base_url || undefined;
+  return {
+    model: {
+      name: env.WARREN_MODEL || fc.model || undefined,
+      baseURL,
+      apiKey,
+      timeoutMs:
+        positive(env.WARREN_MODEL_TIMEOUT ?? fc.timeout_seconds, "timeout_seconds", 120) * 1000,
+      maxRetries: positive(fc.max_retries, "max_retries", 2),
+    },
+    limits,
+    budget: { ...DEFAULT_BUDGET, ...fc.budget },
+    rootBudget: { ...fc.root_budget },
+    profiles: fc.profiles ?? {},
+    workerThreads: Math.max(
+      1,
+      positive(
+        env.WARREN_WORKER_THREADS ?? fc.worker_threads,
+        "worker_threads",
+        Math.min(2, os.availableParallelism()),
+      ),
+    ),
+    concurrency: Math.max(
+      1,
+      positive(env.WARREN_CONCURRENCY ?? fc.concurrency, "concurrency", 256),
+    ),
+    leaseSeconds: Math.max(
+      2,
+      positive(env.WARREN_LEASE_SECONDS ?? fc.lease_seconds, "lease_seconds", 30),
+    ),
+    configPath: fs.existsSync(file) ? file : undefined,
+  };
+}
+
+/** The one line shown when a turn needs a model and none is configured; undefined when fine. */
+export function modelProblem(model: ModelConfig): string | undefined {
+  if (!model.name) {
+    return 'no model configured: set WARREN_MODEL (and OPENAI_API_KEY or OPENAI_BASE_URL), or "model" in the config file';
+  }
+  if (!model.apiKey && !model.baseURL) {
+    return "no model server configured: set OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (any OpenAI-compatible server)";
+  }
+  return undefined;
+}
