@@ -20,7 +20,8 @@ export interface Tool<C extends BaseToolContext = BaseToolContext> {
   description: string;
   /** JSON schema (type: "object") of the arguments, as offered to the model. */
   parameters: Record<string, unknown>;
-  /** Validates `args` itself (it comes straight from the model) and never throws. */
+  /** Validates `args` itself (it comes straight from the model); never throws, except an
+   *  AbortError when `ctx.signal` fires during a call that records its own result. */
   run(args: unknown, ctx: C): Promise<ToolOutcome>;
 }
 

@@ -1,0 +1,103 @@
+// The model's context, derived from events: system prompt, the inherited part of the parent's
+// conversation (for `inherit` children), then the agent's own transcript. `capture` and display
+// kinds never enter it; every tool call is paired with exactly one result, in call order.
+import type { AgentRow } from "../agents/agents.sql.js";
+import type { EventRow } from "../agents/events.sql.js";
+import { listEvents } from "../agents/events.js";
+import { getAgent } from "../agents/refs.js";
+import type { Queryable } from "../db/client.js";
+import type { ChatMessage, ToolCall } from "../llm/model.js";
+import { systemPrompt } from "./system-prompt.js";
+
+export const INTERRUPTED_RESULT = JSON.stringify({
+  error: {
+    code: "INTERNAL",
+    message: "interrupted: this call did not finish (it may have partly run)",
+  },
+});
+
+export function eventToMessage(event: EventRow): ChatMessage | undefined {
+  switch (event.kind) {
+    case "user":
+    case "mail_in":
+      return { role: "user", content: event.content };
+    case "assistant": {
+      const calls = (event.data?.tool_calls as ToolCall[] | undefined) ?? [];
+      return calls.length
+        ? { role: "assistant", content: event.content || null, tool_calls: calls }
+        : { role: "assistant", content: event.content };
+    }
+    case "tool_result":
+      return {
+        role: "tool",
+        tool_call_id: String(event.data?.tool_call_id ?? ""),
+        content: event.content,
+      };
+    case "tool_call":
+    case "system":
+    case "capture":
+    case "command":
+    case "mail_out":
+    case "fork":
+    case "killed":
+    case "interrupted":
+    case "error":
+      return undefined;
+  }
+}
+
+/** Pairs each assistant tool call with one result in call order; drops orphans, fills gaps. */
+export function repairToolPairs(messages: ChatMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (let i = 0; i < messages.length; i++) {
+    const message = messages[i]!;
+    if (message.role === "tool") continue; // consumed below, or an orphan
+    out.push(message);
+    if (message.role !== "assistant" || !message.tool_calls?.length) continue;
+    const results = new Map<string, ChatMessage>();
+    const others: ChatMessage[] = [];
+    let j = i + 1;
+    for (; j < messages.length && messages[j]!.role !== "assistant"; j++) {
+      const next = messages[j]!;
+      if (next.role === "tool") {
+        if (!results.has(next.tool_call_id)) results.set(next.tool_call_id, next);
+      } else others.push(next);
+    }
+    for (const call of message.tool_calls) {
+      out.push(
+        results.get(call.id) ?? {
+          role: "tool",
+          tool_call_id: call.id,
+          content: INTERRUPTED_RESULT,
+        },
+      );
+    }
+    out.push(...others);
+    i = j - 1;
+  }
+  return out;
+}
+
+/** The conversation of `agent` (without its system prompt) up to, not including, event `before`. */
+async function conversation(
+  q: Queryable,
+  agent: AgentRow,
+  before?: number,
+): Promise<ChatMessage[]> {
+  const inherited = await inheritedPrefix(q, agent);
+  const own = await listEvents(q, agent.id, before === undefined ? {} : { before });
+  return [...inherited, ...own.map(eventToMessage).filter((m) => m !== undefined)];
+}
+
+async function inheritedPrefix(q: Queryable, agent: AgentRow): Promise<ChatMessage[]> {
+  if (agent.context_mode !== "inherit" || !agent.parent_id) return [];
+  const parent = await getAgent(q, agent.parent_id);
+  if (!parent) return [];
+  return conversation(q, parent, agent.context_parent_event ?? undefined);
+}
+
+export async function buildContext(q: Queryable, agent: AgentRow): Promise<ChatMessage[]> {
+  const parent = agent.parent_id ? await getAgent(q, agent.parent_id) : undefined;
+  const messages = await conversation(q, agent);
+  return [{ role: "system", content: systemPrompt(agent, parent) }, ...repairToolPairs(messages)];
+}

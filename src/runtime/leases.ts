@@ -1,0 +1,57 @@
+// Leases: a turn is claimed with FOR UPDATE SKIP LOCKED, kept alive by heartbeat and taken over
+// by anyone once it expires, so across every process each agent's turn runs in one place.
+import { sql } from "drizzle-orm";
+import type { AgentRow } from "../agents/agents.sql.js";
+import { agents } from "../agents/agents.sql.js";
+import type { Queryable } from "../db/client.js";
+
+/** Claims one agent with work whose lease is free or expired. */
+export async function claimNext(
+  q: Queryable,
+  owner: string,
+  leaseSeconds: number,
+): Promise<AgentRow | undefined> {
+  const rows = await q.execute(sql`
+    update agents set lease_owner = ${owner},
+                      lease_expires_at = now() + make_interval(secs => ${leaseSeconds})
+     where id = (
+       select id from agents
+        where state in ('running', 'waiting')
+          and (lease_expires_at is null or lease_expires_at < now())
+        order by last_activity_at
+        limit 1
+        for update skip locked)
+    returning id`);
+  const id = (rows.rows[0] as { id: string } | undefined)?.id;
+  if (!id) return undefined;
+  const [row] = await q.select().from(agents).where(sql`${agents.id} = ${id}`);
+  return row;
+}
+
+export interface HeartbeatRow {
+  id: string;
+  state: string;
+  interrupt: boolean;
+}
+
+/** Extends the leases still held; agents missing from the answer were lost (or are gone). */
+export async function heartbeat(
+  q: Queryable,
+  owner: string,
+  ids: string[],
+  leaseSeconds: number,
+): Promise<HeartbeatRow[]> {
+  if (ids.length === 0) return [];
+  const rows = await q.execute<{ id: string; state: string; interrupt: boolean }>(sql`
+    update agents set lease_expires_at = now() + make_interval(secs => ${leaseSeconds})
+     where id = any(${ids}::uuid[]) and lease_owner = ${owner}
+    returning id, state, interrupt_requested_at is not null as interrupt`);
+  return rows.rows;
+}
+
+/** Gives a lease back without changing state (shutdown): another worker may resume at once. */
+export async function release(q: Queryable, owner: string, id: string): Promise<void> {
+  await q.execute(sql`
+    update agents set lease_owner = null, lease_expires_at = null
+     where id = ${id} and lease_owner = ${owner}`);
+}

@@ -1,0 +1,49 @@
+// What the agent tools (fork, send, wait, kill) need beyond a working directory: the database,
+// the bus, who is calling, and the limits and profiles in force.
+import type { AgentRow } from "../agents/agents.sql.js";
+import { isAgentError } from "../agents/errors.js";
+import type { Limits } from "../agents/limits.js";
+import type { Bus } from "../bus/bus.js";
+import type { Profile } from "../config/config.js";
+import type { Budget } from "../agents/agents.sql.js";
+import type { Db } from "../db/client.js";
+import type { FanInEntry } from "../mail/wait.js";
+import { errorMessage, fail, type BaseToolContext, type ToolOutcome } from "./tool.js";
+
+export interface AgentToolContext extends BaseToolContext {
+  db: Db;
+  bus: Bus;
+  agent: AgentRow;
+  limits: Limits;
+  profiles: Record<string, Profile>;
+  /** Budget given to children that name no budget of their own. */
+  childBudget: Budget;
+  /** The assistant event whose response made this call (the `inherit` cutoff for fork). */
+  assistantEventId: number;
+  toolCallId: string;
+  /** The agent's state is shown as `waiting` while a wait blocks. */
+  setWaiting(waiting: boolean): Promise<void>;
+  /** Fan-in progress, for anyone watching (the status layer). */
+  onWaitProgress?: (entries: FanInEntry[]) => void;
+}
+
+/** Turns an AgentError into its error outcome; anything else is INTERNAL. */
+export function failure(err: unknown): ToolOutcome {
+  if (isAgentError(err)) return fail(err.code, err.message);
+  return fail("INTERNAL", errorMessage(err));
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Rejects keys the schema does not know, naming the ones it does. */
+export function unknownKey(
+  args: Record<string, unknown>,
+  known: string[],
+): ToolOutcome | undefined {
+  const extra = Object.keys(args).find((k) => !known.includes(k));
+  return extra
+    ? fail("INVALID_ARGS", `unknown argument "${extra}"; expected: ${known.join(", ")}`)
+    : undefined;
+}

@@ -1,0 +1,99 @@
+// fork {name, prompt, profile?, context?, budget?} → {agent_id, name}: creates a running child.
+import type { Budget } from "../agents/agents.sql.js";
+import { forkAgent } from "../agents/tree.js";
+import { fail, ok, type Tool } from "./tool.js";
+import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
+import { childSystemPrompt } from "../runtime/system-prompt.js";
+
+const BUDGET_KEYS = ["turns", "tool_calls", "tokens", "wall_seconds"] as const;
+
+export const forkTool: Tool<AgentToolContext> = {
+  name: "fork",
+  description:
+    'Create a child agent that works on `prompt` in parallel with you. With context "inherit" ' +
+    '(default) it sees your conversation so far; with "fresh" only the prompt. It sends its ' +
+    "result to you by mail: collect it with `wait`. Returns the child's agent_id.",
+  parameters: {
+    type: "object",
+    properties: {
+      name: { type: "string", description: 'Short label for the child, e.g. "tests-runner".' },
+      prompt: { type: "string", description: "The child's task, complete and self-contained." },
+      profile: { type: "string", description: "Optional profile name from the configuration." },
+      context: { type: "string", enum: ["inherit", "fresh"], description: 'Default "inherit".' },
+      budget: {
+        type: "object",
+        description: "Optional limits for the child.",
+        properties: Object.fromEntries(
+          BUDGET_KEYS.map((k) => [k, { type: "integer", minimum: 1 }]),
+        ),
+        additionalProperties: false,
+      },
+    },
+    required: ["name", "prompt"],
+    additionalProperties: false,
+  },
+  async run(args, ctx) {
+    if (!isObject(args)) return fail("INVALID_ARGS", "arguments must be a JSON object");
+    const bad = unknownKey(args, ["name", "prompt", "profile", "context", "budget"]);
+    if (bad) return bad;
+    const { name, prompt, profile, context, budget } = args;
+    if (typeof name !== "string" || !name.trim()) {
+      return fail("INVALID_ARGS", '"name" must be a non-empty string');
+    }
+    if (typeof prompt !== "string" || !prompt.trim()) {
+      return fail("INVALID_ARGS", '"prompt" must be a non-empty string');
+    }
+    if (context !== undefined && context !== null && context !== "inherit" && context !== "fresh") {
+      return fail("INVALID_ARGS", '"context" must be "inherit" or "fresh"');
+    }
+    if (profile !== undefined && profile !== null && typeof profile !== "string") {
+      return fail("INVALID_ARGS", '"profile" must be a string');
+    }
+    const chosen = typeof profile === "string" ? ctx.profiles[profile] : undefined;
+    if (typeof profile === "string" && !chosen) {
+      const known = Object.keys(ctx.profiles);
+      return fail(
+        "INVALID_ARGS",
+        `unknown profile "${profile}"${known.length ? `; known: ${known.join(", ")}` : " (none configured)"}`,
+      );
+    }
+    const parsedBudget = parseBudget(budget);
+    if (typeof parsedBudget === "string") return fail("INVALID_ARGS", parsedBudget);
+    try {
+      const child = await forkAgent(
+        ctx.db,
+        ctx.agent.id,
+        {
+          name,
+          prompt,
+          context: context === "fresh" ? "fresh" : "inherit",
+          inheritUntilEvent: ctx.assistantEventId,
+          profile: typeof profile === "string" ? profile : null,
+          systemPrompt: childSystemPrompt(chosen),
+          model: chosen?.model ?? null,
+          budget: { ...ctx.childBudget, ...chosen?.budget, ...parsedBudget },
+        },
+        ctx.limits,
+      );
+      return ok({ agent_id: child.id, name: child.name });
+    } catch (err) {
+      return failure(err);
+    }
+  },
+};
+
+function parseBudget(budget: unknown): Budget | string {
+  if (budget === undefined || budget === null) return {};
+  if (!isObject(budget)) return '"budget" must be an object';
+  const out: Budget = {};
+  for (const [key, value] of Object.entries(budget)) {
+    if (!(BUDGET_KEYS as readonly string[]).includes(key)) {
+      return `unknown budget field "${key}"; expected: ${BUDGET_KEYS.join(", ")}`;
+    }
+    if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
+      return `budget.${key} must be a positive integer`;
+    }
+    out[key as keyof Budget] = value;
+  }
+  return out;
+}

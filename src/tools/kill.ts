@@ -1,0 +1,35 @@
+// kill {agent_id} → {killed: [ids]}: the target first, then every descendant. Own descendants only.
+import { resolveAgentRef } from "../agents/refs.js";
+import { killAgent } from "../agents/tree.js";
+import { fail, ok, type Tool } from "./tool.js";
+import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
+
+export const killTool: Tool<AgentToolContext> = {
+  name: "kill",
+  description:
+    "Stop one of your descendants and everything below it, at once (its model calls and " +
+    "commands are aborted). You may only kill your own descendants.",
+  parameters: {
+    type: "object",
+    properties: {
+      agent_id: { type: "string", description: "The agent to kill: an id, unique prefix or name." },
+    },
+    required: ["agent_id"],
+    additionalProperties: false,
+  },
+  async run(args, ctx) {
+    if (!isObject(args)) return fail("INVALID_ARGS", "arguments must be a JSON object");
+    const bad = unknownKey(args, ["agent_id"]);
+    if (bad) return bad;
+    if (typeof args.agent_id !== "string")
+      return fail("INVALID_ARGS", '"agent_id" must be a string');
+    try {
+      const scope = { treeId: ctx.agent.tree_id, selfId: ctx.agent.id };
+      const target = await resolveAgentRef(ctx.db, scope, args.agent_id);
+      const killed = await killAgent(ctx.db, { targetId: target.id, byAgentId: ctx.agent.id });
+      return ok({ killed });
+    } catch (err) {
+      return failure(err);
+    }
+  },
+};

@@ -1,0 +1,48 @@
+// send {to, message} → {status: "sent", to, mail_id}: mail to any living agent of the same tree.
+import { resolveAgentRef } from "../agents/refs.js";
+import { sendMail } from "../mail/send.js";
+import { fail, ok, type Tool } from "./tool.js";
+import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
+
+export const sendTool: Tool<AgentToolContext> = {
+  name: "send",
+  description:
+    'Send a message to another agent of your tree: "parent", a child\'s agent_id (or unique ' +
+    "prefix), or its name. An idle recipient wakes up and starts a turn with your message.",
+  parameters: {
+    type: "object",
+    properties: {
+      to: { type: "string", description: 'Recipient: "parent", an agent id, or a name.' },
+      message: { type: "string", description: "The message (at most 64 KiB)." },
+    },
+    required: ["to", "message"],
+    additionalProperties: false,
+  },
+  async run(args, ctx) {
+    if (!isObject(args)) return fail("INVALID_ARGS", "arguments must be a JSON object");
+    const bad = unknownKey(args, ["to", "message"]);
+    if (bad) return bad;
+    if (typeof args.to !== "string") return fail("INVALID_ARGS", '"to" must be a string');
+    if (typeof args.message !== "string") return fail("INVALID_ARGS", '"message" must be a string');
+    try {
+      const scope = { treeId: ctx.agent.tree_id, selfId: ctx.agent.id };
+      const recipient = await resolveAgentRef(ctx.db, scope, args.to);
+      if (recipient.id === ctx.agent.id) {
+        return fail("INVALID_ARGS", "you cannot send mail to yourself");
+      }
+      if (recipient.state === "dead") {
+        return fail("AGENT_DEAD", `${recipient.name} (${recipient.id.slice(0, 8)}) is dead`);
+      }
+      const receipt = await sendMail(ctx.db, {
+        treeId: ctx.agent.tree_id,
+        fromId: ctx.agent.id,
+        toId: recipient.id,
+        body: args.message,
+        maxBytes: ctx.limits.maxMessageBytes,
+      });
+      return ok({ status: "sent", to: recipient.id, mail_id: receipt.mailId });
+    } catch (err) {
+      return failure(err);
+    }
+  },
+};

@@ -1,0 +1,78 @@
+// wait {timeout, from_agents?}: the oldest mail, or fan-in over several agents. The result is
+// recorded by waitForMail itself, in the same statement/transaction that consumes the mail.
+import { resolveAgentRef } from "../agents/refs.js";
+import { waitForMail } from "../mail/wait.js";
+import { fail, type Tool } from "./tool.js";
+import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
+
+export const waitTool: Tool<AgentToolContext> = {
+  name: "wait",
+  description:
+    "Wait for mail. Without from_agents: returns the oldest message from anyone, or " +
+    '{"status":"timeout"}. With from_agents (fan-in): returns one entry per listed agent — ' +
+    "received (with its message), dead, idle (finished without sending), or running — as soon " +
+    "as none is running, or the partial state at the timeout. timeout 0 checks without blocking.",
+  parameters: {
+    type: "object",
+    properties: {
+      timeout: { type: "number", minimum: 0, description: "Seconds to wait (0 = just check)." },
+      from_agents: {
+        type: "array",
+        items: { type: "string" },
+        description: "Agents (ids, prefixes or names) to collect one message each from.",
+      },
+    },
+    required: ["timeout"],
+    additionalProperties: false,
+  },
+  async run(args, ctx) {
+    if (!isObject(args)) return fail("INVALID_ARGS", "arguments must be a JSON object");
+    const bad = unknownKey(args, ["timeout", "from_agents"]);
+    if (bad) return bad;
+    const { timeout, from_agents: from } = args;
+    if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout < 0) {
+      return fail("INVALID_ARGS", '"timeout" must be a number of seconds ≥ 0');
+    }
+    if (timeout > ctx.limits.maxWaitSeconds) {
+      return fail(
+        "LIMIT_EXCEEDED",
+        `"timeout" may be at most ${ctx.limits.maxWaitSeconds} seconds`,
+      );
+    }
+    if (from !== undefined && from !== null) {
+      if (!Array.isArray(from) || from.length === 0 || from.some((r) => typeof r !== "string")) {
+        return fail("INVALID_ARGS", '"from_agents" must be a non-empty array of strings');
+      }
+    }
+    try {
+      const scope = { treeId: ctx.agent.tree_id, selfId: ctx.agent.id };
+      let fromAgents: string[] | undefined;
+      if (Array.isArray(from)) {
+        fromAgents = [];
+        for (const ref of from as string[]) {
+          const agent = await resolveAgentRef(ctx.db, scope, ref);
+          if (agent.id === ctx.agent.id)
+            return fail("INVALID_ARGS", "you cannot wait for yourself");
+          fromAgents.push(agent.id);
+        }
+      }
+      if (timeout > 0) await ctx.setWaiting(true);
+      try {
+        const outcome = await waitForMail(ctx.db, ctx.bus, {
+          agentId: ctx.agent.id,
+          timeoutSeconds: timeout,
+          fromAgents,
+          signal: ctx.signal,
+          record: { kind: "tool_result", data: { tool_call_id: ctx.toolCallId, name: "wait" } },
+          onProgress: ctx.onWaitProgress,
+        });
+        return { ok: true, value: outcome.result, recordedEventId: outcome.eventId };
+      } finally {
+        if (timeout > 0 && !ctx.signal.aborted) await ctx.setWaiting(false);
+      }
+    } catch (err) {
+      if (err instanceof Error && err.name === "AbortError") throw err;
+      return failure(err);
+    }
+  },
+};

@@ -1,0 +1,42 @@
+// The write_file tool: writes a whole text file, creating missing parent directories.
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { checkArgs, displayPath, guarded, objectSchema, resolvePath } from "./paths.js";
+import { ok, type Tool } from "./tool.js";
+
+const parameters = objectSchema(
+  {
+    path: {
+      type: "string",
+      minLength: 1,
+      description: "File path, relative to your working directory or absolute.",
+    },
+    content: { type: "string", description: "The complete new content of the file." },
+  },
+  ["path", "content"],
+);
+
+interface WriteArgs {
+  path: string;
+  content: string;
+}
+
+export const writeFileTool: Tool = {
+  name: "write_file",
+  description:
+    "Create or overwrite a text file with the given content, creating parent directories as " +
+    "needed. To change part of an existing file, prefer edit_file.",
+  parameters,
+  run: (args, ctx) =>
+    guarded(ctx.cwd, async () => {
+      const checked = checkArgs<WriteArgs>(parameters, args);
+      if (!checked.ok) return checked;
+      const absolute = resolvePath(ctx.cwd, checked.value.path);
+      await mkdir(path.dirname(absolute), { recursive: true });
+      await writeFile(absolute, checked.value.content, "utf8");
+      return ok({
+        path: displayPath(ctx.cwd, absolute),
+        bytes: Buffer.byteLength(checked.value.content, "utf8"),
+      });
+    }),
+};

@@ -1,0 +1,146 @@
+// bash tool: exit codes, interleaved and capped output, and that timeout and abort kill the
+// whole process group promptly.
+import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { bashTool } from "../../src/tools/bash.js";
+import type { ToolOutcome } from "../../src/tools/tool.js";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), "warren-bash-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function run(args: unknown, signal = new AbortController().signal): Promise<ToolOutcome> {
+  return bashTool.run(args, { cwd: dir, signal });
+}
+
+function value(outcome: ToolOutcome): Record<string, unknown> {
+  if (!outcome.ok) throw new Error(`tool failed: ${outcome.error.message}`);
+  return outcome.value as Record<string, unknown>;
+}
+
+/** Live (non-zombie) processes whose process group is `pgid`, read from /proc. */
+async function groupMembers(pgid: number): Promise<number[]> {
+  const live: number[] = [];
+  for (const name of await readdir("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const stat = await readFile(`/proc/${name}/stat`, "utf8").catch(() => "");
+    // Fields after the ")" that closes the command name: state, ppid, pgrp, …
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (Number(fields[2]) === pgid && fields[0] !== "Z") live.push(Number(name));
+  }
+  return live;
+}
+
+async function expectGroupGone(pgid: number): Promise<void> {
+  const deadline = Date.now() + 2000;
+  while ((await groupMembers(pgid)).length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  expect(await groupMembers(pgid)).toEqual([]);
+}
+
+describe("bash", () => {
+  it("runs in cwd and reports the exit code; non-zero is a normal result", async () => {
+    expect(value(await run({ command: "pwd" }))).toEqual({ exit_code: 0, output: `${dir}\n` });
+    expect(value(await run({ command: "echo out; exit 3" }))).toEqual({
+      exit_code: 3,
+      output: "out\n",
+    });
+  });
+
+  it("interleaves stdout and stderr in arrival order", async () => {
+    const out = value(
+      await run({ command: "echo one; sleep 0.05; echo two >&2; sleep 0.05; echo three" }),
+    );
+    expect(out.output).toBe("one\ntwo\nthree\n");
+  });
+
+  it("closes stdin so commands never wait for input", async () => {
+    const started = Date.now();
+    expect(value(await run({ command: "cat; read line; echo done" })).output).toBe("done\n");
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it("caps output, keeping head and tail and saying how much was cut", async () => {
+    const out = value(
+      await run({ command: "echo START; head -c 100000 /dev/zero | tr '\\0' a; echo; echo END" }),
+    );
+    const text = out.output as string;
+    expect(out.truncated).toBe(true);
+    expect(text.length).toBeLessThanOrEqual(30_000);
+    expect(text.startsWith("START\naaa")).toBe(true);
+    expect(text.endsWith("aaa\nEND\n")).toBe(true);
+    const cut = Number(/\[… (\d+) characters cut …\]/.exec(text)?.[1]);
+    expect(cut).toBe(6 + 100_000 + 1 + 4 - 2 * 14_900);
+  });
+
+  it("leaves short output untouched", async () => {
+    const out = value(await run({ command: "head -c 29000 /dev/zero | tr '\\0' b" }));
+    expect(out.output).toBe("b".repeat(29_000));
+    expect(out.truncated).toBeUndefined();
+  });
+
+  it("kills the whole process group on timeout", async () => {
+    const started = Date.now();
+    const out = value(
+      await run({ command: "echo $$ > pgid; echo begun; sleep 30 & sleep 30; wait", timeout: 1 }),
+    );
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(out).toMatchObject({ timed_out: true, output: "begun\n", exit_code: 137 });
+    await expectGroupGone(Number(await readFile(path.join(dir, "pgid"), "utf8")));
+  });
+
+  it("stops promptly on abort and reports interrupted", async () => {
+    const controller = new AbortController();
+    const pending = run(
+      { command: "echo $$ > pgid; sleep 30 & sleep 30; wait" },
+      controller.signal,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    controller.abort();
+    const out = value(await pending);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(out).toMatchObject({ interrupted: true });
+    expect(out.timed_out).toBeUndefined();
+    await expectGroupGone(Number(await readFile(path.join(dir, "pgid"), "utf8")));
+  });
+
+  it("does not start a command when already aborted", async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const out = value(await run({ command: "touch ran" }, controller.signal));
+    expect(out).toMatchObject({ interrupted: true });
+    await expect(readFile(path.join(dir, "ran"))).rejects.toThrow();
+  });
+
+  it("returns soon after bash exits even if a background process holds its output", async () => {
+    const started = Date.now();
+    const out = value(await run({ command: "setsid sleep 3 & echo quick" }));
+    expect(out).toMatchObject({ exit_code: 0, output: "quick\n" });
+    expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it.each([
+    ["null", null],
+    ["a string", "ls"],
+    ["an array", ["ls"]],
+    ["missing command", {}],
+    ["empty command", { command: "" }],
+    ["wrong-typed command", { command: 5 }],
+    ["wrong-typed timeout", { command: "ls", timeout: "5" }],
+    ["zero timeout", { command: "ls", timeout: 0 }],
+    ["timeout over 600", { command: "ls", timeout: 601 }],
+    ["unknown argument", { command: "ls", cwd: "/" }],
+  ])("rejects %s with INVALID_ARGS", async (_label, args) => {
+    const out = await run(args);
+    expect(out.ok).toBe(false);
+    if (!out.ok) expect(out.error.code).toBe("INVALID_ARGS");
+  });
+});
