@@ -24,7 +24,10 @@ export async function claimNext(
     returning id`);
   const id = (rows.rows[0] as { id: string } | undefined)?.id;
   if (!id) return undefined;
-  const [row] = await q.select().from(agents).where(sql`${agents.id} = ${id}`);
+  const [row] = await q
+    .select()
+    .from(agents)
+    .where(sql`${agents.id} = ${id}`);
   return row;
 }
 

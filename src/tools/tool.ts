@@ -5,7 +5,9 @@ export { ERROR_CODES, type ErrorCode } from "../agents/errors.js";
 
 /** What a tool returns; serialised to JSON text as the tool result the model sees. */
 export type ToolOutcome =
-  { ok: true; value: unknown } | { ok: false; error: { code: ErrorCode; message: string } };
+  /** `recordedEventId`: the tool already recorded its result event (wait does, atomically). */
+  | { ok: true; value: unknown; recordedEventId?: number }
+  | { ok: false; error: { code: ErrorCode; message: string } };
 
 /** What every tool gets: where it runs and how it is stopped. Agent tools get more (see runtime). */
 export interface BaseToolContext {

@@ -1,0 +1,123 @@
+// Executes every tool call of one model response: independent calls concurrently, `wait` calls
+// after them (a wait may name a child forked in the same response), results in call order.
+import { sql } from "drizzle-orm";
+import { agents, type AgentRow } from "../agents/agents.sql.js";
+import { events } from "../agents/events.sql.js";
+import { appendEvent } from "../agents/events.js";
+import { setState } from "../agents/tree.js";
+import type { Bus } from "../bus/bus.js";
+import type { Config } from "../config/config.js";
+import type { Db } from "../db/client.js";
+import type { ToolCall } from "../llm/model.js";
+import type { FanInEntry } from "../mail/wait.js";
+import type { AgentToolContext } from "../tools/agent-context.js";
+import type { AnyTool } from "../tools/registry.js";
+import { errorMessage, fail, outcomeText, type ToolOutcome } from "../tools/tool.js";
+
+export interface ToolRunDeps {
+  db: Db;
+  bus: Bus;
+  agent: AgentRow;
+  tools: AnyTool[];
+  config: Config;
+  assistantEventId: number;
+  signal: AbortSignal;
+  onWaitProgress?: (agentId: string, entries: FanInEntry[]) => void;
+}
+
+type Parsed = { ok: true; value: unknown } | { ok: false; message: string };
+
+function parseArguments(text: string): Parsed {
+  if (!text.trim()) return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (err) {
+    return { ok: false, message: errorMessage(err) };
+  }
+}
+
+function isAbort(err: unknown): boolean {
+  return err instanceof Error && err.name === "AbortError";
+}
+
+export async function runToolCalls(deps: ToolRunDeps, calls: ToolCall[]): Promise<void> {
+  const { db, agent } = deps;
+  await db.insert(events).values(
+    calls.map((call) => ({
+      agent_id: agent.id,
+      kind: "tool_call" as const,
+      content: `${call.name}(${call.arguments})`,
+      data: { tool_call_id: call.id, name: call.name, arguments: call.arguments },
+    })),
+  );
+  const byName = new Map(deps.tools.map((t) => [t.name, t]));
+  const budget = agent.budget.tool_calls;
+  let used = agent.tool_calls;
+
+  const runOne = async (call: ToolCall): Promise<void> => {
+    const overBudget = budget !== undefined && used >= budget;
+    used++;
+    const outcome = overBudget
+      ? fail("LIMIT_EXCEEDED", `tool call budget exhausted (${budget} calls)`)
+      : await execute(deps, byName.get(call.name), call);
+    await db.transaction(async (tx) => {
+      if (!(outcome.ok && outcome.recordedEventId !== undefined)) {
+        await appendEvent(tx, agent.id, "tool_result", outcomeText(outcome), {
+          tool_call_id: call.id,
+          name: call.name,
+          ...(outcome.ok ? {} : { code: outcome.error.code }),
+        });
+      }
+      await tx
+        .update(agents)
+        .set({ tool_calls: sql`${agents.tool_calls} + 1`, last_activity_at: sql`now()` })
+        .where(sql`${agents.id} = ${agent.id}`);
+    });
+  };
+
+  const independent = calls.filter((c) => c.name !== "wait");
+  const settled = await Promise.allSettled(independent.map(runOne));
+  const failed = settled.find((s) => s.status === "rejected");
+  if (failed) throw failed.reason;
+  for (const call of calls.filter((c) => c.name === "wait")) await runOne(call);
+}
+
+async function execute(
+  deps: ToolRunDeps,
+  tool: AnyTool | undefined,
+  call: ToolCall,
+): Promise<ToolOutcome> {
+  if (!tool) {
+    const names = deps.tools.map((t) => t.name).join(", ");
+    return fail("INVALID_ARGS", `unknown tool "${call.name}"; available tools: ${names}`);
+  }
+  const args = parseArguments(call.arguments);
+  if (!args.ok) {
+    return fail("INVALID_ARGS", `arguments are not valid JSON (${args.message}); nothing was run`);
+  }
+  const { db, agent, config } = deps;
+  const ctx: AgentToolContext = {
+    cwd: agent.cwd ?? process.cwd(),
+    signal: deps.signal,
+    db,
+    bus: deps.bus,
+    agent,
+    limits: config.limits,
+    profiles: config.profiles,
+    childBudget: config.budget,
+    assistantEventId: deps.assistantEventId,
+    toolCallId: call.id,
+    setWaiting: async (waiting) => {
+      await setState(db, agent.id, waiting ? "waiting" : "running");
+    },
+    onWaitProgress: deps.onWaitProgress && ((entries) => deps.onWaitProgress!(agent.id, entries)),
+  };
+  try {
+    const outcome = await tool.run(args.value, ctx);
+    if (deps.signal.aborted) throw deps.signal.reason;
+    return outcome;
+  } catch (err) {
+    if (isAbort(err) || deps.signal.aborted) throw err;
+    return fail("INTERNAL", errorMessage(err));
+  }
+}

@@ -1,0 +1,73 @@
+// The edges of a turn: budgets checked before each model call, and at the end of a turn the
+// pending mail taken in (the agent goes on) or, with none, the agent going idle — atomically,
+// so mail sent at that moment either wakes the agent or is taken in, never stranded.
+import { sql } from "drizzle-orm";
+import type { AgentRow } from "../agents/agents.sql.js";
+import type { Db } from "../db/client.js";
+
+/** One clear line when a budget is exhausted. Turns are checked only as a new turn starts. */
+export function budgetProblem(agent: AgentRow, startingTurn: boolean): string | undefined {
+  const b = agent.budget;
+  const stop = "; the agent stops here and goes idle";
+  if (startingTurn && b.turns !== undefined && agent.turns >= b.turns) {
+    return `turn budget exhausted (${agent.turns} of ${b.turns} turns)${stop}`;
+  }
+  if (b.tool_calls !== undefined && agent.tool_calls >= b.tool_calls) {
+    return `tool call budget exhausted (${agent.tool_calls} of ${b.tool_calls} calls)${stop}`;
+  }
+  const tokens = agent.input_tokens + agent.output_tokens;
+  if (b.tokens !== undefined && tokens >= b.tokens) {
+    return `token budget exhausted (${tokens} of ${b.tokens} tokens)${stop}`;
+  }
+  const seconds = (Date.now() - agent.created_at.getTime()) / 1000;
+  if (b.wall_seconds !== undefined && seconds >= b.wall_seconds) {
+    return `time budget exhausted (${Math.round(seconds)} of ${b.wall_seconds} s)${stop}`;
+  }
+  return undefined;
+}
+
+/** The text of a `mail_in` event, as the model reads it. */
+export function mailText(fromName: string, fromId: string | null, body: string): string {
+  return fromId ? `Mail from ${fromName} (${fromId}): ${body}` : `Mail from the person: ${body}`;
+}
+
+/** Takes all pending mail into the transcript ("continue"), or goes idle ("idle"). */
+export async function takePendingMail(db: Db, agent: AgentRow): Promise<"continue" | "idle"> {
+  return db.transaction(async (tx) => {
+    // The row lock orders this against a concurrent send's wake-up (which needs the same row).
+    const locked = await tx.execute<{ state: string }>(
+      sql`select state from agents where id = ${agent.id} for update`,
+    );
+    if (locked.rows[0]?.state === "dead") return "idle";
+    const pending = await tx.execute<{
+      id: string;
+      from_id: string | null;
+      from_name: string | null;
+      body: string;
+    }>(sql`
+      select m.id, m.from_id, a.name as from_name, m.body
+        from mail m left join agents a on a.id = m.from_id
+       where m.to_id = ${agent.id} and m.consumed_at is null
+       order by m.id
+       for update of m skip locked`);
+    if (pending.rows.length > 0) {
+      for (const m of pending.rows) {
+        await tx.execute(sql`
+          with e as (
+            insert into events (agent_id, kind, content, data)
+            values (${agent.id}, 'mail_in', ${mailText(m.from_name ?? "human", m.from_id, m.body)},
+                    ${JSON.stringify({ mail_id: Number(m.id), from: m.from_id, from_name: m.from_name ?? "human" })}::jsonb)
+            returning id)
+          update mail set consumed_at = now(), consumed_by_event = (select id from e)
+           where id = ${m.id}`);
+      }
+      return "continue";
+    }
+    await tx.execute(sql`
+      update agents set state = 'idle', lease_owner = null, lease_expires_at = null,
+                        interrupt_requested_at = null, last_activity_at = now()
+       where id = ${agent.id}`);
+    await tx.execute(sql`select pg_notify(${"agent_event_" + agent.id}, 'state')`);
+    return "idle";
+  });
+}
