@@ -1,0 +1,105 @@
+// Rows → lines for `warren ls`: agents in tree order (parents before children, oldest first),
+// drawn as an indented tree with state and counters.
+import type { AgentRow, AgentState } from "../agents/agents.sql.js";
+import {
+  compactNumber,
+  formatAgo,
+  formatDuration,
+  padEnd,
+  padStart,
+  shortId,
+  type Colors,
+} from "./format.js";
+
+export interface TreeEntry {
+  agent: AgentRow;
+  /** 0 for the root (or an agent whose parent is not listed). */
+  level: number;
+  /** Box-drawing prefix showing the agent's place in the tree, e.g. "│  └─ ". */
+  branch: string;
+}
+
+/** Depth-first, children oldest first; agents whose parent is missing are listed at the top level. */
+export function treeOrder(list: AgentRow[]): TreeEntry[] {
+  const ids = new Set(list.map((a) => a.id));
+  const children = new Map<string | null, AgentRow[]>();
+  for (const agent of list) {
+    const parent = agent.parent_id && ids.has(agent.parent_id) ? agent.parent_id : null;
+    children.set(parent, [...(children.get(parent) ?? []), agent]);
+  }
+  const out: TreeEntry[] = [];
+  const visit = (agent: AgentRow, level: number, indent: string, last: boolean) => {
+    const branch = level === 0 ? "" : `${indent}${last ? "└─ " : "├─ "}`;
+    out.push({ agent, level, branch });
+    const kids = children.get(agent.id) ?? [];
+    const childIndent = level === 0 ? "" : `${indent}${last ? "   " : "│  "}`;
+    kids.forEach((kid, i) => visit(kid, level + 1, childIndent, i === kids.length - 1));
+  };
+  for (const top of children.get(null) ?? []) visit(top, 0, "", true);
+  return out;
+}
+
+export function paintState(state: AgentState, color: Colors): (text: string) => string {
+  switch (state) {
+    case "running":
+      return color.green;
+    case "waiting":
+      return color.yellow;
+    case "idle":
+      return color.cyan;
+    case "dead":
+      return color.red;
+  }
+}
+
+/** One line summing up a tree: "tree 1234abcd · 3 agents: 1 running, 2 idle". */
+export function treeSummary(root: AgentRow, list: AgentRow[], color: Colors): string {
+  const counts = new Map<string, number>();
+  for (const agent of list) counts.set(agent.state, (counts.get(agent.state) ?? 0) + 1);
+  const parts = ["running", "waiting", "idle", "dead"]
+    .filter((state) => counts.has(state))
+    .map((state) => `${counts.get(state)} ${state}`);
+  const n = list.length;
+  return `${color.bold(`tree ${shortId(root.id)}`)} · ${n} agent${n === 1 ? "" : "s"}: ${parts.join(", ")}`;
+}
+
+const HEADERS = ["AGENT", "STATE", "TURNS", "TOOLS", "TOKENS IN/OUT", "AGE", "ACTIVE"];
+
+/** The table under the summary: one row per agent, the AGENT column indented as a tree. */
+export function renderAgentTable(list: AgentRow[], color: Colors, now = Date.now()): string[] {
+  const rows = treeOrder(list).map(({ agent, branch }) => {
+    const reaped = agent.reaped_at ? " (reaped)" : "";
+    return {
+      agent,
+      cells: [
+        `${branch}${agent.name} ${shortId(agent.id)}`,
+        agent.state + reaped,
+        String(agent.turns),
+        String(agent.tool_calls),
+        `${compactNumber(agent.input_tokens)}/${compactNumber(agent.output_tokens)}`,
+        formatDuration(now - agent.created_at.getTime()),
+        formatAgo(agent.last_activity_at, now),
+      ],
+    };
+  });
+  const widths = HEADERS.map((header, i) =>
+    Math.max(header.length, ...rows.map((row) => row.cells[i]!.length)),
+  );
+  // Names and states read left-aligned; numbers and times right-aligned.
+  const align = (text: string, i: number) =>
+    i < 2 ? padEnd(text, widths[i]!) : padStart(text, widths[i]!);
+  const line = (cells: string[]) => cells.join("  ").trimEnd();
+  const header = color.dim(line(HEADERS.map(align)));
+  return [
+    header,
+    ...rows.map(({ agent, cells }) =>
+      line(
+        cells.map((cell, i) => {
+          const padded = align(cell, i);
+          if (i === 1) return paintState(agent.state, color)(padded);
+          return i === 0 && agent.state === "dead" ? color.dim(padded) : padded;
+        }),
+      ),
+    ),
+  ];
+}

@@ -1,0 +1,106 @@
+// What every subcommand shares: the Command shape, the output handle, and the two failures the
+// command line distinguishes (bad usage → exit 2, a runtime error → exit 1).
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import type { Colors } from "./format.js";
+
+export type Env = Record<string, string | undefined>;
+
+export interface Io {
+  env: Env;
+  /** Writes `text` and a newline to stdout. */
+  out(text: string): void;
+  /** Writes `text` and a newline to stderr. */
+  err(text: string): void;
+  color: Colors;
+}
+
+export interface Command {
+  name: string;
+  /** One line for the top-level help. */
+  summary: string;
+  /** The full `--help` text. */
+  usage: string;
+  /** Returns the exit code (0 when nothing is returned). */
+  run(args: string[], io: Io): Promise<number | void>;
+  /** The command hands work to runtime modules that may leave handles open: exit once output is flushed. */
+  exitWhenDone?: boolean;
+}
+
+/** Bad input on the command line: exit 2 with a hint to the command's --help. */
+export class UsageError extends Error {
+  override name = "UsageError";
+  constructor(
+    message: string,
+    readonly command?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** An expected runtime failure whose message is all the user needs: exit 1. */
+export class CliError extends Error {
+  override name = "CliError";
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
+
+/** node:util parseArgs (strict by default), with its errors turned into UsageErrors. */
+export function parseCommandArgs<T extends ParseArgsConfig>(command: string, config: T) {
+  try {
+    return parseArgs(config);
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? "";
+    if (code.startsWith("ERR_PARSE_ARGS")) {
+      throw new UsageError((error as Error).message.split("\n")[0] ?? "", command);
+    }
+    throw error;
+  }
+}
+
+/** A whole number ≥ `min`, or a UsageError naming the option. */
+export function parseInteger(
+  value: string | undefined,
+  option: string,
+  command: string,
+  min = 1,
+): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(n) || n < min) {
+    throw new UsageError(`${option} must be a whole number ≥ ${min}, not "${value}"`, command);
+  }
+  return n;
+}
+
+/** A number of seconds > 0 (fractions allowed), or a UsageError. */
+export function parseSeconds(
+  value: string | undefined,
+  option: string,
+  command: string,
+): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!value.trim() || !Number.isFinite(n) || n <= 0) {
+    throw new UsageError(`${option} must be a number of seconds > 0, not "${value}"`, command);
+  }
+  return n;
+}
+
+export function expectPositionals(
+  positionals: string[],
+  command: string,
+  names: { required: string[]; optional?: string[] },
+): void {
+  const { required, optional = [] } = names;
+  if (positionals.length < required.length) {
+    throw new UsageError(`missing ${required[positionals.length]}`, command);
+  }
+  if (positionals.length > required.length + optional.length) {
+    const extra = positionals[required.length + optional.length];
+    throw new UsageError(`unexpected argument "${extra}"`, command);
+  }
+}

@@ -1,0 +1,101 @@
+// `warren db url|status|stop`: which database warren uses, and the embedded server's lifecycle.
+import { embeddedStatus, ensureEmbedded, stopEmbedded } from "../db/embedded.js";
+import { connectChecked, DatabaseUnavailableError, maskUrl, warrenHome } from "../db/resolve.js";
+import {
+  expectPositionals,
+  parseCommandArgs,
+  UsageError,
+  type Command,
+  type Io,
+} from "./command.js";
+
+const ACTIONS = ["url", "status", "stop"] as const;
+
+export const dbCommand: Command = {
+  name: "db",
+  summary: "the database: url | status | stop (embedded server)",
+  usage: `Usage: warren db url|status|stop
+
+  url     print the connection URL in use: DATABASE_URL, or the embedded server's
+          (started if it is not running)
+  status  where the database is and whether it answers
+  stop    stop the embedded server (other warren processes start it again on demand)
+
+Without DATABASE_URL warren uses an embedded PostgreSQL under $WARREN_HOME
+(default ~/.local/share/warren), on its own port.
+
+Options:
+  --json      with status: print one JSON object
+  -h, --help  show this help`,
+  async run(args, io) {
+    const { values, positionals } = parseCommandArgs("db", {
+      args,
+      allowPositionals: true,
+      options: { json: { type: "boolean", default: false } },
+    });
+    expectPositionals(positionals, "db", { required: ["an action (url, status or stop)"] });
+    const action = positionals[0]!;
+    switch (action) {
+      case "url":
+        io.out(io.env.DATABASE_URL || (await ensureEmbedded(warrenHome(io.env))));
+        return;
+      case "status":
+        return status(io, values.json);
+      case "stop":
+        return stop(io);
+      default:
+        throw new UsageError(`unknown action "${action}"; use one of ${ACTIONS.join(", ")}`, "db");
+    }
+  },
+};
+
+async function status(io: Io, json: boolean): Promise<number> {
+  const url = io.env.DATABASE_URL;
+  if (url) {
+    const problem = await connectChecked(url).then(
+      () => undefined,
+      (error: unknown) => {
+        if (error instanceof DatabaseUnavailableError) return error.message;
+        throw error;
+      },
+    );
+    const report = { source: "DATABASE_URL", url: maskUrl(url), reachable: !problem };
+    if (json) io.out(JSON.stringify({ ...report, error: problem }));
+    else {
+      io.out(`database:  DATABASE_URL ${report.url}`);
+      io.out(`reachable: ${problem ? `no (${problem})` : "yes"}`);
+    }
+    return problem ? 1 : 0;
+  }
+  const home = warrenHome(io.env);
+  const embedded = await embeddedStatus(home);
+  const shown = { ...embedded, url: embedded.url && maskUrl(embedded.url) };
+  if (json) {
+    io.out(JSON.stringify({ source: "embedded", home, ...shown }));
+    return 0;
+  }
+  io.out(`database:    embedded PostgreSQL in ${home}`);
+  io.out(`initialised: ${embedded.initialised ? "yes" : "no (created on first use)"}`);
+  io.out(`running:     ${embedded.running ? "yes" : "no"}`);
+  if (embedded.port !== undefined) io.out(`port:        ${embedded.port}`);
+  if (shown.url) io.out(`url:         ${shown.url} (full URL: warren db url)`);
+  io.out(`data:        ${embedded.dataDir}`);
+  io.out(`log:         ${embedded.logPath}`);
+  return 0;
+}
+
+async function stop(io: Io): Promise<void> {
+  if (io.env.DATABASE_URL) {
+    io.out(
+      `DATABASE_URL is set (${maskUrl(io.env.DATABASE_URL)}): warren does not manage that server; nothing stopped`,
+    );
+    return;
+  }
+  const home = warrenHome(io.env);
+  const stopped = await stopEmbedded(home);
+  io.out(
+    stopped
+      ? `stopped the embedded database in ${home}`
+      : `the embedded database in ${home} is not running`,
+  );
+}

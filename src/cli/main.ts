@@ -1,0 +1,229 @@
+// The command line: parses the top level, dispatches subcommands, and turns failures into exit
+// codes (0 ok, 1 runtime error, 2 bad usage, 124 timeout) with one line on stderr.
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { isAgentError } from "../agents/errors.js";
+import { ConfigError } from "../config/config.js";
+import { DatabaseUnavailableError } from "../db/resolve.js";
+import {
+  CliError,
+  parseCommandArgs,
+  parseSeconds,
+  UsageError,
+  type Command,
+  type Env,
+  type Io,
+} from "./command.js";
+import { dbCommand } from "./db.js";
+import { exportTree } from "./export.js";
+import { colorEnabled, createColors } from "./format.js";
+import { kill } from "./kill.js";
+import { log } from "./log.js";
+import { ls } from "./ls.js";
+import { migrateCommand } from "./migrate.js";
+import { runHeadless } from "./prompt.js";
+import { reap } from "./reap.js";
+import { send } from "./send.js";
+import { runStart } from "./start.js";
+import { worker } from "./worker.js";
+
+const COMMANDS: Command[] = [
+  ls,
+  log,
+  send,
+  kill,
+  reap,
+  exportTree,
+  worker,
+  dbCommand,
+  migrateCommand,
+];
+
+const TOP_USAGE = `Usage:
+  warren [--new | --tree ID]                      open a tree (the most recent by default)
+  warren -p PROMPT [--json] [--timeout SECONDS]   run PROMPT headless in a new tree
+  warren COMMAND [ARGS] [--help]
+
+Commands:
+${COMMANDS.map((c) => `  ${c.name.padEnd(8)} ${c.summary}`).join("\n")}
+  help     show help for a command
+
+Options:
+  --new              start a new tree (a fresh root agent)
+  --tree ID          open the tree with this root id or unique id prefix (4+ characters)
+  -p, --prompt TEXT  headless: TEXT is the root's first message; prints its last answer
+  --json             with -p: print one JSON object {tree_id, agent_id, text, tool_calls,
+                     input_tokens, output_tokens}
+  --timeout SECONDS  with -p: give up after SECONDS (exit 124)
+  -h, --help         show this help
+  --version          print the version
+
+Environment:
+  DATABASE_URL       PostgreSQL to use (default: an embedded server under $WARREN_HOME)
+  WARREN_HOME        embedded database home (default: $XDG_DATA_HOME/warren)
+  OPENAI_API_KEY, OPENAI_BASE_URL, WARREN_MODEL   the model (any OpenAI-compatible server)
+  NO_COLOR           disable colors; WARREN_DEBUG=1 shows stack traces
+
+Exit status: 0 ok, 1 error, 2 bad usage, 124 timeout (-p).`;
+
+export async function main(argv: string[], env: Env = process.env): Promise<void> {
+  // `warren … | head` closes stdout early: stop quietly instead of crashing on EPIPE.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+  const io: Io = {
+    env,
+    out: (text) => void process.stdout.write(`${text}\n`),
+    err: (text) => void process.stderr.write(`${text}\n`),
+    color: createColors(colorEnabled(env, process.stdout)),
+  };
+  const { code, exitWhenDone } = await dispatch(argv, io);
+  process.exitCode = code;
+  if (exitWhenDone) {
+    // Runtime modules may hold pools, threads or timers open: flush our output, then leave.
+    await flush();
+    process.exit(code);
+  }
+}
+
+async function dispatch(argv: string[], io: Io): Promise<{ code: number; exitWhenDone: boolean }> {
+  const [first, ...rest] = argv;
+  const command = COMMANDS.find((c) => c.name === first);
+  const headless = !command && argv.some((arg) => arg === "-p" || arg.startsWith("--prompt"));
+  try {
+    if (first === "help") return { code: help(rest, io), exitWhenDone: false };
+    if (command) {
+      if (wantsHelp(rest)) {
+        io.out(command.usage);
+        return { code: 0, exitWhenDone: false };
+      }
+      return { code: (await command.run(rest, io)) ?? 0, exitWhenDone: !!command.exitWhenDone };
+    }
+    return { code: await topLevel(argv, io), exitWhenDone: headless };
+  } catch (error) {
+    return { code: report(error, io), exitWhenDone: headless || !!command?.exitWhenDone };
+  }
+}
+
+/** `warren [--new | --tree ID]`, `warren -p …`, `--help`, `--version`. */
+async function topLevel(argv: string[], io: Io): Promise<number> {
+  if (wantsHelp(argv)) {
+    io.out(TOP_USAGE);
+    return 0;
+  }
+  const { values, positionals } = parseCommandArgs("", {
+    args: argv,
+    allowPositionals: true,
+    options: {
+      new: { type: "boolean", default: false },
+      tree: { type: "string" },
+      prompt: { type: "string", short: "p" },
+      json: { type: "boolean", default: false },
+      timeout: { type: "string" },
+      version: { type: "boolean", default: false },
+    },
+  });
+  if (positionals.length > 0 && values.prompt !== undefined) {
+    throw new UsageError(`unexpected argument "${positionals[0]}" (quote the whole PROMPT)`);
+  }
+  if (positionals.length > 0) {
+    const names = COMMANDS.map((c) => c.name).join(", ");
+    throw new UsageError(`unknown command "${positionals[0]}"; commands: ${names}, help`);
+  }
+  if (values.version) {
+    io.out(`warren ${version()}`);
+    return 0;
+  }
+  if (values.prompt !== undefined) {
+    if (values.new || values.tree !== undefined) {
+      throw new UsageError("-p always starts a new tree; drop --new/--tree");
+    }
+    if (!values.prompt.trim()) throw new UsageError("-p needs a non-empty PROMPT");
+    const timeoutSeconds = parseSeconds(values.timeout, "--timeout", "");
+    return runHeadless({ prompt: values.prompt, json: values.json, timeoutSeconds }, io);
+  }
+  if (values.json) throw new UsageError("--json goes with -p (or a command such as ls --json)");
+  if (values.timeout !== undefined) throw new UsageError("--timeout goes with -p");
+  if (values.new && values.tree !== undefined) {
+    throw new UsageError("--new and --tree exclude each other");
+  }
+  return runStart({ newTree: values.new, tree: values.tree }, io);
+}
+
+function help(args: string[], io: Io): number {
+  const name = args[0];
+  if (name === undefined) {
+    io.out(TOP_USAGE);
+    return 0;
+  }
+  const command = COMMANDS.find((c) => c.name === name);
+  if (!command) throw new UsageError(`no command "${name}"`);
+  io.out(command.usage);
+  return 0;
+}
+
+/** -h/--help anywhere before a `--` terminator. */
+function wantsHelp(args: string[]): boolean {
+  const end = args.indexOf("--");
+  return (end === -1 ? args : args.slice(0, end)).some((a) => a === "-h" || a === "--help");
+}
+
+/** Prints one line for `error` and returns the exit code. */
+function report(error: unknown, io: Io): number {
+  if (io.env.WARREN_DEBUG === "1" && error instanceof Error && error.stack) io.err(error.stack);
+  if (error instanceof UsageError) {
+    const where = error.command ? `warren ${error.command} --help` : "warren --help";
+    io.err(`warren: ${error.message}`);
+    io.err(`Run '${where}' for usage.`);
+    return 2;
+  }
+  if (error instanceof ConfigError) {
+    io.err(`warren: ${firstLine(error.message)}`);
+    return 2;
+  }
+  if (error instanceof CliError) {
+    io.err(`warren: ${firstLine(error.message)}`);
+    return error.exitCode;
+  }
+  if (error instanceof DatabaseUnavailableError || isAgentError(error)) {
+    io.err(`warren: ${firstLine(error.message)}`);
+    return 1;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  io.err(`warren: ${hidePasswords(firstLine(message)) || "unexpected error"}`);
+  return 1;
+}
+
+function firstLine(text: string): string {
+  return text.trim().split("\n")[0] ?? "";
+}
+
+/** scheme://user:password@host → scheme://user@host, in case an error message quotes a URL. */
+function hidePasswords(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*):[^@\s]*@/gi, "$1@");
+}
+
+function version(): string {
+  // Compiled to dist/src/cli or run from src/cli: package.json sits at the package root either way.
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  for (const up of ["../../..", "../.."]) {
+    try {
+      const pkg = JSON.parse(fs.readFileSync(path.resolve(here, up, "package.json"), "utf8")) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === "warren" && pkg.version) return pkg.version;
+    } catch {
+      // Not at this level; try the next.
+    }
+  }
+  return "unknown";
+}
+
+function flush(): Promise<void> {
+  const drained = (stream: NodeJS.WriteStream) =>
+    new Promise<void>((resolve) => stream.write("", () => resolve()));
+  return Promise.all([drained(process.stdout), drained(process.stderr)]).then(() => {});
+}

@@ -1,0 +1,78 @@
+// `warren -p PROMPT`: a new tree whose root starts on PROMPT; prints the root's last answer once
+// the whole tree has settled. Exit 0 ok, 1 model/runtime error, 124 when --timeout elapsed.
+import { loadConfig } from "../config/config.js";
+import type { Io } from "./command.js";
+import { formatDuration } from "./format.js";
+import { loadHeadless, type PromptResult } from "./runtime-modules.js";
+import { withDatabase } from "./scope.js";
+
+export const EXIT_TIMEOUT = 124;
+
+/** How long past --timeout the runtime gets to report its own timeout before we stop waiting. */
+const TIMEOUT_GRACE_MS = 10_000;
+
+export interface HeadlessOptions {
+  prompt: string;
+  json: boolean;
+  timeoutSeconds: number | undefined;
+}
+
+export async function runHeadless(options: HeadlessOptions, io: Io): Promise<number> {
+  const config = loadConfig(io.env);
+  const headless = await loadHeadless();
+  const timeoutMs =
+    options.timeoutSeconds === undefined ? undefined : options.timeoutSeconds * 1000;
+  const result = await withDatabase(io.env, (db, url) =>
+    withDeadline(
+      headless.runPrompt({ db, url, config, prompt: options.prompt, timeoutMs }),
+      timeoutMs,
+    ),
+  );
+  const timedOutMessage = `timed out after ${formatDuration(timeoutMs ?? 0)}`;
+  if (result === "deadline") {
+    io.err(`warren: ${timedOutMessage} (the runtime did not stop in time)`);
+    return EXIT_TIMEOUT;
+  }
+  const error = result.error ?? (result.timedOut ? timedOutMessage : undefined);
+  if (options.json) {
+    io.out(
+      JSON.stringify({
+        tree_id: result.treeId,
+        agent_id: result.agentId,
+        text: result.text,
+        tool_calls: result.toolCalls,
+        input_tokens: result.inputTokens,
+        output_tokens: result.outputTokens,
+        ...(error === undefined ? {} : { error }),
+      }),
+    );
+  } else if (result.text) {
+    io.out(result.text);
+  }
+  if (result.timedOut) {
+    io.err(`warren: ${timedOutMessage}`);
+    return EXIT_TIMEOUT;
+  }
+  if (error !== undefined) {
+    io.err(`warren: ${error.split("\n")[0]}`);
+    return 1;
+  }
+  return 0;
+}
+
+/** The runtime enforces the timeout; this only guards against it never returning. */
+async function withDeadline(
+  work: Promise<PromptResult>,
+  timeoutMs: number | undefined,
+): Promise<PromptResult | "deadline"> {
+  if (timeoutMs === undefined) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<"deadline">((resolve) => {
+    timer = setTimeout(() => resolve("deadline"), timeoutMs + TIMEOUT_GRACE_MS);
+  });
+  try {
+    return await Promise.race([work, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

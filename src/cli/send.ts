@@ -1,0 +1,46 @@
+// `warren send AGENT MESSAGE`: mail from the person (shown to agents as `human`).
+import fs from "node:fs/promises";
+import { displayName } from "../agents/refs.js";
+import { sendMail } from "../mail/send.js";
+import { parseCommandArgs, UsageError, type Command } from "./command.js";
+import { resolveAgent, withDatabase } from "./scope.js";
+
+export const send: Command = {
+  name: "send",
+  summary: "send mail to an agent from you (shown as human)",
+  usage: `Usage: warren send AGENT MESSAGE... [--tree ID]
+
+Send mail to an agent from you; agents see the sender as "human". An idle agent wakes
+and starts a turn with it. Several MESSAGE words are joined with spaces; "-" reads
+the message from stdin. AGENT is resolved as for \`warren log\`.
+
+Options:
+  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
+  -h, --help  show this help`,
+  async run(args, io) {
+    const { values, positionals } = parseCommandArgs("send", {
+      args,
+      allowPositionals: true,
+      options: { tree: { type: "string" } },
+    });
+    const [ref, ...words] = positionals;
+    if (ref === undefined) throw new UsageError("missing AGENT", "send");
+    if (words.length === 0) throw new UsageError("missing MESSAGE", "send");
+    const message = words.length === 1 && words[0] === "-" ? await readStdin() : words.join(" ");
+    if (!message.trim()) throw new UsageError("the message is empty", "send");
+    await withDatabase(io.env, async (db) => {
+      const agent = await resolveAgent(db, ref, values.tree);
+      const receipt = await sendMail(db, {
+        treeId: agent.tree_id,
+        fromId: null,
+        toId: agent.id,
+        body: message,
+      });
+      io.out(`sent mail #${receipt.mailId} to ${displayName(agent)}`);
+    });
+  },
+};
+
+async function readStdin(): Promise<string> {
+  return fs.readFile("/dev/stdin", "utf8");
+}

@@ -1,0 +1,105 @@
+// Events → text lines, as in the TUI's scrollback: user ❯, assistant ●, tool call →, tool result ←,
+// error ⚠, mail ✉, fork ⑂, killed ✗; captured text is marked so it is never mistaken for a message.
+import type { EventRow } from "../agents/events.sql.js";
+import { oneLine, shortId, truncateText, type Colors } from "./format.js";
+
+export interface TranscriptOptions {
+  color: Colors;
+  /** Show tool results and arguments whole instead of truncated. */
+  full: boolean;
+}
+
+const RESULT_LIMIT = { maxLines: 12, maxChars: 1500 };
+const ARGS_LIMIT = 160;
+
+export function renderTranscript(events: EventRow[], options: TranscriptOptions): string[] {
+  return events.flatMap((event) => renderEvent(event, options));
+}
+
+/** The lines of one event: a glyph, then the content; continuation lines are indented. */
+export function renderEvent(event: EventRow, { color, full }: TranscriptOptions): string[] {
+  const data = event.data ?? {};
+  switch (event.kind) {
+    case "user":
+      return block(color.bold("❯"), event.content, color.bold);
+    case "assistant":
+      return block(color.blue("●"), event.content);
+    case "tool_call": {
+      const name = str(data.name) ?? str(data.tool) ?? "tool";
+      const args = describeArgs(data.arguments ?? data.args ?? event.content, full);
+      return [`${color.yellow("→")} ${color.bold(name)}(${args})`];
+    }
+    case "tool_result": {
+      const text = full ? event.content : truncateText(event.content, RESULT_LIMIT);
+      const label = str(data.name) ?? str(data.tool);
+      const prefix = label ? `${color.dim(`${label}:`)} ` : "";
+      return block(color.yellow("←"), prefix + text, color.dim);
+    }
+    case "capture":
+      return block(color.magenta("✎ capture"), event.content, color.magenta);
+    case "command":
+      return block(color.dim("»"), event.content, color.dim);
+    case "system":
+      return block(color.dim("·"), event.content, color.dim);
+    case "mail_in":
+      return renderMailIn(event, color);
+    case "mail_out": {
+      const to = str(data.to_name) ?? str(data.to) ?? "";
+      const toId = str(data.to);
+      const who = toId && to !== toId ? `${to} ${shortId(toId)}` : to;
+      return block(color.cyan(`✉ to ${who}:`), str(data.message) ?? event.content);
+    }
+    case "fork":
+      return block(color.green("⑂"), event.content);
+    case "killed":
+      return block(color.red("✗"), event.content, color.red);
+    case "interrupted":
+      return block(color.yellow("⊘ interrupted"), event.content, color.yellow);
+    case "error":
+      return block(color.red("⚠"), event.content, color.red);
+    default:
+      // A kind this build does not know yet (a newer writer): show it plainly rather than hide it.
+      return block(color.dim(`[${String(event.kind)}]`), event.content);
+  }
+}
+
+/** mail_in content is the JSON of {from, from_name, message}; anything else is shown as is. */
+function renderMailIn(event: EventRow, color: Colors): string[] {
+  const parsed = parseJson(event.content);
+  const message = str(parsed?.message);
+  if (message === undefined) return block(color.cyan("✉"), event.content);
+  const from = str(parsed?.from) ?? "human";
+  const name = str(parsed?.from_name) ?? from;
+  const who = from === "human" ? "human" : `${name} ${shortId(from)}`;
+  return block(color.cyan(`✉ from ${who}:`), message);
+}
+
+function block(glyph: string, content: string, paint: (text: string) => string = (t) => t) {
+  const [first = "", ...rest] = content.replace(/\s+$/, "").split("\n");
+  return [`${glyph} ${paint(first)}`.trimEnd(), ...rest.map((line) => `  ${paint(line)}`)];
+}
+
+/** Tool arguments on one line: compact JSON when they parse, the raw text otherwise. */
+function describeArgs(args: unknown, full: boolean): string {
+  let text: string;
+  if (typeof args === "string") {
+    const parsed = parseJson(args);
+    text = parsed === undefined ? args : JSON.stringify(parsed);
+  } else {
+    text = JSON.stringify(args) ?? "";
+  }
+  return full ? text : oneLine(text, ARGS_LIMIT);
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}

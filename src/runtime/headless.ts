@@ -1,0 +1,145 @@
+// `warren -p`: a new tree whose root gets PROMPT; returns when the root's turn has ended and no
+// agent of the tree is running or waiting, with the root's last answer.
+import { sql } from "drizzle-orm";
+import { createTree } from "../agents/tree.js";
+import { createBus } from "../bus/bus.js";
+import { agentChannel } from "../bus/channels.js";
+import type { Config } from "../config/config.js";
+import type { Db } from "../db/client.js";
+import { startRuntime } from "./pool.js";
+
+export interface PromptOptions {
+  db: Db;
+  url: string;
+  config: Config;
+  prompt: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  onWarning?: (message: string) => void;
+}
+
+export interface PromptRun {
+  treeId: string;
+  agentId: string;
+  text: string;
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  error?: string;
+  timedOut?: boolean;
+}
+
+interface TreeStatus {
+  root_state: string;
+  busy: number;
+}
+
+async function treeStatus(db: Db, treeId: string): Promise<TreeStatus> {
+  const rows = await db.execute<{ root_state: string; busy: number }>(sql`
+    select (select state from agents where id = ${treeId}) as root_state,
+           count(*) filter (where state in ('running', 'waiting'))::int as busy
+      from agents where tree_id = ${treeId}`);
+  return rows.rows[0]!;
+}
+
+export async function runPrompt(options: PromptOptions): Promise<PromptRun> {
+  const { db, config } = options;
+  const root = await createTree(db, {
+    prompt: options.prompt,
+    model: config.model.name ?? null,
+    cwd: process.cwd(),
+    budget: config.rootBudget,
+  });
+  const bus = await createBus(options.url, { onWarning: options.onWarning });
+  const runtime = await startRuntime({
+    url: options.url,
+    config,
+    onWarning: options.onWarning,
+  });
+  let timedOut = false;
+  try {
+    timedOut = !(await settled(db, bus, root.id, options.timeoutMs, options.signal));
+  } finally {
+    await runtime.stop();
+    if (timedOut) await stopTree(db, root.id, "the headless run timed out");
+    await bus.close();
+  }
+  return summarise(db, root.id, timedOut);
+}
+
+/** Resolves true once the tree is quiet, false on timeout or abort. */
+async function settled(
+  db: Db,
+  bus: Awaited<ReturnType<typeof createBus>>,
+  treeId: string,
+  timeoutMs: number | undefined,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+  let wake: () => void = () => {};
+  const unsubscribe = await bus.subscribe(agentChannel(treeId), () => wake());
+  signal?.addEventListener("abort", () => wake());
+  try {
+    while (true) {
+      const status = await treeStatus(db, treeId);
+      if ((status.root_state === "idle" || status.root_state === "dead") && status.busy === 0) {
+        return true;
+      }
+      if (signal?.aborted || Date.now() >= deadline) return false;
+      // Children's state changes are on their own channels; a short poll covers them.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(250, Math.max(0, deadline - Date.now())));
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  } finally {
+    unsubscribe();
+  }
+}
+
+/** Leaves a timed-out tree idle (not half-running for the next process to resume). */
+async function stopTree(db: Db, treeId: string, reason: string): Promise<void> {
+  await db.execute(sql`
+    with stopped as (
+      update agents set state = 'idle', lease_owner = null, lease_expires_at = null
+       where tree_id = ${treeId} and state in ('running', 'waiting')
+      returning id
+    )
+    insert into events (agent_id, kind, content)
+    select id, 'interrupted', ${reason} from stopped`);
+}
+
+async function summarise(db: Db, treeId: string, timedOut: boolean): Promise<PromptRun> {
+  const rows = await db.execute<{
+    tool_calls: number;
+    input_tokens: string;
+    output_tokens: string;
+    text: string | null;
+    last_kind: string | null;
+    last_content: string | null;
+  }>(sql`
+    select a.tool_calls, a.input_tokens, a.output_tokens,
+           (select content from events where agent_id = a.id and kind = 'assistant'
+                and content <> '' order by id desc limit 1) as text,
+           l.kind as last_kind, l.content as last_content
+      from agents a
+      left join lateral (
+        select kind, content from events
+         where agent_id = a.id and kind in ('assistant', 'error') order by id desc limit 1
+      ) l on true
+     where a.id = ${treeId}`);
+  const row = rows.rows[0]!;
+  return {
+    treeId,
+    agentId: treeId,
+    text: row.text ?? "",
+    toolCalls: Number(row.tool_calls),
+    inputTokens: Number(row.input_tokens),
+    outputTokens: Number(row.output_tokens),
+    ...(row.last_kind === "error" ? { error: row.last_content ?? "error" } : {}),
+    ...(timedOut ? { timedOut } : {}),
+  };
+}

@@ -1,0 +1,87 @@
+// The worker-thread pool: agent turns never run on the main thread (which draws the TUI).
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { Config } from "../config/config.js";
+import type { WorkerData, WorkerMessage } from "./worker-entry.js";
+
+export interface RuntimeOptions {
+  url: string;
+  config: Config;
+  /** Worker threads (default: config.workerThreads). */
+  threads?: number;
+  /** Agents run at once by this process (default: config.concurrency). */
+  concurrency?: number;
+  onWarning?: (message: string) => void;
+}
+
+export interface Runtime {
+  threads: number;
+  stop(): Promise<void>;
+}
+
+/** The compiled worker script; under the test runner (TypeScript sources) the built copy. */
+function workerScript(): string {
+  const here = fileURLToPath(import.meta.url);
+  if (here.endsWith(".js")) return path.join(path.dirname(here), "worker-entry.js");
+  const root = path.resolve(path.dirname(here), "../..");
+  const built = path.join(root, "dist/src/runtime/worker-entry.js");
+  if (!existsSync(built)) throw new Error(`worker script ${built} is missing: run npm run build`);
+  return built;
+}
+
+export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const threads = Math.max(1, options.threads ?? options.config.workerThreads);
+  const total = Math.max(1, options.concurrency ?? options.config.concurrency);
+  const script = workerScript();
+  const workers: Worker[] = [];
+  const started: Promise<void>[] = [];
+  for (let i = 0; i < threads; i++) {
+    const data: WorkerData = {
+      url: options.url,
+      config: options.config,
+      concurrency: Math.max(1, Math.ceil(total / threads)),
+    };
+    const worker = new Worker(script, { workerData: data });
+    workers.push(worker);
+    started.push(
+      new Promise<void>((resolve, reject) => {
+        worker.on("message", (message: WorkerMessage) => {
+          if (message.type === "ready") resolve();
+          else if (message.type === "failed") reject(new Error(message.message));
+          else if (message.type === "warning") options.onWarning?.(message.message);
+        });
+        worker.once("error", reject);
+        worker.once("exit", (code) => reject(new Error(`worker thread exited (${code})`)));
+      }),
+    );
+  }
+  try {
+    await Promise.all(started);
+  } catch (err) {
+    await Promise.all(workers.map((w) => w.terminate()));
+    throw err;
+  }
+  return {
+    threads,
+    async stop() {
+      await Promise.all(
+        workers.map(
+          (worker) =>
+            new Promise<void>((resolve) => {
+              const force = setTimeout(() => void worker.terminate(), 10_000);
+              worker.once("exit", () => {
+                clearTimeout(force);
+                resolve();
+              });
+              worker.on("message", (m: WorkerMessage) => {
+                if (m.type === "stopped") void worker.terminate();
+              });
+              worker.postMessage({ type: "stop" });
+            }),
+        ),
+      );
+    },
+  };
+}

@@ -1,0 +1,37 @@
+// What a thread needs to run agents: its own pool, its own LISTEN connection and a model.
+import { createBus, type Bus } from "../bus/bus.js";
+import type { Config } from "../config/config.js";
+import { closeDb, createDb, type Db } from "../db/client.js";
+import { createOpenAIModel } from "../llm/openai.js";
+import type { Model } from "../llm/model.js";
+
+export interface Services {
+  db: Db;
+  bus: Bus;
+  model: Model;
+  close(): Promise<void>;
+}
+
+export async function openServices(
+  url: string,
+  config: Config,
+  onWarning?: (message: string) => void,
+): Promise<Services> {
+  const db = createDb(url, { max: 6, applicationName: "warren-worker" });
+  const bus = await createBus(url, { onWarning });
+  const model = createOpenAIModel({
+    apiKey: config.model.apiKey,
+    baseURL: config.model.baseURL,
+    timeoutMs: config.model.timeoutMs,
+    maxRetries: config.model.maxRetries,
+  });
+  return {
+    db,
+    bus,
+    model,
+    async close() {
+      await bus.close();
+      await closeDb(db);
+    },
+  };
+}
