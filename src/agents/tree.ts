@@ -232,7 +232,7 @@ export async function killAgent(db: Db, request: KillRequest): Promise<string[]>
       })),
     );
     await tx.execute(sql`
-      select pg_notify('agent_event_' || id, 'dead') from unnest(${ids}::uuid[]) as t(id)`);
+      select pg_notify('agent_event_' || id, 'dead') from unnest(${sql.param(ids)}::uuid[]) as t(id)`);
     return ids;
   });
 }

@@ -47,7 +47,7 @@ export async function heartbeat(
   if (ids.length === 0) return [];
   const rows = await q.execute<{ id: string; state: string; interrupt: boolean }>(sql`
     update agents set lease_expires_at = now() + make_interval(secs => ${leaseSeconds})
-     where id = any(${ids}::uuid[]) and lease_owner = ${owner}
+     where id = any(${sql.param(ids)}::uuid[]) and lease_owner = ${owner}
     returning id, state, interrupt_requested_at is not null as interrupt`);
   return rows.rows;
 }
