@@ -1,0 +1,148 @@
+// interrupt(agent) stops the agent's current turn — model stream or tool processes — records an
+// `interrupted` event and leaves it idle, while its children keep running. In-process scheduler.
+import { mkdtempSync, readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sql } from "drizzle-orm";
+import { createTree } from "../../src/agents/tree.js";
+import { createBus, type Bus } from "../../src/bus/bus.js";
+import { loadConfig } from "../../src/config/config.js";
+import { createOpenAIModel } from "../../src/llm/openai.js";
+import { interruptAgent } from "../../src/runtime/interrupt.js";
+import { startScheduler, type Scheduler } from "../../src/runtime/scheduler.js";
+import { startFakeModel, type FakeModel } from "../support/fake-model.js";
+import { useTestDatabase } from "../support/db.js";
+
+const database = useTestDatabase();
+let fake: FakeModel;
+let bus: Bus;
+let scheduler: Scheduler;
+const workdir = mkdtempSync(path.join(os.tmpdir(), "warren-interrupt-"));
+
+beforeAll(async () => {
+  fake = await startFakeModel();
+  bus = await createBus(database().url);
+  const config = loadConfig({
+    HOME: workdir,
+    WARREN_MODEL: "fake",
+    OPENAI_BASE_URL: fake.baseURL,
+  });
+  scheduler = await startScheduler(
+    {
+      db: database().db,
+      bus,
+      model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
+      config,
+    },
+    { concurrency: 10, leaseSeconds: 10, pollMs: 200 },
+  );
+});
+afterAll(async () => {
+  await scheduler.stop();
+  await bus.close();
+  await fake.close();
+});
+
+async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (await probe()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function kinds(agentId: string): Promise<string[]> {
+  const rows = await database().db.execute<{ kind: string }>(
+    sql`select kind from events where agent_id = ${agentId} order by id`,
+  );
+  return rows.rows.map((r) => r.kind);
+}
+
+async function state(agentId: string): Promise<string> {
+  const rows = await database().db.execute<{ state: string }>(
+    sql`select state from agents where id = ${agentId}`,
+  );
+  return rows.rows[0]!.state;
+}
+
+describe("interrupt", () => {
+  it("kills the running tool's process group and leaves the agent idle", async () => {
+    const pidFile = path.join(workdir, "pid");
+    fake.script({
+      agent: "sleeper",
+      reply: {
+        toolCalls: [{ name: "bash", arguments: { command: `echo $$ > ${pidFile}; sleep 30` } }],
+      },
+    });
+    const agent = await createTree(database().db, {
+      name: "sleeper",
+      prompt: "sleep",
+      cwd: workdir,
+    });
+    await until("the command to start", async () => {
+      try {
+        return readFileSync(pidFile, "utf8").trim().length > 0;
+      } catch {
+        return false;
+      }
+    });
+    expect(await interruptAgent(database().db, agent.id)).toBe(true);
+    await until("the agent to go idle", async () => (await state(agent.id)) === "idle");
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect(await kinds(agent.id)).toEqual([
+      "user",
+      "assistant",
+      "tool_call",
+      "tool_result",
+      "interrupted",
+    ]);
+    const result = await database().db.execute<{ content: string }>(
+      sql`select content from events where agent_id = ${agent.id} and kind = 'tool_result'`,
+    );
+    expect(JSON.parse(result.rows[0]!.content).error.message).toBe("interrupted by the person");
+    expect(await interruptAgent(database().db, agent.id)).toBe(false);
+    fake.assertAllUsed();
+  });
+
+  it("aborts a hanging model stream but not the agent's children", async () => {
+    fake.script([
+      {
+        agent: "parent-x",
+        reply: {
+          toolCalls: [
+            {
+              name: "fork",
+              arguments: { name: "child-x", prompt: "work slowly", context: "fresh" },
+            },
+          ],
+        },
+      },
+      { agent: "parent-x", reply: { hang: true } },
+      { agent: "child-x", reply: { hang: true } },
+    ]);
+    const parent = await createTree(database().db, {
+      name: "parent-x",
+      prompt: "go",
+      cwd: workdir,
+    });
+    await until(
+      "both model calls to hang",
+      async () =>
+        fake.requests.filter((r) => /Your name: (parent|child)-x/.test(r.systemPrompt ?? ""))
+          .length >= 3,
+    );
+    await interruptAgent(database().db, parent.id);
+    await until("the parent to go idle", async () => (await state(parent.id)) === "idle");
+    expect((await kinds(parent.id)).at(-1)).toBe("interrupted");
+    const child = await database().db.execute<{ id: string; state: string }>(
+      sql`select id, state from agents where parent_id = ${parent.id}`,
+    );
+    expect(child.rows[0]!.state).toBe("running");
+    await interruptAgent(database().db, child.rows[0]!.id);
+    await until("the child to go idle", async () => (await state(child.rows[0]!.id)) === "idle");
+    fake.assertAllUsed();
+  });
+});
