@@ -43,7 +43,11 @@ export function startWarren(
   env: NodeJS.ProcessEnv,
   cwd?: string,
 ): { child: ChildProcess; done: Promise<WarrenRun> } {
-  const child = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env,
+    cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -54,6 +58,10 @@ export function startWarren(
   return { child, done };
 }
 
-export function runWarren(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<WarrenRun> {
+export function runWarren(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  cwd?: string,
+): Promise<WarrenRun> {
   return startWarren(args, env, cwd).done;
 }
