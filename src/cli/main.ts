@@ -70,8 +70,9 @@ Exit status: 0 ok, 1 error, 2 bad usage, 124 timeout (-p).`;
 export async function main(argv: string[], env: Env = process.env): Promise<void> {
   // `warren … | head` closes stdout early: stop quietly instead of crashing on EPIPE.
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
-    throw error;
+    if (error.code !== "EPIPE")
+      process.stderr.write(`warren: cannot write output: ${error.message}\n`);
+    process.exit(error.code === "EPIPE" ? (process.exitCode ?? 0) : 1);
   });
   const io: Io = {
     env,

@@ -2,11 +2,11 @@
 // the whole tree has settled. Exit 0 ok, 1 model/runtime error, 124 when --timeout elapsed.
 import { loadConfig } from "../config/config.js";
 import type { Io } from "./command.js";
-import { formatDuration } from "./format.js";
 import { loadHeadless, type PromptResult } from "./runtime-modules.js";
 import { withDatabase } from "./scope.js";
 
 export const EXIT_TIMEOUT = 124;
+const EXIT_INTERRUPTED = 130;
 
 /** How long past --timeout the runtime gets to report its own timeout before we stop waiting. */
 const TIMEOUT_GRACE_MS = 10_000;
@@ -22,13 +22,30 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
   const headless = await loadHeadless();
   const timeoutMs =
     options.timeoutSeconds === undefined ? undefined : options.timeoutSeconds * 1000;
+  const interrupt = new AbortController();
+  const onSigint = () => {
+    // The first Ctrl+C stops the run (and its tree) cleanly; a second one leaves at once.
+    if (interrupt.signal.aborted) process.exit(EXIT_INTERRUPTED);
+    io.err("warren: interrupted; stopping (Ctrl+C again to force)");
+    interrupt.abort();
+  };
+  process.on("SIGINT", onSigint);
   const result = await withDatabase(io.env, (db, url) =>
     withDeadline(
-      headless.runPrompt({ db, url, config, prompt: options.prompt, timeoutMs }),
+      headless.runPrompt({
+        db,
+        url,
+        config,
+        prompt: options.prompt,
+        timeoutMs,
+        signal: interrupt.signal,
+        onWarning: (message) => io.err(`warren: ${message}`),
+      }),
       timeoutMs,
     ),
-  );
-  const timedOutMessage = `timed out after ${formatDuration(timeoutMs ?? 0)}`;
+  ).finally(() => process.off("SIGINT", onSigint));
+  if (interrupt.signal.aborted) return EXIT_INTERRUPTED;
+  const timedOutMessage = `timed out after ${options.timeoutSeconds} s`;
   if (result === "deadline") {
     io.err(`warren: ${timedOutMessage} (the runtime did not stop in time)`);
     return EXIT_TIMEOUT;

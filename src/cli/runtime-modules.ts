@@ -13,6 +13,9 @@ export interface PromptOptions {
   prompt: string;
   /** Undefined: no time limit. */
   timeoutMs: number | undefined;
+  /** Aborted on Ctrl+C: the run stops early. */
+  signal?: AbortSignal;
+  onWarning?: (message: string) => void;
 }
 
 export interface PromptResult {
@@ -35,6 +38,7 @@ export interface RuntimeOptions {
   config: Config;
   threads: number;
   concurrency: number;
+  onWarning?: (message: string) => void;
 }
 
 export interface PoolModule {

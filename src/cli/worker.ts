@@ -38,7 +38,13 @@ Options:
     const { db, url } = await openDatabase(io.env);
     await closeDb(db);
 
-    const runtime = await pool.startRuntime({ url, config, threads, concurrency });
+    const runtime = await pool.startRuntime({
+      url,
+      config,
+      threads,
+      concurrency,
+      onWarning: (message) => io.err(`warren: ${message}`),
+    });
     io.out(
       `worker running on ${maskUrl(url)}: ${threads} thread${threads === 1 ? "" : "s"}, up to ${concurrency} agents at once; Ctrl+C stops`,
     );

@@ -309,6 +309,21 @@ describe("against the database", () => {
   });
 });
 
+describe("headless -p", () => {
+  it("without a model configured exits 1 with one line, and --json still reports the run", async () => {
+    const plain = await warren(["-p", "hello", "--timeout", "30"]);
+    expect(plain.code).toBe(1);
+    expect(lines(plain.stderr)).toEqual([expect.stringMatching(/^warren: no model configured/)]);
+
+    const json = await warren(["-p", "hello", "--json", "--timeout", "30"]);
+    expect(json.code).toBe(1);
+    const result = JSON.parse(json.stdout) as Record<string, unknown>;
+    expect(result).toMatchObject({ text: "", tool_calls: 0 });
+    expect(result.tree_id).toBe(result.agent_id);
+    expect(result.error).toMatch(/^no model configured/);
+  });
+});
+
 describe("an unreachable database", () => {
   it("exits 1 with a single stderr line that hides the password", async () => {
     const env = { DATABASE_URL: "postgres://x:secret@127.0.0.1:1/db" };
