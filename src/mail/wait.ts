@@ -97,7 +97,7 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
 
 async function assertAgentsExist(db: Db, ids: string[]): Promise<void> {
   const found = await db.execute<{ id: string }>(
-    sql`select id from agents where id = any(${ids}::uuid[])`,
+    sql`select id from agents where id = any(${sql.param(ids)}::uuid[])`,
   );
   const known = new Set(found.rows.map((r) => r.id));
   const missing = ids.filter((id) => !known.has(id));
@@ -194,7 +194,7 @@ async function attemptFanIn(
       body: string | null;
     }>(sql`
       select a.id, a.name, a.state, m.id as mail_id, m.body
-        from unnest(${fromAgents}::uuid[]) with ordinality as t(id, ord)
+        from unnest(${sql.param(fromAgents)}::uuid[]) with ordinality as t(id, ord)
         join agents a on a.id = t.id
         left join lateral (
           select id, body from mail
@@ -220,7 +220,7 @@ async function attemptFanIn(
     if (mailIds.length) {
       await tx.execute(sql`
         update mail set consumed_at = now(), consumed_by_event = ${eventId}
-         where id = any(${mailIds}::bigint[])`);
+         where id = any(${sql.param(mailIds)}::bigint[])`);
     }
     return { result, eventId, consumedMailIds: mailIds };
   });

@@ -61,7 +61,12 @@ export async function runPrompt(options: PromptOptions): Promise<PromptRun> {
     timedOut = !(await settled(db, bus, root.id, options.timeoutMs, options.signal));
   } finally {
     await runtime.stop();
-    if (timedOut) await stopTree(db, root.id, "the headless run timed out");
+    if (timedOut) {
+      const why = options.signal?.aborted
+        ? "the headless run was stopped"
+        : "the headless run timed out";
+      await stopTree(db, root.id, why);
+    }
     await bus.close();
   }
   return summarise(db, root.id, timedOut);
