@@ -29,11 +29,14 @@ export interface Notification {
 export async function recordNotifications(bus: Bus, channels: string[]) {
   const received: Notification[] = [];
   const offs = await Promise.all(
-    channels.map((channel) => bus.subscribe(channel, (payload) => received.push({ channel, payload }))),
+    channels.map((channel) =>
+      bus.subscribe(channel, (payload) => received.push({ channel, payload })),
+    ),
   );
   return {
     received,
-    payloads: (channel: string) => received.filter((n) => n.channel === channel).map((n) => n.payload),
+    payloads: (channel: string) =>
+      received.filter((n) => n.channel === channel).map((n) => n.payload),
     stop: () => offs.forEach((off) => off()),
   };
 }

@@ -1,0 +1,180 @@
+// waitForMail with from_agents (fan-in): one entry per listed agent, status precedence, early
+// return, partial results on timeout and wake-ups from mail and state changes.
+import { eq, inArray } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { AgentRow } from "../../src/agents/agents.sql.js";
+import { events } from "../../src/agents/events.sql.js";
+import { createTree, forkAgent, killAgent, setState } from "../../src/agents/tree.js";
+import { createBus, type Bus } from "../../src/bus/bus.js";
+import type { Db } from "../../src/db/client.js";
+import { mail } from "../../src/mail/mail.sql.js";
+import { sendMail } from "../../src/mail/send.js";
+import {
+  waitForMail,
+  type FanInEntry,
+  type FanInStatus,
+  type WaitRequest,
+} from "../../src/mail/wait.js";
+import { expectAgentError, sleep } from "../support/agents.js";
+import { useTestDatabase } from "../support/db.js";
+
+const database = useTestDatabase();
+let db: Db;
+let bus: Bus;
+
+beforeAll(async () => {
+  db = database().db;
+  bus = await createBus(database().url);
+});
+
+afterAll(async () => {
+  await bus?.close();
+});
+
+/** A parent with `names.length` running children. */
+async function family(...names: string[]) {
+  const parent = await createTree(db, { name: "boss" });
+  const children: AgentRow[] = [];
+  for (const name of names) children.push(await forkAgent(db, parent.id, { name, prompt: "go" }));
+  const send = (from: AgentRow, body: string) =>
+    sendMail(db, { treeId: parent.id, fromId: from.id, toId: parent.id, body });
+  const fanIn = async (from: AgentRow[], options: Partial<WaitRequest> = {}) => {
+    const outcome = await waitForMail(db, bus, {
+      agentId: parent.id,
+      timeoutSeconds: 0,
+      fromAgents: from.map((a) => a.id),
+      ...options,
+    });
+    if (!("results" in outcome.result)) throw new Error("expected a fan-in result");
+    return { ...outcome, results: outcome.result.results };
+  };
+  return { parent, children, send, fanIn };
+}
+
+const statuses = (results: FanInEntry[]) => results.map((r) => r.status);
+
+/** Resolves once the bus LISTENs and the waiter has had time to make its first check. */
+async function blocked(): Promise<void> {
+  await vi.waitFor(() => expect(bus.channelCount()).toBeGreaterThan(0));
+  await sleep(300);
+}
+
+describe("fan-in", () => {
+  it("returns one entry per listed agent, in the listed order", async () => {
+    const { children, send, fanIn } = await family("a", "b", "c");
+    const [a, b, c] = children as [AgentRow, AgentRow, AgentRow];
+    await send(b, "from b");
+    await setState(db, a.id, "idle");
+    await killAgent(db, { targetId: c.id, byAgentId: null });
+    const { results } = await fanIn([c, b, a]);
+    expect(results).toEqual([
+      { agent_id: c.id, name: "c", status: "dead" },
+      { agent_id: b.id, name: "b", status: "received", message: "from b" },
+      { agent_id: a.id, name: "a", status: "idle" },
+    ]);
+  });
+
+  it("mail beats every state: received before dead, idle or running", async () => {
+    const { children, send, fanIn } = await family("dead", "idle", "running");
+    const [dead, idle, running] = children as [AgentRow, AgentRow, AgentRow];
+    for (const agent of children) await send(agent, `last words of ${agent.name}`);
+    await killAgent(db, { targetId: dead.id, byAgentId: null });
+    await setState(db, idle.id, "idle");
+    const first = await fanIn(children);
+    expect(statuses(first.results)).toEqual(["received", "received", "received"]);
+    expect(first.results[0]?.message).toBe("last words of dead");
+    // With the mail taken, each agent's state shows through: dead > idle > running.
+    const second = await fanIn([dead, idle, running]);
+    expect(statuses(second.results)).toEqual(["dead", "idle", "running"]);
+  });
+
+  it("takes one message per agent per wait, oldest first", async () => {
+    const { children, send, fanIn } = await family("talker", "quiet");
+    const [talker, quiet] = children as [AgentRow, AgentRow];
+    await send(talker, "first");
+    await send(talker, "second");
+    await setState(db, quiet.id, "idle");
+    const one = await fanIn([talker, quiet], { timeoutSeconds: 10 });
+    const two = await fanIn([talker, quiet], { timeoutSeconds: 10 });
+    const three = await fanIn([talker, quiet]);
+    expect(one.results.map((r) => r.message)).toEqual(["first", undefined]);
+    expect(two.results.map((r) => r.message)).toEqual(["second", undefined]);
+    expect(statuses(three.results)).toEqual(["running", "idle"]);
+    expect(one.consumedMailIds).toHaveLength(1);
+  });
+
+  it("returns as soon as every agent has answered, gone idle or died", async () => {
+    const { children, send, fanIn } = await family("x", "y", "z");
+    const [x, y, z] = children as [AgentRow, AgentRow, AgentRow];
+    const started = Date.now();
+    const waiting = fanIn(children, { timeoutSeconds: 30, recheckMs: 60_000 });
+    await blocked();
+    await send(x, "x done");
+    await setState(db, y.id, "idle");
+    await killAgent(db, { targetId: z.id, byAgentId: null });
+    const { results } = await waiting;
+    expect(statuses(results)).toEqual(["received", "idle", "dead"]);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(bus.channelCount()).toBe(0);
+  });
+
+  it("one sends, one is idle, one is dead and one keeps running past the timeout", async () => {
+    const { parent, children, send, fanIn } = await family("sender", "idler", "dead", "busy");
+    const [sender, idler, dead, busy] = children as [AgentRow, AgentRow, AgentRow, AgentRow];
+    await setState(db, idler.id, "idle");
+    await killAgent(db, { targetId: dead.id, byAgentId: null });
+    const progress: FanInStatus[][] = [];
+    const waiting = fanIn(children, {
+      timeoutSeconds: 2,
+      onProgress: (entries) => progress.push(statuses(entries)),
+    });
+    await blocked();
+    const { mailId } = await send(sender, "report");
+    const outcome = await waiting;
+
+    expect(outcome.results).toEqual([
+      { agent_id: sender.id, name: "sender", status: "received", message: "report" },
+      { agent_id: idler.id, name: "idler", status: "idle" },
+      { agent_id: dead.id, name: "dead", status: "dead" },
+      { agent_id: busy.id, name: "busy", status: "running" },
+    ]);
+    expect(progress[0]).toEqual(["running", "idle", "dead", "running"]);
+    // The partial result still consumes what it received, recorded by the result's event.
+    expect(outcome.consumedMailIds).toEqual([mailId]);
+    const [row] = await db.select().from(mail).where(eq(mail.id, mailId));
+    expect(row?.consumed_by_event).toBe(outcome.eventId);
+    const [event] = await db.select().from(events).where(eq(events.id, outcome.eventId));
+    expect(event?.agent_id).toBe(parent.id);
+    expect(JSON.parse(event!.content)).toEqual(outcome.result);
+  });
+
+  it("an unknown agent is UNKNOWN_AGENT at once, before subscribing", async () => {
+    const { children, fanIn } = await family("known");
+    const unknown = { id: "00000000-0000-4000-8000-000000000000" } as AgentRow;
+    await expectAgentError(fanIn([...children, unknown], { timeoutSeconds: 30 }), "UNKNOWN_AGENT");
+    expect(bus.channelCount()).toBe(0);
+  });
+
+  it("a wait blocked on a running child returns when the child goes idle", async () => {
+    const { children, fanIn } = await family("worker");
+    const [worker] = children as [AgentRow];
+    const waiting = fanIn([worker], { timeoutSeconds: 30, recheckMs: 60_000 });
+    await blocked();
+    await setState(db, worker.id, "idle");
+    expect(statuses((await waiting).results)).toEqual(["idle"]);
+  });
+
+  it("leaves mail from agents that are not listed", async () => {
+    const { children, send, fanIn } = await family("listed", "other");
+    const [listed, other] = children as [AgentRow, AgentRow];
+    await send(other, "not for this wait");
+    await send(listed, "for this wait");
+    const { results } = await fanIn([listed]);
+    expect(results[0]?.message).toBe("for this wait");
+    const unconsumed = await db
+      .select()
+      .from(mail)
+      .where(inArray(mail.from_id, [other.id]));
+    expect(unconsumed.map((m) => m.consumed_at)).toEqual([null]);
+  });
+});
