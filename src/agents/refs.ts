@@ -5,6 +5,10 @@ import { agents, type AgentRow } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
 const PREFIX = /^[0-9a-f-]{4,36}$/i;
 
 export interface RefScope {

@@ -53,8 +53,9 @@ export async function createBus(connectionString: string, options: BusOptions = 
     },
   );
   const listeners = new Map<string, Set<Listener>>();
-  // LISTEN/UNLISTEN for one channel run in order, so a quick unsubscribe+subscribe is safe.
-  const queues = new Map<string, Promise<unknown>>();
+  // LISTEN/UNLISTEN run one at a time on the single connection (pg wants one query at a time),
+  // and so in order: a quick unsubscribe+subscribe of one channel is safe.
+  let queue: Promise<unknown> = Promise.resolve();
   let connectedOnce = false;
   let closed = false;
 
@@ -79,15 +80,10 @@ export async function createBus(connectionString: string, options: BusOptions = 
 
   await subscriber.connect();
 
-  function enqueue(channel: string, op: () => Promise<unknown> | undefined): Promise<unknown> {
-    const previous = queues.get(channel) ?? Promise.resolve();
+  function enqueue(op: () => Promise<unknown> | undefined): Promise<unknown> {
     // A failed LISTEN while disconnected is fine: pg-listen re-LISTENs every channel on reconnect.
-    const next = previous.then(op).catch(() => undefined);
-    queues.set(channel, next);
-    void next.then(() => {
-      if (queues.get(channel) === next) queues.delete(channel);
-    });
-    return next;
+    queue = queue.then(op).catch(() => undefined);
+    return queue;
   }
 
   async function subscribe(channel: string, listener: Listener): Promise<() => void> {
@@ -98,16 +94,13 @@ export async function createBus(connectionString: string, options: BusOptions = 
       listeners.set(channel, set);
     }
     set.add(listener);
-    if (first) await enqueue(channel, () => subscriber.listenTo(channel));
-    else await queues.get(channel);
+    await (first ? enqueue(() => subscriber.listenTo(channel)) : queue);
     return () => {
       const current = listeners.get(channel);
       if (!current?.delete(listener) || current.size > 0) return;
       listeners.delete(channel);
       if (!closed) {
-        void enqueue(channel, () =>
-          listeners.has(channel) ? undefined : subscriber.unlisten(channel),
-        );
+        void enqueue(() => (listeners.has(channel) ? undefined : subscriber.unlisten(channel)));
       }
     };
   }

@@ -4,6 +4,8 @@ import type { Queryable } from "../db/client.js";
 import { AgentError } from "../agents/errors.js";
 import { DEFAULT_LIMITS } from "../agents/limits.js";
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export interface SendRequest {
   treeId: string;
   /** null = the person at the keyboard. */
@@ -34,7 +36,11 @@ export function validateBody(body: unknown, maxBytes = DEFAULT_LIMITS.maxMessage
 
 export async function sendMail(q: Queryable, request: SendRequest): Promise<SendReceipt> {
   const body = validateBody(request.body, request.maxBytes);
+  if (!UUID.test(request.toId)) throw new AgentError("UNKNOWN_AGENT", `no agent ${request.toId}`);
   // A single statement is its own transaction: the row, the wake-up and the NOTIFYs commit together.
+  // `for update` orders it against a recipient going idle (takePendingMail holds the same row lock):
+  // either that sees this mail, or this sees the committed `idle` (a locking read returns the
+  // newest row version) and wakes it; `w` tests r's state, as its own scan would see a stale row.
   const result = await q.execute<{
     found: boolean;
     state: string | null;
@@ -44,7 +50,7 @@ export async function sendMail(q: Queryable, request: SendRequest): Promise<Send
     notified: number;
   }>(sql`
     with r as (
-      select id, tree_id, state from agents where id = ${request.toId}
+      select id, tree_id, state from agents where id = ${request.toId} for update
     ), m as (
       insert into mail (tree_id, from_id, to_id, body)
       select r.tree_id, ${request.fromId}, r.id, ${body} from r
@@ -52,7 +58,7 @@ export async function sendMail(q: Queryable, request: SendRequest): Promise<Send
       returning id
     ), w as (
       update agents set state = 'running', last_activity_at = now()
-       where id = ${request.toId} and state = 'idle' and exists (select 1 from m)
+       where id = ${request.toId} and (select state from r) = 'idle' and exists (select 1 from m)
       returning id
     ), n as (
       select pg_notify('agent_event_' || ${request.toId}, 'mail') from m

@@ -5,6 +5,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import type { EventKind } from "../agents/events.sql.js";
 import { AgentError } from "../agents/errors.js";
+import { isUuid } from "../agents/refs.js";
 import { agentChannel } from "../bus/channels.js";
 import type { Bus } from "../bus/bus.js";
 
@@ -96,6 +97,10 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
 }
 
 async function assertAgentsExist(db: Db, ids: string[]): Promise<void> {
+  const malformed = ids.filter((id) => !isUuid(id));
+  if (malformed.length) {
+    throw new AgentError("UNKNOWN_AGENT", `unknown agent(s): ${malformed.join(", ")}`);
+  }
   const found = await db.execute<{ id: string }>(
     sql`select id from agents where id = any(${sql.param(ids)}::uuid[])`,
   );
