@@ -2,7 +2,7 @@
 // the whole tree has settled. Exit 0 ok, 1 model/runtime error, 124 when --timeout elapsed.
 import { loadConfig } from "../config/config.js";
 import type { Io } from "./command.js";
-import { loadHeadless, type PromptResult } from "./runtime-modules.js";
+import { runPrompt, type PromptRun } from "../runtime/headless.js";
 import { withDatabase } from "./scope.js";
 
 export const EXIT_TIMEOUT = 124;
@@ -19,7 +19,6 @@ export interface HeadlessOptions {
 
 export async function runHeadless(options: HeadlessOptions, io: Io): Promise<number> {
   const config = loadConfig(io.env);
-  const headless = await loadHeadless();
   const timeoutMs =
     options.timeoutSeconds === undefined ? undefined : options.timeoutSeconds * 1000;
   const interrupt = new AbortController();
@@ -32,7 +31,7 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
   process.on("SIGINT", onSigint);
   const result = await withDatabase(io.env, (db, url) =>
     withDeadline(
-      headless.runPrompt({
+      runPrompt({
         db,
         url,
         config,
@@ -79,9 +78,9 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
 
 /** The runtime enforces the timeout; this only guards against it never returning. */
 async function withDeadline(
-  work: Promise<PromptResult>,
+  work: Promise<PromptRun>,
   timeoutMs: number | undefined,
-): Promise<PromptResult | "deadline"> {
+): Promise<PromptRun | "deadline"> {
   if (timeoutMs === undefined) return work;
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<"deadline">((resolve) => {

@@ -4,7 +4,7 @@ import { loadConfig } from "../config/config.js";
 import { closeDb } from "../db/client.js";
 import { maskUrl, openDatabase } from "../db/resolve.js";
 import { expectPositionals, parseCommandArgs, parseInteger, type Command } from "./command.js";
-import { loadPool } from "./runtime-modules.js";
+import { startRuntime } from "../runtime/pool.js";
 
 export const worker: Command = {
   name: "worker",
@@ -32,13 +32,12 @@ Options:
     const concurrency = concurrencyFlag ?? loaded.concurrency;
     const threads = threadsFlag ?? loaded.workerThreads;
     const config = { ...loaded, concurrency, workerThreads: threads };
-    const pool = await loadPool();
 
     // Checks that the database answers and is migrated before any thread starts.
     const { db, url } = await openDatabase(io.env);
     await closeDb(db);
 
-    const runtime = await pool.startRuntime({
+    const runtime = await startRuntime({
       url,
       config,
       threads,
