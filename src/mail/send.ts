@@ -38,9 +38,10 @@ export async function sendMail(q: Queryable, request: SendRequest): Promise<Send
   const body = validateBody(request.body, request.maxBytes);
   if (!UUID.test(request.toId)) throw new AgentError("UNKNOWN_AGENT", `no agent ${request.toId}`);
   // A single statement is its own transaction: the row, the wake-up and the NOTIFYs commit together.
-  // `for update` orders it against a recipient going idle (takePendingMail holds the same row lock):
-  // either that sees this mail, or this sees the committed `idle` (a locking read returns the
-  // newest row version) and wakes it; `w` tests r's state, as its own scan would see a stale row.
+  // `for key share` orders it against a recipient going idle (takePendingMail holds `for update`,
+  // which conflicts; other senders do not): either that sees this mail, or this reads the committed
+  // `idle` (a locking read returns the newest row version) and wakes it. `w` tests r's state
+  // because its own scan would test the statement's snapshot, which may predate that `idle`.
   const result = await q.execute<{
     found: boolean;
     state: string | null;
@@ -50,7 +51,7 @@ export async function sendMail(q: Queryable, request: SendRequest): Promise<Send
     notified: number;
   }>(sql`
     with r as (
-      select id, tree_id, state from agents where id = ${request.toId} for update
+      select id, tree_id, state from agents where id = ${request.toId} for key share
     ), m as (
       insert into mail (tree_id, from_id, to_id, body)
       select r.tree_id, ${request.fromId}, r.id, ${body} from r
