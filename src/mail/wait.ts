@@ -3,6 +3,7 @@
 // transaction, so mail is never lost and never delivered twice.
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { EventKind } from "../agents/events.sql.js";
 import { AgentError } from "../agents/errors.js";
 import { isUuid } from "../agents/refs.js";
@@ -117,23 +118,20 @@ function recordSpec(request: WaitRequest) {
   };
 }
 
-/** The oldest unconsumed mail, taken and recorded in one statement. */
-async function attemptNext(
-  db: Db,
-  request: WaitRequest,
-  final: boolean,
-): Promise<WaitOutcome | undefined> {
-  const { kind, data } = recordSpec(request);
-  const taken = await db.execute<{
-    mail_id: string;
-    from_id: string | null;
-    from_name: string;
-    body: string;
-    event_id: string;
-  }>(sql`
-    with m as (
+/**
+ * Takes the oldest unconsumed mail and records the receiving event in one prepared statement.
+ * Its commit is asynchronous (no wait for the WAL flush): a crash can lose it only together with
+ * everything after it, since any later commit flushes the WAL up to it — so the mail is then simply
+ * unconsumed again, with no event that saw it. Never lost, never delivered twice.
+ */
+const TAKE_NEXT: Prepared = {
+  name: "warren_take_next_mail",
+  text: `
+    with c as (
+      select set_config('synchronous_commit', 'off', true)
+    ), m as (
       select id, from_id, body from mail
-       where to_id = ${request.agentId} and consumed_at is null
+       where to_id = $1::uuid and consumed_at is null
        order by id limit 1
        for update skip locked
     ), f as (
@@ -141,10 +139,10 @@ async function attemptNext(
         from m left join agents a on a.id = m.from_id
     ), e as (
       insert into events (agent_id, kind, content, data)
-      select ${request.agentId}, ${kind},
+      select $1::uuid, $2::text,
              json_build_object('from', coalesce(f.from_id::text, 'human'),
                                'from_name', f.from_name, 'message', f.body)::text,
-             ${data}::jsonb || jsonb_build_object('mail_ids', jsonb_build_array(f.id))
+             $3::jsonb || jsonb_build_object('mail_ids', jsonb_build_array(f.id))
         from f
       returning id
     ), u as (
@@ -153,8 +151,22 @@ async function attemptNext(
       returning id
     )
     select f.id as mail_id, f.from_id, f.from_name, f.body, (select id from e) as event_id
-      from f where exists (select 1 from u)`);
-  const row = taken.rows[0];
+      from f, c where exists (select 1 from u)`,
+};
+
+async function attemptNext(
+  db: Db,
+  request: WaitRequest,
+  final: boolean,
+): Promise<WaitOutcome | undefined> {
+  const { kind, data } = recordSpec(request);
+  const [row] = await runPrepared<{
+    mail_id: string;
+    from_id: string | null;
+    from_name: string;
+    body: string;
+    event_id: string;
+  }>(db, TAKE_NEXT, [request.agentId, kind, data]);
   if (row) {
     return {
       result: { from: row.from_id ?? "human", from_name: row.from_name, message: row.body },

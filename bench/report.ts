@@ -1,0 +1,121 @@
+// The result rows every benchmark returns, the printed table, the JSON file and the goal notes.
+import fs from "node:fs/promises";
+
+export interface BenchRow {
+  name: string;
+  figure: number;
+  unit: string;
+  reference_name: string;
+  reference_figure: number;
+  /** figure / reference_figure, unless the row says otherwise (throughput: higher is better). */
+  ratio: number;
+}
+
+export interface BenchContext {
+  /** The scratch database, migrated, dropped after the run. */
+  url: string;
+  /** Aborted at the overall timeout or on Ctrl-C: loops stop and waits reject. */
+  signal: AbortSignal;
+  /** Progress lines for the person watching (stderr). */
+  log: (line: string) => void;
+}
+
+export type Benchmark = (context: BenchContext) => Promise<BenchRow[]>;
+
+export function row(
+  name: string,
+  figure: number,
+  unit: string,
+  referenceName: string,
+  referenceFigure: number,
+): BenchRow {
+  return {
+    name,
+    figure,
+    unit,
+    reference_name: referenceName,
+    reference_figure: referenceFigure,
+    ratio: figure / referenceFigure,
+  };
+}
+
+function formatNumber(value: number): string {
+  if (!Number.isFinite(value)) return String(value);
+  const abs = Math.abs(value);
+  if (abs >= 1000) return Math.round(value).toLocaleString("en-US");
+  if (abs >= 100) return value.toFixed(1);
+  if (abs >= 10) return value.toFixed(2);
+  return value.toFixed(3);
+}
+
+export function formatTable(rows: readonly BenchRow[]): string[] {
+  const header = ["name", "figure", "unit", "reference", "reference figure", "ratio"];
+  const cells = rows.map((r) => [
+    r.name,
+    formatNumber(r.figure),
+    r.unit,
+    r.reference_name,
+    formatNumber(r.reference_figure),
+    `${r.ratio.toFixed(2)}×`,
+  ]);
+  const numeric = [false, true, false, false, true, true];
+  const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => (numeric[i] ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
+      .join(" | ")
+      .trimEnd();
+  return [line(header), widths.map((w) => "-".repeat(w)).join("-|-"), ...cells.map(line)];
+}
+
+interface Goal {
+  text: string;
+  /** The row whose ratio or figure the goal is about. */
+  rowName: string;
+  met: (row: BenchRow) => boolean;
+  show: (row: BenchRow) => string;
+}
+
+// From the issue; printed as notes beside the table, never asserted.
+const GOALS: Goal[] = [
+  {
+    text: "wake p50 ≤ 2× raw NOTIFY round trip",
+    rowName: "wake p50 (0 idle)",
+    met: (r) => r.ratio <= 2,
+    show: (r) => `${r.ratio.toFixed(2)}×`,
+  },
+  {
+    text: "wake p99 ≤ 5 ms",
+    rowName: "wake p99 (0 idle)",
+    met: (r) => r.figure <= 5,
+    show: (r) => `${formatNumber(r.figure)} ms`,
+  },
+  {
+    text: "wake p50 with 1,000 idle agents ≤ 1.5× p50 with none",
+    rowName: "wake p50 1000 idle vs 0 idle",
+    met: (r) => r.ratio <= 1.5,
+    show: (r) => `${r.ratio.toFixed(2)}×`,
+  },
+  {
+    text: "mail throughput ≥ graphile-worker (ratio = ours / theirs, higher is better)",
+    rowName: "mail throughput (100 pairs)",
+    met: (r) => r.ratio >= 1,
+    show: (r) => `${r.ratio.toFixed(2)}×`,
+  },
+];
+
+export function formatGoals(rows: readonly BenchRow[]): string[] {
+  const lines = ["goals (notes, not assertions):"];
+  for (const goal of GOALS) {
+    const found = rows.find((r) => r.name === goal.rowName);
+    const verdict = found
+      ? `${goal.show(found)}, ${goal.met(found) ? "met" : "NOT met"}`
+      : "not run";
+    lines.push(`  - ${goal.text}: ${verdict}`);
+  }
+  return lines;
+}
+
+export async function writeJson(file: string, rows: readonly BenchRow[]): Promise<void> {
+  await fs.writeFile(file, `${JSON.stringify(rows, null, 2)}\n`);
+}

@@ -1,0 +1,55 @@
+// Small measuring helpers shared by the benchmarks: a monotonic clock, percentiles, bounded waits.
+
+/** Milliseconds from a monotonic clock, with sub-millisecond resolution. */
+export function nowMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/** The p-th percentile (0–100) by nearest rank; the samples need not be sorted. */
+export function percentile(samples: readonly number[], p: number): number {
+  if (samples.length === 0) throw new Error("percentile of no samples");
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
+}
+
+export function abortError(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error("benchmark aborted");
+}
+
+/** Rejects when `signal` aborts, so an await that should never hang cannot outlive the run. */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortError(signal));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortError(signal));
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Collects the garbage between phases when node runs with --expose-gc, so no phase pays for another. */
+export function collectGarbage(): void {
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
+/** Runs `task(i)` for i in [0, count) with at most `limit` running at once. */
+export async function forEachLimited(
+  count: number,
+  limit: number,
+  task: (index: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < count) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, count) }, lane));
+}
