@@ -1,5 +1,5 @@
-// `npm run bench`: runs each benchmark against a scratch database (created, migrated, dropped) and
-// prints its figure beside the reference measured in the same run, as a ratio; `--json` saves rows.
+// `npm run bench`: runs each benchmark on a scratch database of its own (created, migrated, dropped)
+// and prints its figure beside the reference measured in the same run, as a ratio; `--json` saves rows.
 import { randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { parseArgs } from "node:util";
@@ -7,12 +7,16 @@ import pg from "pg";
 import { migrate } from "../src/db/migrate.js";
 import { maskUrl, resolveDatabaseUrl } from "../src/db/resolve.js";
 import { formatGoals, formatTable, writeJson, type Benchmark, type BenchRow } from "./report.js";
+import { fanIn } from "./fan-in.js";
+import { memory } from "./memory.js";
 import { throughput } from "./throughput.js";
 import { wakeLatency } from "./wake-latency.js";
 
 const BENCHMARKS: Record<string, Benchmark> = {
   "wake-latency": wakeLatency,
   throughput,
+  "fan-in": fanIn,
+  memory,
 };
 
 const DEFAULT_TIMEOUT_S = 900;
@@ -21,7 +25,7 @@ const CLEANUP_GRACE_MS = 30_000;
 
 const USAGE = `usage: npm run bench -- [--only NAME] [--json FILE] [--timeout SECONDS]
 
-Runs warren's benchmarks on a scratch database that is dropped afterwards.
+Runs warren's benchmarks, each on a scratch database that is dropped afterwards.
   --only NAME        run one benchmark: ${Object.keys(BENCHMARKS).join(", ")}
   --json FILE        also write the rows as JSON
   --timeout SECONDS  stop everything after this long (default ${DEFAULT_TIMEOUT_S})
@@ -74,19 +78,20 @@ async function main(): Promise<number> {
 
   try {
     const baseUrl = await chooseDatabase();
-    const scratch = await createScratchDatabase(baseUrl);
-    log(`scratch database ${scratch.name} on ${maskUrl(baseUrl)}`);
     const rows: BenchRow[] = [];
-    try {
-      await migrate(scratch.url);
-      for (const name of selected) {
-        log(`running ${name}`);
+    // A database per benchmark: a runtime claims every `running` agent it finds, including the
+    // ones an earlier benchmark left woken by its mail.
+    for (const name of selected) {
+      const scratch = await createScratchDatabase(baseUrl);
+      log(`running ${name} on scratch database ${scratch.name} on ${maskUrl(baseUrl)}`);
+      try {
+        await migrate(scratch.url);
         rows.push(
           ...(await BENCHMARKS[name]!({ url: scratch.url, signal: controller.signal, log })),
         );
+      } finally {
+        await scratch.drop();
       }
-    } finally {
-      await scratch.drop();
     }
     const version = await serverVersion(baseUrl);
     const lines = [

@@ -41,6 +41,7 @@ export function row(
 
 function formatNumber(value: number): string {
   if (!Number.isFinite(value)) return String(value);
+  if (Number.isInteger(value)) return value.toLocaleString("en-US"); // counts
   const abs = Math.abs(value);
   if (abs >= 1000) return Math.round(value).toLocaleString("en-US");
   if (abs >= 100) return value.toFixed(1);
@@ -101,6 +102,25 @@ const GOALS: Goal[] = [
     rowName: "mail throughput (100 pairs)",
     met: (r) => r.ratio >= 1,
     show: (r) => `${r.ratio.toFixed(2)}×`,
+  },
+  {
+    // Pools open connections on demand up to a fixed size, so 10 busy agents nearly fill them.
+    text: "database connections do not grow with agents: 1,000 live vs 10 ≤ 1.25×",
+    rowName: "DB connections, 1000 waiting agents",
+    met: (r) => r.ratio <= 1.25,
+    show: (r) => `${formatNumber(r.figure)} vs ${formatNumber(r.reference_figure)}`,
+  },
+  {
+    text: "LISTEN connections with 1,000 live agents = with 10 (one per worker thread)",
+    rowName: "LISTEN connections, 1000 waiting agents",
+    met: (r) => r.ratio <= 1,
+    show: (r) => `${formatNumber(r.figure)} vs ${formatNumber(r.reference_figure)}`,
+  },
+  {
+    text: "memory per live (waiting) agent in kilobytes, not megabytes",
+    rowName: "RSS per waiting agent",
+    met: (r) => r.figure < 1024,
+    show: (r) => `${formatNumber(r.figure)} KiB`,
   },
 ];
 

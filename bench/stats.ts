@@ -13,6 +13,11 @@ export function percentile(samples: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]!;
 }
 
+/** The middle sample (the lower of the two for an even count); the samples need not be sorted. */
+export function median(samples: readonly number[]): number {
+  return percentile(samples, 50);
+}
+
 export function abortError(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new Error("benchmark aborted");
 }

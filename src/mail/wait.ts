@@ -42,7 +42,10 @@ export interface WaitOutcome {
   consumedMailIds: number[];
 }
 
-const DEFAULT_RECHECK_MS = 5_000;
+// NOTIFY wakes a wait; this slow re-check only covers a notification lost some other way (the bus
+// already re-checks everyone after a reconnect), so it is rare: each waiting agent costs one
+// small query per interval.
+const DEFAULT_RECHECK_MS = 15_000;
 
 function abortError(): Error {
   const err = new Error("wait interrupted");

@@ -31,6 +31,7 @@ export async function startScheduler(
   let stopping = false;
   let claiming = false;
   let again = false;
+  let claimLoop: Promise<void> = Promise.resolve();
   const warn = (message: string) => options.onWarning?.(message);
 
   const stopTurn = (agentId: string, reason: StopReason) => {
@@ -68,13 +69,18 @@ export async function startScheduler(
       return;
     }
     claiming = true;
-    void (async () => {
+    claimLoop = (async () => {
       try {
         do {
           again = false;
           while (!stopping && running.size < options.concurrency) {
             const agent = await claimNext(deps.db, owner, options.leaseSeconds);
             if (!agent) break;
+            if (stopping) {
+              // stop() began while this claim was in flight: hand the agent straight back.
+              await release(deps.db, owner, agent.id);
+              break;
+            }
             await launch(agent.id);
           }
         } while (again && !stopping);
@@ -116,6 +122,7 @@ export async function startScheduler(
       clearInterval(poll);
       clearInterval(beats);
       unsubscribeWork();
+      await claimLoop;
       for (const id of running.keys()) stopTurn(id, "shutdown");
       await Promise.all([...running.values()].map((t) => t.done));
     },

@@ -48,13 +48,13 @@ export const waitTool: Tool<AgentToolContext> = {
       const scope = { treeId: ctx.agent.tree_id, selfId: ctx.agent.id };
       let fromAgents: string[] | undefined;
       if (Array.isArray(from)) {
-        fromAgents = [];
-        for (const ref of from as string[]) {
-          const agent = await resolveAgentRef(ctx.db, scope, ref);
-          if (agent.id === ctx.agent.id)
-            return fail("INVALID_ARGS", "you cannot wait for yourself");
-          fromAgents.push(agent.id);
+        const resolved = await Promise.all(
+          (from as string[]).map((ref) => resolveAgentRef(ctx.db, scope, ref)),
+        );
+        if (resolved.some((a) => a.id === ctx.agent.id)) {
+          return fail("INVALID_ARGS", "you cannot wait for yourself");
         }
+        fromAgents = resolved.map((a) => a.id);
       }
       if (timeout > 0) await ctx.setWaiting(true);
       try {

@@ -1,0 +1,236 @@
+// Fan-in end to end: a root forks 100 children in one response, each mails its result to "parent",
+// the root collects them all with one `wait`; the real runtime (worker threads, Postgres) and the
+// real openai SDK against a zero-delay fake model. Beside it, the same model requests replayed
+// directly with the SDK in the same shape (root, then the children's chains at once, then root):
+// the HTTP + SDK floor, so the ratio is what warren's database orchestration adds.
+import OpenAI from "openai";
+import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
+import { sql } from "drizzle-orm";
+import { createTree } from "../src/agents/tree.js";
+import type { Config } from "../src/config/config.js";
+import { closeDb, createDb, type Db } from "../src/db/client.js";
+import type { FanInEntry } from "../src/mail/wait.js";
+import { startRuntime, type Runtime } from "../src/runtime/pool.js";
+import {
+  agentNameOf,
+  startFakeModel,
+  type FakeModel,
+  type RecordedRequest,
+  type Reply,
+} from "../test/support/fake-model.js";
+import { row, type BenchContext, type BenchRow } from "./report.js";
+import { benchConfig, countStates, pollUntil } from "./rig.js";
+import { collectGarbage, median, nowMs, untilAborted } from "./stats.js";
+
+const CHILDREN = 100;
+const WARMUP_ROUNDS = 1;
+const ROUNDS = 5;
+const ROUND_TIMEOUT_MS = 120_000;
+const WAIT_TIMEOUT_S = 120;
+/** How often the tree is checked for quiet; the wall time is this precise. */
+const QUIET_POLL_MS = 5;
+const ROOT = "root";
+const CHILD_NAMES = Array.from(
+  { length: CHILDREN },
+  (_, i) => `child-${String(i).padStart(3, "0")}`,
+);
+const FINAL_ANSWER = `collected ${CHILDREN} results`;
+/** The root: forks, wait, answer; every child: send, answer. */
+const EXPECTED_REQUESTS = 3 + 2 * CHILDREN;
+
+const resultOf = (name: string) => `result of ${name}`;
+
+/** The script, as a function of the request alone, so the SDK replay gets the same answers. */
+function scriptedReply(req: RecordedRequest): Reply {
+  const name = agentNameOf(req);
+  if (name === ROOT) {
+    const answered = req.messages.filter((m) => m.role === "assistant").length;
+    if (answered === 0) {
+      return {
+        toolCalls: CHILD_NAMES.map((child) => ({
+          name: "fork",
+          arguments: { name: child, prompt: `Work on part ${child}.`, context: "fresh" },
+        })),
+      };
+    }
+    if (answered === 1) {
+      return {
+        toolCalls: [
+          { name: "wait", arguments: { timeout: WAIT_TIMEOUT_S, from_agents: CHILD_NAMES } },
+        ],
+      };
+    }
+    return { text: FINAL_ANSWER };
+  }
+  if (req.lastMessage?.role === "user") {
+    return { toolCalls: [{ name: "send", arguments: { to: "parent", message: resultOf(name!) } }] };
+  }
+  return { text: "sent" };
+}
+
+export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
+  const { url, signal, log } = context;
+  const db = createDb(url, { max: 2, applicationName: "warren-bench-fan-in" });
+  const warnings: string[] = [];
+  let fake: FakeModel | undefined;
+  let runtime: Runtime | undefined;
+  try {
+    fake = await startFakeModel();
+    fake.script({ reply: scriptedReply, times: Infinity, label: "fan-in script" });
+    // Room for the root and its children; everything else as a user would have it.
+    const config = benchConfig(fake.baseURL, {
+      maxChildren: CHILDREN,
+      maxAgentsPerTree: CHILDREN + 1,
+    });
+    runtime = await startRuntime({ url, config, onWarning: (m) => warnings.push(m) });
+    const sdk = new OpenAI({
+      apiKey: "bench",
+      baseURL: fake.baseURL,
+      timeout: config.model.timeoutMs,
+      maxRetries: config.model.maxRetries,
+    });
+    log(
+      `fan-in: ${runtime.threads} worker threads, concurrency ${config.concurrency}; ` +
+        `${WARMUP_ROUNDS} warm-up + ${ROUNDS} rounds`,
+    );
+
+    const walls: number[] = [];
+    const floors: number[] = [];
+    for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
+      collectGarbage();
+      const { wallMs, requests } = await fanInRound(db, fake, config, signal);
+      collectGarbage();
+      const floorMs = await untilAborted(replay(sdk, requests, signal), signal);
+      fake.requests.splice(0);
+      if (r < WARMUP_ROUNDS) continue;
+      walls.push(wallMs);
+      floors.push(floorMs);
+      log(
+        `fan-in round ${r - WARMUP_ROUNDS + 1}/${ROUNDS}: ${wallMs.toFixed(0)} ms, ` +
+          `SDK floor ${floorMs.toFixed(0)} ms (${requests.length} requests)`,
+      );
+    }
+    const wall = median(walls);
+    const floor = median(floors);
+    return [
+      row(
+        `fan-in ${CHILDREN} children (wall)`,
+        wall,
+        "ms",
+        `same ${EXPECTED_REQUESTS} requests via SDK`,
+        floor,
+      ),
+      row(
+        `fan-in orchestration per child`,
+        (wall - floor) / CHILDREN,
+        "ms",
+        "SDK requests per child",
+        floor / CHILDREN,
+      ),
+    ];
+  } finally {
+    await runtime?.stop();
+    await fake?.close();
+    await closeDb(db);
+    if (warnings.length > 0) {
+      log(
+        `fan-in: ${warnings.length} runtime warnings, first: ${warnings.slice(0, 3).join(" | ")}`,
+      );
+    }
+  }
+}
+
+/** One fan-in: from creating the tree to every agent of it idle again. */
+async function fanInRound(
+  db: Db,
+  fake: FakeModel,
+  config: Config,
+  signal: AbortSignal,
+): Promise<{ wallMs: number; requests: RecordedRequest[] }> {
+  fake.requests.splice(0);
+  const start = nowMs();
+  const root = await createTree(db, {
+    prompt: `Fork ${CHILDREN} children and collect their results.`,
+    model: config.model.name ?? null,
+    cwd: process.cwd(),
+    budget: config.rootBudget,
+  });
+  let states = await countStates(db, root.id);
+  const quiet = async () => {
+    states = await countStates(db, root.id);
+    const total = states.idle + states.running + states.waiting + states.dead;
+    return total === CHILDREN + 1 && states.running + states.waiting === 0;
+  };
+  await pollUntil(db, quiet, {
+    what: "fan-in",
+    timeoutMs: ROUND_TIMEOUT_MS,
+    intervalMs: QUIET_POLL_MS,
+    signal,
+    describe: async () =>
+      `agents by state ${JSON.stringify(states)}, ${fake.requests.length} requests`,
+  });
+  const wallMs = nowMs() - start;
+  await verify(db, fake, root.id);
+  return { wallMs, requests: [...fake.requests] };
+}
+
+/** The root's wait received one mail from every child, and it answered: else fail loudly. */
+async function verify(db: Db, fake: FakeModel, rootId: string): Promise<void> {
+  const problems: string[] = [];
+  if (fake.unmatched.length > 0) problems.push(`${fake.unmatched.length} unscripted requests`);
+  if (fake.requests.length !== EXPECTED_REQUESTS) {
+    problems.push(`${fake.requests.length} model requests, expected ${EXPECTED_REQUESTS}`);
+  }
+  const waits = await db.execute<{ content: string }>(sql`
+    select content from events
+     where agent_id = ${rootId} and kind = 'tool_result' and data->>'name' = 'wait'`);
+  const result = waits.rows[0] && (JSON.parse(waits.rows[0].content) as { results?: FanInEntry[] });
+  const received = (result?.results ?? []).filter(
+    (e) => e.status === "received" && e.message === resultOf(e.name),
+  );
+  if (waits.rows.length !== 1 || received.length !== CHILDREN) {
+    problems.push(
+      `the root's wait received ${received.length} of ${CHILDREN} results ` +
+        `(${waits.rows.length} wait results: ${waits.rows[0]?.content.slice(0, 300) ?? "none"})`,
+    );
+  }
+  const answer = await db.execute<{ content: string }>(sql`
+    select content from events where agent_id = ${rootId} and kind = 'assistant'
+     order by id desc limit 1`);
+  if (answer.rows[0]?.content !== FINAL_ANSWER) {
+    problems.push(`the root's last answer is ${JSON.stringify(answer.rows[0]?.content)}`);
+  }
+  if (problems.length > 0) throw new Error(`fan-in went wrong:\n  ${problems.join("\n  ")}`);
+}
+
+/**
+ * The floor: the round's recorded requests sent again with the SDK, streamed to the end, in the
+ * fan-in's shape: the root's first request, then its wait request and every child's two
+ * requests (one after the other) all at once, then the root's answer.
+ */
+async function replay(
+  sdk: OpenAI,
+  requests: RecordedRequest[],
+  signal: AbortSignal,
+): Promise<number> {
+  const chains = new Map<string, RecordedRequest[]>();
+  for (const req of requests) {
+    const name = agentNameOf(req) ?? "?";
+    chains.set(name, [...(chains.get(name) ?? []), req]);
+  }
+  const root = chains.get(ROOT) ?? [];
+  chains.delete(ROOT);
+  if (root.length < 2) throw new Error(`fan-in replay: the root made ${root.length} requests`);
+  const send = async (chain: RecordedRequest[]) => {
+    for (const req of chain) {
+      const body = req.body as unknown as ChatCompletionCreateParamsStreaming;
+      const stream = await sdk.chat.completions.create(body, { signal });
+      for await (const _chunk of stream); // streamed to the end, as the runtime does
+    }
+  };
+  const start = nowMs();
+  await send(root.slice(0, 1));
+  await Promise.all([send(root.slice(1, -1)), ...[...chains.values()].map(send)]);
+  await send(root.slice(-1));
+  return nowMs() - start;
+}
