@@ -3,7 +3,8 @@
 // so mail sent at that moment either wakes the agent or is taken in, never stranded.
 import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
-import type { Db } from "../db/client.js";
+import { agentChannel, notify } from "../bus/channels.js";
+import type { Db, Queryable } from "../db/client.js";
 
 /** One clear line when a budget is exhausted. Turns are checked only as a new turn starts. */
 export function budgetProblem(agent: AgentRow, startingTurn: boolean): string | undefined {
@@ -24,6 +25,16 @@ export function budgetProblem(agent: AgentRow, startingTurn: boolean): string | 
     return `time budget exhausted (${Math.round(seconds)} of ${b.wall_seconds} s)${stop}`;
   }
   return undefined;
+}
+
+/** Ends the turn: idle, lease and interrupt request cleared, listeners told. A dead agent stays dead. */
+export async function markIdle(q: Queryable, agentId: string): Promise<void> {
+  const rows = await q.execute(sql`
+    update agents set state = 'idle', lease_owner = null, lease_expires_at = null,
+                      interrupt_requested_at = null, last_activity_at = now()
+     where id = ${agentId} and state <> 'dead'
+    returning id`);
+  if (rows.rows.length > 0) await notify(q, agentChannel(agentId), "state");
 }
 
 /** The text of a `mail_in` event, as the model reads it. */
@@ -63,11 +74,7 @@ export async function takePendingMail(db: Db, agent: AgentRow): Promise<"continu
       }
       return "continue";
     }
-    await tx.execute(sql`
-      update agents set state = 'idle', lease_owner = null, lease_expires_at = null,
-                        interrupt_requested_at = null, last_activity_at = now()
-       where id = ${agent.id}`);
-    await tx.execute(sql`select pg_notify(${"agent_event_" + agent.id}, 'state')`);
+    await markIdle(tx, agent.id);
     return "idle";
   });
 }

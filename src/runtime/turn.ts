@@ -6,7 +6,6 @@ import type { AgentRow } from "../agents/agents.sql.js";
 import { agents } from "../agents/agents.sql.js";
 import { appendEvent, listEvents } from "../agents/events.js";
 import { getAgent } from "../agents/refs.js";
-import { setState } from "../agents/tree.js";
 import type { Bus } from "../bus/bus.js";
 import { modelProblem, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
@@ -16,7 +15,7 @@ import { errorMessage } from "../tools/tool.js";
 import { toolsFor, toolSpecs } from "../tools/registry.js";
 import { buildContext, INTERRUPTED_RESULT } from "./context.js";
 import { runToolCalls } from "./tool-calls.js";
-import { budgetProblem, takePendingMail } from "./turn-end.js";
+import { budgetProblem, markIdle, takePendingMail } from "./turn-end.js";
 
 export interface TurnDeps {
   db: Db;
@@ -154,13 +153,7 @@ async function countTurn(db: Db, agentId: string): Promise<void> {
 
 /** Goes idle and gives up the lease; a dead agent stays dead. */
 export async function goIdle(db: Db, agentId: string): Promise<void> {
-  await db.transaction(async (tx) => {
-    await tx
-      .update(agents)
-      .set({ lease_owner: null, lease_expires_at: null, interrupt_requested_at: null })
-      .where(sql`${agents.id} = ${agentId}`);
-    await setState(tx, agentId, "idle");
-  });
+  await db.transaction((tx) => markIdle(tx, agentId));
 }
 
 async function handleStop(deps: TurnDeps, agent: AgentRow, reason: StopReason): Promise<void> {

@@ -1,27 +1,21 @@
 // killAgent: the cascade over a subtree (rows, events, NOTIFYs) and who may kill whom.
 import { and, eq, inArray } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { agents, type AgentRow } from "../../src/agents/agents.sql.js";
 import { events } from "../../src/agents/events.sql.js";
 import { getAgent } from "../../src/agents/refs.js";
 import { createTree, forkAgent, killAgent } from "../../src/agents/tree.js";
-import { createBus, type Bus } from "../../src/bus/bus.js";
 import { agentChannel } from "../../src/bus/channels.js";
 import type { Db } from "../../src/db/client.js";
-import { expectAgentError, recordNotifications } from "../support/agents.js";
+import { expectAgentError, recordNotifications, useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
 
 const database = useTestDatabase();
+const bus = useBus(() => database().url);
 let db: Db;
-let bus: Bus;
 
-beforeAll(async () => {
+beforeAll(() => {
   db = database().db;
-  bus = await createBus(database().url);
-});
-
-afterAll(async () => {
-  await bus?.close();
 });
 
 describe("killAgent cascade", () => {
@@ -41,7 +35,7 @@ describe("killAgent cascade", () => {
     expect(new Set(subtree.map((a) => a.depth))).toEqual(new Set([1, 2, 3]));
 
     const channels = subtree.map((a) => agentChannel(a.id));
-    const recorder = await recordNotifications(bus, channels);
+    const recorder = await recordNotifications(bus(), channels);
     const killed = await killAgent(db, { targetId: target.id, byAgentId: root.id });
 
     expect(killed[0]).toBe(target.id);
@@ -70,7 +64,7 @@ describe("killAgent cascade", () => {
 
     expect((await getAgent(db, root.id))?.state).toBe("idle");
     expect((await getAgent(db, bystander.id))?.state).toBe("running");
-    expect(bus.channelCount()).toBe(0);
+    expect(bus().channelCount()).toBe(0);
   });
 });
 

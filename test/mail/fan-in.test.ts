@@ -1,11 +1,10 @@
 // waitForMail with from_agents (fan-in): one entry per listed agent, status precedence, early
 // return, partial results on timeout and wake-ups from mail and state changes.
 import { eq, inArray } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { AgentRow } from "../../src/agents/agents.sql.js";
 import { events } from "../../src/agents/events.sql.js";
 import { createTree, forkAgent, killAgent, setState } from "../../src/agents/tree.js";
-import { createBus, type Bus } from "../../src/bus/bus.js";
 import type { Db } from "../../src/db/client.js";
 import { mail } from "../../src/mail/mail.sql.js";
 import { sendMail } from "../../src/mail/send.js";
@@ -15,20 +14,15 @@ import {
   type FanInStatus,
   type WaitRequest,
 } from "../../src/mail/wait.js";
-import { expectAgentError, sleep } from "../support/agents.js";
+import { expectAgentError, sleep, useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
 
 const database = useTestDatabase();
+const bus = useBus(() => database().url);
 let db: Db;
-let bus: Bus;
 
-beforeAll(async () => {
+beforeAll(() => {
   db = database().db;
-  bus = await createBus(database().url);
-});
-
-afterAll(async () => {
-  await bus?.close();
 });
 
 /** A parent with `names.length` running children. */
@@ -39,7 +33,7 @@ async function family(...names: string[]) {
   const send = (from: AgentRow, body: string) =>
     sendMail(db, { treeId: parent.id, fromId: from.id, toId: parent.id, body });
   const fanIn = async (from: AgentRow[], options: Partial<WaitRequest> = {}) => {
-    const outcome = await waitForMail(db, bus, {
+    const outcome = await waitForMail(db, bus(), {
       agentId: parent.id,
       timeoutSeconds: 0,
       fromAgents: from.map((a) => a.id),
@@ -55,7 +49,7 @@ const statuses = (results: FanInEntry[]) => results.map((r) => r.status);
 
 /** Resolves once the bus LISTENs and the waiter has had time to make its first check. */
 async function blocked(): Promise<void> {
-  await vi.waitFor(() => expect(bus.channelCount()).toBeGreaterThan(0));
+  await vi.waitFor(() => expect(bus().channelCount()).toBeGreaterThan(0));
   await sleep(300);
 }
 
@@ -115,7 +109,7 @@ describe("fan-in", () => {
     const { results } = await waiting;
     expect(statuses(results)).toEqual(["received", "idle", "dead"]);
     expect(Date.now() - started).toBeLessThan(30_000);
-    expect(bus.channelCount()).toBe(0);
+    expect(bus().channelCount()).toBe(0);
   });
 
   it("one sends, one is idle, one is dead and one keeps running past the timeout", async () => {
@@ -152,7 +146,7 @@ describe("fan-in", () => {
     const { children, fanIn } = await family("known");
     const unknown = { id: "00000000-0000-4000-8000-000000000000" } as AgentRow;
     await expectAgentError(fanIn([...children, unknown], { timeoutSeconds: 30 }), "UNKNOWN_AGENT");
-    expect(bus.channelCount()).toBe(0);
+    expect(bus().channelCount()).toBe(0);
   });
 
   it("a wait blocked on a running child returns when the child goes idle", async () => {

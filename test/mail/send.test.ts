@@ -1,27 +1,21 @@
 // sendMail: who may be written to, body rules, the row, the NOTIFY and waking an idle recipient.
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { getAgent } from "../../src/agents/refs.js";
 import { createTree, forkAgent, killAgent } from "../../src/agents/tree.js";
-import { createBus, type Bus } from "../../src/bus/bus.js";
 import { agentChannel, WORK_CHANNEL } from "../../src/bus/channels.js";
 import type { Db } from "../../src/db/client.js";
 import { mail } from "../../src/mail/mail.sql.js";
 import { sendMail } from "../../src/mail/send.js";
-import { expectAgentError, recordNotifications } from "../support/agents.js";
+import { expectAgentError, recordNotifications, useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
 
 const database = useTestDatabase();
+const bus = useBus(() => database().url);
 let db: Db;
-let bus: Bus;
 
-beforeAll(async () => {
+beforeAll(() => {
   db = database().db;
-  bus = await createBus(database().url);
-});
-
-afterAll(async () => {
-  await bus?.close();
 });
 
 /** A root (idle) with one running child. */
@@ -38,7 +32,7 @@ async function mailTo(toId: string) {
 describe("sendMail", () => {
   it("stores the mail and NOTIFYs the recipient's channel with 'mail'", async () => {
     const { root, child, treeId } = await family();
-    const recorder = await recordNotifications(bus, [agentChannel(root.id)]);
+    const recorder = await recordNotifications(bus(), [agentChannel(root.id)]);
     const receipt = await sendMail(db, { treeId, fromId: child.id, toId: root.id, body: "done" });
     expect(receipt.mailId).toBeGreaterThan(0);
     const [row] = await mailTo(root.id);
@@ -113,7 +107,7 @@ describe("sendMail", () => {
     const { root, child, treeId } = await family();
     const idle = await forkAgent(db, root.id, { name: "idle" });
     expect(idle.state).toBe("idle");
-    const recorder = await recordNotifications(bus, [WORK_CHANNEL]);
+    const recorder = await recordNotifications(bus(), [WORK_CHANNEL]);
 
     const toRunning = await sendMail(db, { treeId, fromId: root.id, toId: child.id, body: "more" });
     const toIdle = await sendMail(db, { treeId, fromId: root.id, toId: idle.id, body: "wake" });

@@ -1,29 +1,23 @@
 // waitForMail without from_agents: FIFO, the non-blocking check, NOTIFY wake-up, consumption
 // recorded by an event, and cancellation.
 import { eq } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import { events } from "../../src/agents/events.sql.js";
 import { listEvents } from "../../src/agents/events.js";
 import { createTree, forkAgent } from "../../src/agents/tree.js";
-import { createBus, type Bus } from "../../src/bus/bus.js";
 import type { Db } from "../../src/db/client.js";
 import { mail } from "../../src/mail/mail.sql.js";
 import { sendMail } from "../../src/mail/send.js";
 import { waitForMail, type WaitRequest } from "../../src/mail/wait.js";
-import { sleep } from "../support/agents.js";
+import { sleep, useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
 
 const database = useTestDatabase();
+const bus = useBus(() => database().url);
 let db: Db;
-let bus: Bus;
 
-beforeAll(async () => {
+beforeAll(() => {
   db = database().db;
-  bus = await createBus(database().url);
-});
-
-afterAll(async () => {
-  await bus?.close();
 });
 
 /** A parent (the waiter) with one running child (a sender). */
@@ -33,13 +27,13 @@ async function family() {
   const send = (body: string, fromId: string | null = child.id) =>
     sendMail(db, { treeId: parent.id, fromId, toId: parent.id, body });
   const wait = (options: Partial<WaitRequest> = {}) =>
-    waitForMail(db, bus, { agentId: parent.id, timeoutSeconds: 0, ...options });
+    waitForMail(db, bus(), { agentId: parent.id, timeoutSeconds: 0, ...options });
   return { parent, child, send, wait };
 }
 
 /** Resolves once the bus LISTENs on something and the waiter has had time to make its first check. */
 async function blocked(): Promise<void> {
-  await vi.waitFor(() => expect(bus.channelCount()).toBeGreaterThan(0));
+  await vi.waitFor(() => expect(bus().channelCount()).toBeGreaterThan(0));
   await sleep(300);
 }
 
@@ -65,7 +59,7 @@ describe("waitForMail", () => {
     expect(outcome).not.toBe("blocked");
     expect(outcome !== "blocked" && outcome.result).toEqual({ status: "timeout" });
     expect(outcome !== "blocked" && outcome.consumedMailIds).toEqual([]);
-    expect(bus.channelCount()).toBe(0);
+    expect(bus().channelCount()).toBe(0);
 
     await send("ready");
     expect((await wait()).result).toMatchObject({ message: "ready" });
@@ -80,7 +74,7 @@ describe("waitForMail", () => {
     const outcome = await waiting;
     expect(outcome.result).toEqual({ from: child.id, from_name: "child", message: "wake up" });
     expect(Date.now() - started).toBeLessThan(30_000);
-    expect(bus.channelCount()).toBe(0);
+    expect(bus().channelCount()).toBe(0);
   });
 
   it("consuming marks the mail with the event that recorded the result", async () => {
@@ -126,7 +120,7 @@ describe("waitForMail", () => {
     await blocked();
     controller.abort();
     await expect(waiting).rejects.toMatchObject({ name: "AbortError" });
-    expect(bus.channelCount()).toBe(0);
+    expect(bus().channelCount()).toBe(0);
 
     // Mail already there is not taken by an aborted wait either.
     const { mailId } = await send("still here");

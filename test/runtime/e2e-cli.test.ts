@@ -1,12 +1,9 @@
 // End to end: the inspection commands (`ls`, `log`, `export`) and `send` against a tree that a
 // real `warren -p` run produced.
 import { describe, expect, it } from "vitest";
-import type { RecordedRequest } from "../support/fake-model.js";
-import { agentNamed, lastToolName, mailOf, useE2E } from "./e2e-support.js";
+import { after, agentNamed, isFirst, mailOf, useE2E } from "./e2e-support.js";
 
 const e2e = useE2E();
-const isFirst = (req: RecordedRequest) => req.lastMessage?.role === "user";
-const after = (tool: string) => (req: RecordedRequest) => lastToolName(req) === tool;
 
 interface AgentJson {
   id: string;

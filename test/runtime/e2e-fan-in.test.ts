@@ -1,23 +1,21 @@
 // End to end through `bin/warren -p`: fan-in over children forked in one response, complete and
 // partial (a timeout leaves a running child reported as running).
 import { describe, expect, it } from "vitest";
-import type { RecordedRequest } from "../support/fake-model.js";
 import {
   agentNamed,
   eventsOf,
   forkedIds,
   kindsOf,
-  lastToolName,
   lastToolResults,
   mailOf,
   requestsOf,
   treeAgents,
   useE2E,
+  after,
+  isFirst,
 } from "./e2e-support.js";
 
 const e2e = useE2E();
-const isFirst = (req: RecordedRequest) => req.lastMessage?.role === "user";
-const after = (tool: string) => (req: RecordedRequest) => lastToolName(req) === tool;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 describe("fan-in", () => {

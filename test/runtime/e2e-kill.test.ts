@@ -1,23 +1,21 @@
 // End to end through `bin/warren -p`: kill cascades down a nested subtree and aborts in-flight
 // model calls; agents may kill only their own descendants, and never the root.
 import { describe, expect, it } from "vitest";
-import type { RecordedRequest } from "../support/fake-model.js";
 import {
   agentNamed,
   eventsOf,
   forkedIds,
   kindsOf,
-  lastToolName,
   lastToolResults,
   requestsOf,
   startAbortProbe,
   treeAgents,
   useE2E,
+  after,
+  isFirst,
 } from "./e2e-support.js";
 
 const e2e = useE2E();
-const isFirst = (req: RecordedRequest) => req.lastMessage?.role === "user";
-const after = (tool: string) => (req: RecordedRequest) => lastToolName(req) === tool;
 
 describe("kill", () => {
   it("cascades from the target to its descendants and aborts their model calls", async () => {

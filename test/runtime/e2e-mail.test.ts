@@ -5,17 +5,16 @@ import type { RecordedRequest } from "../support/fake-model.js";
 import {
   agentNamed,
   eventsOf,
-  lastToolName,
   lastToolResults,
   lastUserStartsWith,
   mailOf,
   requestsOf,
   useE2E,
+  after,
+  isFirst,
 } from "./e2e-support.js";
 
 const e2e = useE2E();
-const isFirst = (req: RecordedRequest) => req.lastMessage?.role === "user";
-const after = (tool: string) => (req: RecordedRequest) => lastToolName(req) === tool;
 const WORDS = ["one", "two", "three"];
 
 describe("mail", () => {

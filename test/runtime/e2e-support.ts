@@ -171,6 +171,12 @@ function agentOfBody(body: Buffer): string | undefined {
 
 // --- what the model was sent ---------------------------------------------------------------
 
+/** Matches an agent's first request of a turn (its last message is the user's or a mail). */
+export const isFirst = (req: RecordedRequest) => req.lastMessage?.role === "user";
+
+/** Matches a request made right after a call of `tool` was answered. */
+export const after = (tool: string) => (req: RecordedRequest) => lastToolName(req) === tool;
+
 /** The requests one agent (by name) made, in order. */
 export function requestsOf(fake: FakeModel, name: string): RecordedRequest[] {
   return fake.requests.filter((req) => agentNameOf(req) === name);

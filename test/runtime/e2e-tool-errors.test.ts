@@ -1,20 +1,19 @@
 // End to end through `bin/warren -p`: bad input from the model (malformed JSON, unknown tools,
 // wrong arguments, limits) comes back as `{"error":{code,message}}` results and the turn goes on.
 import { describe, expect, it } from "vitest";
-import type { RecordedRequest, ScriptedToolCall } from "../support/fake-model.js";
+import type { ScriptedToolCall } from "../support/fake-model.js";
 import {
   agentNamed,
   eventsOf,
-  lastToolName,
   lastToolResults,
   mailOf,
   requestsOf,
   useE2E,
+  after,
+  isFirst,
 } from "./e2e-support.js";
 
 const e2e = useE2E();
-const isFirst = (req: RecordedRequest) => req.lastMessage?.role === "user";
-const after = (tool: string) => (req: RecordedRequest) => lastToolName(req) === tool;
 
 /** Each bad call with the error code it must produce. */
 const BAD_CALLS: [ScriptedToolCall, string][] = [

@@ -1,9 +1,9 @@
 // Helpers for the agents/mail/bus tests: asserting AgentError codes, recording NOTIFYs, reading
 // the listener's backend from pg_stat_activity.
 import { sql } from "drizzle-orm";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { AgentError, type ErrorCode } from "../../src/agents/errors.js";
-import type { Bus } from "../../src/bus/bus.js";
+import { createBus, type Bus } from "../../src/bus/bus.js";
 import type { Queryable } from "../../src/db/client.js";
 
 /** Awaits `promise`, expects it to reject with an AgentError of `code`, and returns the error. */
@@ -51,4 +51,16 @@ export async function listenBackends(q: Queryable): Promise<{ pid: number; query
     select pid, query from pg_stat_activity
      where application_name = 'warren-listen' and datname = current_database()`);
   return result.rows;
+}
+
+/** A bus on this test file's database, opened before and closed after the file's tests. */
+export function useBus(url: () => string): () => Bus {
+  let bus: Bus | undefined;
+  beforeAll(async () => {
+    bus = await createBus(url());
+  });
+  afterAll(async () => {
+    await bus?.close();
+  });
+  return () => bus!;
 }
