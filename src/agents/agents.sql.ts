@@ -23,6 +23,13 @@ export interface Budget {
   wall_seconds?: number;
 }
 
+/** One awaited agent of a fan-in wait, as the status layer shows it. */
+export interface WaitStatusEntry {
+  agent_id: string;
+  name: string;
+  status: "received" | "dead" | "idle" | "running";
+}
+
 export const agents = pgTable(
   "agents",
   {
@@ -53,6 +60,10 @@ export const agents = pgTable(
     lease_owner: text("lease_owner"),
     lease_expires_at: timestamp("lease_expires_at", { withTimezone: true }),
     interrupt_requested_at: timestamp("interrupt_requested_at", { withTimezone: true }),
+    /** What the agent is doing now, for people: "thinking", "bash: ls -la", "waiting for 3 agents". */
+    activity: text("activity"),
+    /** While the agent waits on several agents: the live per-agent fan-in state (status layer). */
+    wait_status: jsonb("wait_status").$type<WaitStatusEntry[]>(),
   },
   (t) => [
     index("agents_tree_idx").on(t.tree_id, t.created_at),

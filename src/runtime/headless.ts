@@ -54,6 +54,7 @@ export async function runPrompt(options: PromptOptions): Promise<PromptRun> {
   const runtime = await startRuntime({
     url: options.url,
     config,
+    treeId: root.id,
     onWarning: options.onWarning,
   });
   let timedOut = false;

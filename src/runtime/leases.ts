@@ -5,11 +5,12 @@ import type { AgentRow } from "../agents/agents.sql.js";
 import { agents } from "../agents/agents.sql.js";
 import type { Queryable } from "../db/client.js";
 
-/** Claims one agent with work whose lease is free or expired. */
+/** Claims one agent with work whose lease is free or expired (of one tree, when `treeId` is set). */
 export async function claimNext(
   q: Queryable,
   owner: string,
   leaseSeconds: number,
+  treeId?: string,
 ): Promise<AgentRow | undefined> {
   const rows = await q.execute(sql`
     update agents set lease_owner = ${owner},
@@ -18,6 +19,7 @@ export async function claimNext(
        select id from agents
         where state in ('running', 'waiting')
           and (lease_expires_at is null or lease_expires_at < now())
+          and (${treeId ?? null}::uuid is null or tree_id = ${treeId ?? null}::uuid)
         order by last_activity_at
         limit 1
         for update skip locked)

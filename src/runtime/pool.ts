@@ -13,6 +13,8 @@ export interface RuntimeOptions {
   threads?: number;
   /** Agents run at once by this process (default: config.concurrency). */
   concurrency?: number;
+  /** Run only this tree's agents (`warren -p`, the TUI); absent = every tree's (`warren worker`). */
+  treeId?: string;
   onWarning?: (message: string) => void;
 }
 
@@ -42,6 +44,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       url: options.url,
       config: options.config,
       concurrency: Math.max(1, Math.ceil(total / threads)),
+      ...(options.treeId ? { treeId: options.treeId } : {}),
     };
     const worker = new Worker(script, { workerData: data });
     workers.push(worker);

@@ -10,6 +10,8 @@ import { runAgent, TurnStopped, type StopReason, type TurnDeps } from "./turn.js
 export interface SchedulerOptions {
   concurrency: number;
   leaseSeconds: number;
+  /** Run only this tree's agents (`warren -p`, the TUI); absent = every tree's (`warren worker`). */
+  treeId?: string;
   /** Safety poll for lost NOTIFYs and expired leases. */
   pollMs?: number;
   onWarning?: (message: string) => void;
@@ -74,7 +76,7 @@ export async function startScheduler(
         do {
           again = false;
           while (!stopping && running.size < options.concurrency) {
-            const agent = await claimNext(deps.db, owner, options.leaseSeconds);
+            const agent = await claimNext(deps.db, owner, options.leaseSeconds, options.treeId);
             if (!agent) break;
             if (stopping) {
               // stop() began while this claim was in flight: hand the agent straight back.

@@ -9,6 +9,8 @@ export interface WorkerData {
   url: string;
   config: Config;
   concurrency: number;
+  /** Only this tree's agents; absent = every tree's. */
+  treeId?: string;
 }
 
 export type WorkerMessage =
@@ -22,12 +24,12 @@ if (!port) throw new Error("worker-entry must run in a worker thread");
 const post = (message: WorkerMessage) => port.postMessage(message);
 
 async function main(): Promise<void> {
-  const { url, config, concurrency } = workerData as WorkerData;
+  const { url, config, concurrency, treeId } = workerData as WorkerData;
   const warn = (message: string) => post({ type: "warning", message });
   const services = await openServices(url, config, warn);
   const scheduler = await startScheduler(
     { db: services.db, bus: services.bus, model: services.model, config },
-    { concurrency, leaseSeconds: config.leaseSeconds, onWarning: warn },
+    { concurrency, leaseSeconds: config.leaseSeconds, treeId, onWarning: warn },
   );
   port!.on("message", (message: { type: string }) => {
     if (message.type !== "stop") return;
