@@ -1,7 +1,8 @@
 // Appending to and reading an agent's transcript.
-import { and, asc, eq, gt, lt } from "drizzle-orm";
+import { and, asc, desc, eq, gt, lt } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
 import { events, type EventKind, type EventRow } from "./events.sql.js";
+import { scrubJson, scrubText } from "./text.js";
 
 export async function appendEvent(
   q: Queryable,
@@ -12,7 +13,8 @@ export async function appendEvent(
 ): Promise<EventRow> {
   const [row] = await q
     .insert(events)
-    .values({ agent_id: agentId, kind, content, data: data ?? null })
+    // Model text and tool output may hold NUL or lone surrogates, which Postgres cannot store.
+    .values({ agent_id: agentId, kind, content: scrubText(content), data: scrubJson(data ?? null) })
     .returning();
   return row!;
 }
@@ -40,4 +42,24 @@ export async function listEvents(
       ),
     )
     .orderBy(asc(events.id));
+}
+
+/** The newest `limit` events (before `before`, when given), oldest first: one page of history. */
+export async function listRecentEvents(
+  q: Queryable,
+  agentId: string,
+  options: { before?: number; limit: number },
+): Promise<EventRow[]> {
+  const rows = await q
+    .select()
+    .from(events)
+    .where(
+      and(
+        eq(events.agent_id, agentId),
+        options.before !== undefined ? lt(events.id, options.before) : undefined,
+      ),
+    )
+    .orderBy(desc(events.id))
+    .limit(options.limit);
+  return rows.reverse();
 }

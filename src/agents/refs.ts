@@ -3,6 +3,7 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
 import { agents, type AgentRow } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
+import { textProblem } from "./text.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -35,6 +36,8 @@ export async function resolveAgentRef(
 ): Promise<AgentRow> {
   const wanted = ref.trim();
   if (!wanted) throw new AgentError("INVALID_ARGS", "agent reference is empty");
+  const problem = textProblem(wanted);
+  if (problem) throw new AgentError("INVALID_ARGS", `agent reference ${problem}`);
   if (wanted === "parent") return resolveParent(q, scope);
 
   if (UUID.test(wanted)) {

@@ -9,6 +9,7 @@ import { appendEvent } from "./events.js";
 import { AgentError } from "./errors.js";
 import { DEFAULT_LIMITS, type Limits } from "./limits.js";
 import { displayName, getAgent } from "./refs.js";
+import { validateName, validateText } from "./text.js";
 
 export interface NewAgent {
   name?: string;
@@ -28,22 +29,19 @@ export interface ForkOptions extends NewAgent {
   inheritUntilEvent?: number;
 }
 
-const NAME_MAX = 64;
+export { validateName } from "./text.js";
 
-export function validateName(name: unknown): string {
-  if (typeof name !== "string" || !name.trim()) {
-    throw new AgentError("INVALID_ARGS", "name must be a non-empty string");
-  }
-  const trimmed = name.trim();
-  if (trimmed.length > NAME_MAX || /[\r\n\t]/.test(trimmed)) {
-    throw new AgentError("INVALID_ARGS", `name must be one line of at most ${NAME_MAX} characters`);
-  }
-  if (trimmed === "parent") throw new AgentError("INVALID_ARGS", `"parent" is a reserved name`);
-  return trimmed;
+/** Checks the stored texts of a new agent before any row is written (SPEC §2). */
+function validateNewAgent(options: NewAgent): void {
+  if (options.prompt !== undefined) validateText(options.prompt, "prompt");
+  if (options.systemPrompt) validateText(options.systemPrompt, "system prompt");
+  if (options.profile) validateText(options.profile, "profile");
+  if (options.model) validateText(options.model, "model");
 }
 
 export async function createTree(db: Db, options: NewAgent = {}): Promise<AgentRow> {
   const id = randomUUID();
+  validateNewAgent(options);
   return db.transaction(async (tx) => {
     const [root] = await tx
       .insert(agents)
@@ -76,6 +74,7 @@ export async function forkAgent(
   limits: Limits = DEFAULT_LIMITS,
 ): Promise<AgentRow> {
   const name = validateName(options.name);
+  validateNewAgent(options);
   return db.transaction(async (tx) => {
     const [parent] = await tx.select().from(agents).where(eq(agents.id, parentId)).for("update");
     if (!parent) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
@@ -213,7 +212,8 @@ export async function killAgent(db: Db, request: KillRequest): Promise<string[]>
         union all
         select a.id, sub.level + 1, a.created_at from agents a join sub on a.parent_id = sub.id
       ), victims as (
-        update agents set state = 'dead', ended_at = now(), last_activity_at = now()
+        update agents set state = 'dead', ended_at = now(), last_activity_at = now(),
+                          activity = null, wait_status = null
           from sub
          where agents.id = sub.id and agents.state <> 'dead'
         returning agents.id, sub.level, sub.created_at

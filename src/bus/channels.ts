@@ -7,6 +7,15 @@ export function agentChannel(agentId: string): string {
   return `agent_event_${agentId}`;
 }
 
+/**
+ * One channel per tree, for feeds (TUIs): database triggers send `a:<agent id>` (agent row
+ * changed), `e:<agent id>:<event id>` (new event), `i:<agent id>` (queued input changed); the turn
+ * loop sends `s:<agent id>` (stream moved on). A feed LISTENs to one channel however many agents.
+ */
+export function treeChannel(treeId: string): string {
+  return `warren_tree_${treeId}`;
+}
+
 /** "There is an agent with work to do": workers listen here. */
 export const WORK_CHANNEL = "warren_work";
 

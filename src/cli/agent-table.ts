@@ -8,6 +8,7 @@ import {
   padEnd,
   padStart,
   shortId,
+  shownName,
   type Colors,
 } from "./format.js";
 
@@ -72,7 +73,7 @@ export function renderAgentTable(list: AgentRow[], color: Colors, now = Date.now
     return {
       agent,
       cells: [
-        `${branch}${agent.name} ${shortId(agent.id)}`,
+        `${branch}${shownName(agent)}`,
         agent.state + reaped,
         String(agent.turns),
         String(agent.tool_calls),

@@ -3,12 +3,18 @@ import fs from "node:fs/promises";
 import { asc, inArray } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { events, type EventRow } from "../agents/events.sql.js";
-import { displayName } from "../agents/refs.js";
 import { listTree } from "../agents/tree.js";
 import type { Db } from "../db/client.js";
 import { treeOrder } from "./agent-table.js";
 import { expectPositionals, parseCommandArgs, UsageError, type Command } from "./command.js";
-import { compactNumber, createColors, shortId } from "./format.js";
+import {
+  compactNumber,
+  createColors,
+  jsonText,
+  safeLine,
+  shortId,
+  shownName,
+} from "./format.js";
 import { requireTree, withDatabase } from "./scope.js";
 import { renderTranscript } from "./transcript.js";
 
@@ -43,12 +49,11 @@ Options:
       const root = await requireTree(db, positionals[0]);
       const entries = await loadTree(db, root);
       return format === "json"
-        ? JSON.stringify(
+        ? jsonText(
             {
               tree_id: root.id,
               agents: entries.map(({ agent, events }) => ({ ...agent, events })),
             },
-            null,
             2,
           )
         : renderMarkdown(root, entries);
@@ -95,10 +100,10 @@ function renderMarkdown(root: AgentRow, entries: ExportEntry[]): string {
       `tokens ${compactNumber(agent.input_tokens)} in / ${compactNumber(agent.output_tokens)} out`,
       `created ${agent.created_at.toISOString()}`,
     ];
-    if (agent.model) facts.push(`model ${agent.model}`);
+    if (agent.model) facts.push(`model ${safeLine(agent.model)}`);
     out.push(
       "",
-      `${heading} ${displayName(agent)}`,
+      `${heading} ${shownName(agent)}`,
       "",
       `\`${agent.id}\` · ${facts.join(" · ")}`,
       "",

@@ -1,6 +1,8 @@
 // Small text helpers for terminal output: colors that respect NO_COLOR and non-TTY output,
 // compact numbers, durations, padding and truncation.
 
+import { escapeLine } from "../text/escape.js";
+
 type Env = Record<string, string | undefined>;
 type Paint = (text: string) => string;
 
@@ -97,4 +99,22 @@ export function truncateText(text: string, { maxLines, maxChars }: TruncateOptio
 export function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** Agent-controlled text on one terminal line: control characters shown as `\x1b` etc. */
+export const safeLine = (text: string): string => escapeLine(text);
+
+/** An agent as people see it (name + short id), safe for a terminal. */
+export const shownName = (agent: { id: string; name: string }): string =>
+  escapeLine(`${agent.name} ${shortId(agent.id)}`);
+
+/**
+ * JSON for a terminal or a pipe: JSON.stringify already escapes C0 controls; DEL, C1 controls and
+ * bidi/line-separator characters are escaped too (`\u009b` is a CSI on some terminals).
+ */
+export function jsonText(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(
+    /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }

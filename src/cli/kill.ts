@@ -1,7 +1,7 @@
 // `warren kill AGENT`: kills an agent and its whole subtree, as the person (never the root).
-import { displayName } from "../agents/refs.js";
 import { killAgent } from "../agents/tree.js";
 import { expectPositionals, parseCommandArgs, type Command } from "./command.js";
+import { shownName } from "./format.js";
 import { resolveAgent, withDatabase } from "./scope.js";
 
 export const kill: Command = {
@@ -28,7 +28,7 @@ Options:
       const killed = await killAgent(db, { targetId: agent.id, byAgentId: null });
       const others = killed.length - 1;
       const more = others > 0 ? ` and ${others} descendant${others === 1 ? "" : "s"}` : "";
-      io.out(`killed ${displayName(agent)}${more}`);
+      io.out(`killed ${shownName(agent)}${more}`);
     });
   },
 };

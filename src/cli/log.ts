@@ -1,9 +1,8 @@
 // `warren log AGENT`: an agent's transcript, rendered like the TUI's scrollback or as JSON.
 import { listEvents } from "../agents/events.js";
-import { displayName } from "../agents/refs.js";
 import { paintState } from "./agent-table.js";
 import { expectPositionals, parseCommandArgs, type Command } from "./command.js";
-import { shortId } from "./format.js";
+import { jsonText, shortId, shownName } from "./format.js";
 import { resolveAgent, withDatabase } from "./scope.js";
 import { renderTranscript } from "./transcript.js";
 
@@ -35,11 +34,11 @@ Options:
       const agent = await resolveAgent(db, positionals[0]!, values.tree);
       const events = await listEvents(db, agent.id);
       if (values.json) {
-        io.out(JSON.stringify(events, null, 2));
+        io.out(jsonText(events, 2));
         return;
       }
       const state = paintState(agent.state, io.color)(agent.state);
-      io.out(`${io.color.bold(displayName(agent))} · ${state} · tree ${shortId(agent.tree_id)}`);
+      io.out(`${io.color.bold(shownName(agent))} · ${state} · tree ${shortId(agent.tree_id)}`);
       if (events.length === 0) {
         io.out(io.color.dim("(no events yet)"));
         return;

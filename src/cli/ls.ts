@@ -3,6 +3,7 @@ import { listTree } from "../agents/tree.js";
 import type { Db } from "../db/client.js";
 import { renderAgentTable, treeSummary } from "./agent-table.js";
 import { expectPositionals, parseCommandArgs, type Command, type Io } from "./command.js";
+import { jsonText } from "./format.js";
 import { treeOrLatest, withDatabase } from "./scope.js";
 
 export const ls: Command = {
@@ -50,7 +51,7 @@ export async function printTree(
   }
   const list = await listTree(db, root.id, { includeReaped: options.all });
   if (options.json) {
-    io.out(JSON.stringify(list, null, 2));
+    io.out(jsonText(list, 2));
     return;
   }
   io.out(treeSummary(root, list, io.color));

@@ -6,6 +6,8 @@ import { fileURLToPath } from "node:url";
 import { isAgentError } from "../agents/errors.js";
 import { ConfigError } from "../config/config.js";
 import { DatabaseUnavailableError } from "../db/resolve.js";
+import { describeDbError, isTransient } from "../db/retry.js";
+import { escapeControl } from "../text/escape.js";
 import {
   CliError,
   parseCommandArgs,
@@ -59,6 +61,9 @@ Options:
   -h, --help         show this help
   --version          print the version
 
+In the TUI: Enter sends, Shift+Enter or Ctrl+J a new line, Ctrl+Up/Down parent/newest child,
+  Ctrl+Left/Right siblings, Ctrl+T agent panel, Esc interrupts, Ctrl+C twice quits, /help for more.
+
 Environment:
   DATABASE_URL       PostgreSQL to use (default: an embedded server under $WARREN_HOME)
   WARREN_HOME        embedded database home (default: $XDG_DATA_HOME/warren)
@@ -77,7 +82,8 @@ export async function main(argv: string[], env: Env = process.env): Promise<void
   const io: Io = {
     env,
     out: (text) => void process.stdout.write(`${text}\n`),
-    err: (text) => void process.stderr.write(`${text}\n`),
+    // Error lines may quote agent text (names, messages): never let it drive the terminal.
+    err: (text) => void process.stderr.write(`${escapeControl(text, { multiline: true })}\n`),
     color: createColors(colorEnabled(env, process.stdout)),
   };
   const { code, exitWhenDone } = await dispatch(argv, io);
@@ -92,7 +98,6 @@ export async function main(argv: string[], env: Env = process.env): Promise<void
 async function dispatch(argv: string[], io: Io): Promise<{ code: number; exitWhenDone: boolean }> {
   const [first, ...rest] = argv;
   const command = COMMANDS.find((c) => c.name === first);
-  const headless = !command && argv.some((arg) => arg === "-p" || arg.startsWith("--prompt"));
   try {
     if (first === "help") return { code: help(rest, io), exitWhenDone: false };
     if (command) {
@@ -102,9 +107,10 @@ async function dispatch(argv: string[], io: Io): Promise<{ code: number; exitWhe
       }
       return { code: (await command.run(rest, io)) ?? 0, exitWhenDone: !!command.exitWhenDone };
     }
-    return { code: await topLevel(argv, io), exitWhenDone: headless };
+    // The TUI and -p leave runtime threads and pools behind them: exit once output is flushed.
+    return { code: await topLevel(argv, io), exitWhenDone: true };
   } catch (error) {
-    return { code: report(error, io), exitWhenDone: headless || !!command?.exitWhenDone };
+    return { code: report(error, io), exitWhenDone: !command || !!command.exitWhenDone };
   }
 }
 
@@ -192,8 +198,16 @@ function report(error: unknown, io: Io): number {
     io.err(`warren: ${firstLine(error.message)}`);
     return 1;
   }
+  if (isTransient(error)) {
+    io.err(`warren: database unreachable (${describeDbError(error)})`);
+    return 1;
+  }
   const message = error instanceof Error ? error.message : String(error);
-  io.err(`warren: ${hidePasswords(firstLine(message)) || "unexpected error"}`);
+  // drizzle's "Failed query: <SQL>" is for developers (WARREN_DEBUG=1); people get the reason.
+  const shown = message.startsWith("Failed query:")
+    ? `database error: ${describeDbError(error)}`
+    : firstLine(message);
+  io.err(`warren: ${hidePasswords(shown) || "unexpected error"}`);
   return 1;
 }
 

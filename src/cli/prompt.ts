@@ -1,7 +1,10 @@
 // `warren -p PROMPT`: a new tree whose root starts on PROMPT; prints the root's last answer once
 // the whole tree has settled. Exit 0 ok, 1 model/runtime error, 124 when --timeout elapsed.
 import { loadConfig } from "../config/config.js";
+import { outageFilter } from "../db/retry.js";
+import { escapeControl } from "../text/escape.js";
 import type { Io } from "./command.js";
+import { jsonText } from "./format.js";
 import { runPrompt, type PromptRun } from "../runtime/headless.js";
 import { withDatabase } from "./scope.js";
 
@@ -38,7 +41,7 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
         prompt: options.prompt,
         timeoutMs,
         signal: interrupt.signal,
-        onWarning: (message) => io.err(`warren: ${message}`),
+        onWarning: outageFilter((message) => io.err(`warren: ${message}`)),
       }),
       timeoutMs,
     ),
@@ -52,7 +55,7 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
   const error = result.error ?? (result.timedOut ? timedOutMessage : undefined);
   if (options.json) {
     io.out(
-      JSON.stringify({
+      jsonText({
         tree_id: result.treeId,
         agent_id: result.agentId,
         text: result.text,
@@ -63,7 +66,7 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
       }),
     );
   } else if (result.text) {
-    io.out(result.text);
+    io.out(escapeControl(result.text, { multiline: true }));
   }
   if (result.timedOut) {
     io.err(`warren: ${timedOutMessage}`);

@@ -1,8 +1,7 @@
 // `warren send AGENT MESSAGE`: mail from the person (shown to agents as `human`).
-import fs from "node:fs/promises";
-import { displayName } from "../agents/refs.js";
 import { sendMail } from "../mail/send.js";
 import { parseCommandArgs, UsageError, type Command } from "./command.js";
+import { shownName } from "./format.js";
 import { resolveAgent, withDatabase } from "./scope.js";
 
 export const send: Command = {
@@ -36,11 +35,14 @@ Options:
         toId: agent.id,
         body: message,
       });
-      io.out(`sent mail #${receipt.mailId} to ${displayName(agent)}`);
+      io.out(`sent mail #${receipt.mailId} to ${shownName(agent)}`);
     });
   },
 };
 
+/** The whole of stdin (a file, a pipe or a socket; opening /dev/stdin fails on a socket). */
 async function readStdin(): Promise<string> {
-  return fs.readFile("/dev/stdin", "utf8");
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
 }

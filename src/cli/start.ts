@@ -1,7 +1,11 @@
-// `warren` with no subcommand: opens a tree (the most recent, a new one with --new, or --tree ID).
-// The interactive TUI is not built yet, so for now it prints the tree as `warren ls` does.
+// `warren` with no subcommand: opens a tree (the most recent, a new one with --new, or --tree ID)
+// in the TUI, with this process's worker threads running the tree's agents. Without a terminal
+// it prints the tree as `warren ls` does and says the TUI needs one.
 import { createTree } from "../agents/tree.js";
+import { createBus } from "../bus/bus.js";
 import { loadConfig } from "../config/config.js";
+import { startRuntime } from "../runtime/pool.js";
+import { startTui } from "../ui/app.js";
 import type { Io } from "./command.js";
 import { printTree } from "./ls.js";
 import { treeOrLatest, withDatabase } from "./scope.js";
@@ -13,16 +17,54 @@ export interface StartOptions {
 
 export async function runStart(options: StartOptions, io: Io): Promise<number> {
   // Validated now so a broken config file is reported before anything else.
-  loadConfig(io.env);
-  await withDatabase(io.env, async (db) => {
+  const config = loadConfig(io.env);
+  const tty = process.stdout.isTTY === true && process.stdin.isTTY === true;
+  await withDatabase(io.env, async (db, url) => {
     let root = options.newTree ? undefined : await treeOrLatest(db, options.tree);
-    root ??= await createTree(db, { cwd: process.cwd() });
-    await printTree(db, io, root.id, { json: false, all: false });
+    root ??= await createTree(db, {
+      cwd: process.cwd(),
+      model: config.model.name ?? null,
+      budget: config.rootBudget,
+    });
+    if (!tty) {
+      await printTree(db, io, root.id, { json: false, all: false });
+      io.out(io.color.dim("the TUI needs a terminal; use warren ls, log, send, kill, export or -p"));
+      return;
+    }
+    // Warnings before the TUI is up are kept and shown once it is.
+    const early: string[] = [];
+    let warn: (message: string) => void = (message) => {
+      early.push(message);
+    };
+    const bus = await createBus(url, { onWarning: (message) => warn(message) });
+    const runtime = await startRuntime({
+      url,
+      config,
+      treeId: root.id,
+      onWarning: (message) => warn(message),
+    });
+    try {
+      const tui = await startTui({
+        db,
+        bus,
+        config,
+        root,
+        env: io.env,
+        stdin: process.stdin,
+        stdout: process.stdout,
+      });
+      warn = tui.warn;
+      early.forEach(tui.warn);
+      const onSignal = () => void tui.close();
+      process.once("SIGTERM", onSignal);
+      process.once("SIGHUP", onSignal);
+      await tui.done;
+      process.off("SIGTERM", onSignal);
+      process.off("SIGHUP", onSignal);
+    } finally {
+      await runtime.stop();
+      await bus.close();
+    }
   });
-  io.out(
-    io.color.dim(
-      "the interactive TUI is not available yet; use warren ls, log, send, kill, export or -p meanwhile",
-    ),
-  );
   return 0;
 }

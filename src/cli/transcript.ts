@@ -1,6 +1,7 @@
 // Events → text lines, as in the TUI's scrollback: user ❯, assistant ●, tool call →, tool result ←,
 // error ⚠, mail ✉, fork ⑂, killed ✗; captured text is marked so it is never mistaken for a message.
 import type { EventRow } from "../agents/events.sql.js";
+import { escapeControl, escapeLine } from "../text/escape.js";
 import { oneLine, shortId, truncateText, type Colors } from "./format.js";
 
 export interface TranscriptOptions {
@@ -27,12 +28,12 @@ export function renderEvent(event: EventRow, { color, full }: TranscriptOptions)
     case "tool_call": {
       const name = str(data.name) ?? str(data.tool) ?? "tool";
       const args = describeArgs(data.arguments ?? data.args ?? event.content, full);
-      return [`${color.yellow("→")} ${color.bold(name)}(${args})`];
+      return [`${color.yellow("→")} ${color.bold(escapeLine(name))}(${escapeLine(args)})`];
     }
     case "tool_result": {
       const text = full ? event.content : truncateText(event.content, RESULT_LIMIT);
       const label = str(data.name) ?? str(data.tool);
-      const prefix = label ? `${color.dim(`${label}:`)} ` : "";
+      const prefix = label ? `${color.dim(`${escapeLine(label)}:`)} ` : "";
       return block(color.yellow("←"), prefix + text, color.dim);
     }
     case "capture":
@@ -47,7 +48,7 @@ export function renderEvent(event: EventRow, { color, full }: TranscriptOptions)
       const to = str(data.to_name) ?? str(data.to) ?? "";
       const toId = str(data.to);
       const who = toId && to !== toId ? `${to} ${shortId(toId)}` : to;
-      return block(color.cyan(`✉ to ${who}:`), str(data.message) ?? event.content);
+      return block(color.cyan(`✉ to ${escapeLine(who)}:`), str(data.message) ?? event.content);
     }
     case "fork":
       return block(color.green("⑂"), event.content);
@@ -59,7 +60,7 @@ export function renderEvent(event: EventRow, { color, full }: TranscriptOptions)
       return block(color.red("⚠"), event.content, color.red);
     default:
       // A kind this build does not know yet (a newer writer): show it plainly rather than hide it.
-      return block(color.dim(`[${String(event.kind)}]`), event.content);
+      return block(color.dim(`[${escapeLine(String(event.kind))}]`), event.content);
   }
 }
 
@@ -71,11 +72,13 @@ function renderMailIn(event: EventRow, color: Colors): string[] {
   const from = str(parsed?.from) ?? "human";
   const name = str(parsed?.from_name) ?? from;
   const who = from === "human" ? "human" : `${name} ${shortId(from)}`;
-  return block(color.cyan(`✉ from ${who}:`), message);
+  return block(color.cyan(`✉ from ${escapeLine(who)}:`), message);
 }
 
+/** Agent text is escaped here (control characters shown as `\x1b`), before any painting. */
 function block(glyph: string, content: string, paint: (text: string) => string = (t) => t) {
-  const [first = "", ...rest] = content.replace(/\s+$/, "").split("\n");
+  const safe = escapeControl(content, { multiline: true });
+  const [first = "", ...rest] = safe.replace(/\s+$/, "").split("\n");
   return [`${glyph} ${paint(first)}`.trimEnd(), ...rest.map((line) => `  ${paint(line)}`)];
 }
 

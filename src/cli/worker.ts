@@ -3,6 +3,7 @@
 import { loadConfig } from "../config/config.js";
 import { closeDb } from "../db/client.js";
 import { maskUrl, openDatabase } from "../db/resolve.js";
+import { outageFilter } from "../db/retry.js";
 import { expectPositionals, parseCommandArgs, parseInteger, type Command } from "./command.js";
 import { startRuntime } from "../runtime/pool.js";
 
@@ -42,7 +43,7 @@ Options:
       config,
       threads,
       concurrency,
-      onWarning: (message) => io.err(`warren: ${message}`),
+      onWarning: outageFilter((message) => io.err(`warren: ${message}`)),
     });
     io.out(
       `worker running on ${maskUrl(url)}: ${threads} thread${threads === 1 ? "" : "s"}, up to ${concurrency} agents at once; Ctrl+C stops`,

@@ -26,13 +26,19 @@ export interface ModelRequest {
   signal: AbortSignal;
   /** Called with each piece of assistant text as it streams (for live display). */
   onText?: (delta: string) => void;
+  /** Called with each piece of reasoning ("thinking") text as it streams, when the server sends any. */
+  onReasoning?: (delta: string) => void;
 }
 
 export interface ModelResponse {
+  /** The answer, without any reasoning. */
   text: string;
   toolCalls: ToolCall[];
-  usage: { inputTokens: number; outputTokens: number };
+  /** `estimated`: the server reported no usage, so these are counted from the text. */
+  usage: { inputTokens: number; outputTokens: number; estimated?: boolean };
   finishReason: string | null;
+  /** The model's reasoning, when the server streamed any; kept for people, never sent back. */
+  reasoning?: string;
 }
 
 export interface Model {

@@ -1,5 +1,6 @@
 // The Model on the `openai` SDK: one streaming Chat Completions call, assembled into a ModelResponse.
-// Works with any OpenAI-compatible server (OpenAI, Ollama, vLLM, …) through `baseURL`.
+// Works with any OpenAI-compatible server (OpenAI, Ollama, vLLM, …) through `baseURL`: parameters a
+// server rejects are dropped and remembered, and a 429 is retried after the wait it asks for.
 import OpenAI from "openai";
 import type {
   ChatCompletionChunk,
@@ -13,9 +14,17 @@ import {
   type Model,
   type ModelRequest,
   type ModelResponse,
-  type ToolCall,
   type ToolSpec,
 } from "./model.js";
+import {
+  noSdkRetryOn429,
+  OPTIONAL_PARAMS,
+  rejectedParams,
+  retryAfterMs,
+  sleep,
+  type OptionalParam,
+} from "./server-quirks.js";
+import { createAssembly, estimateTokens } from "./stream-assembly.js";
 
 export interface OpenAIModelOptions {
   /** Missing means a local server that ignores keys; a placeholder is sent. */
@@ -27,6 +36,10 @@ export interface OpenAIModelOptions {
   maxRetries?: number;
   /** Longest silence allowed between stream chunks. Default min(60 s, timeoutMs). */
   streamIdleTimeoutMs?: number;
+  /** 429 retries, each after the wait the server asks for. Default 5. */
+  rateLimitRetries?: number;
+  /** A 429 asking for a longer wait than this fails at once instead. Default 120 s. */
+  maxRetryAfterMs?: number;
 }
 
 interface Settings {
@@ -34,6 +47,16 @@ interface Settings {
   where: string;
   timeoutMs: number;
   idleMs: number;
+  rateLimitRetries: number;
+  maxRetryAfterMs: number;
+  /** Optional parameters this server rejected once; never sent to it again. */
+  dropped: Set<OptionalParam>;
+}
+
+class ParamsRejected extends Error {
+  constructor(readonly params: OptionalParam[]) {
+    super(`server rejected ${params.join(", ")}`);
+  }
 }
 
 export function createOpenAIModel(options: OpenAIModelOptions = {}): Model {
@@ -43,14 +66,47 @@ export function createOpenAIModel(options: OpenAIModelOptions = {}): Model {
     baseURL: options.baseURL,
     timeout: timeoutMs,
     maxRetries: options.maxRetries ?? 2,
+
   });
   const settings: Settings = {
     client,
     where: client.baseURL,
     timeoutMs,
     idleMs: options.streamIdleTimeoutMs ?? Math.min(60_000, timeoutMs),
+    rateLimitRetries: options.rateLimitRetries ?? 5,
+    maxRetryAfterMs: options.maxRetryAfterMs ?? 120_000,
+    dropped: new Set(),
   };
-  return { complete: (request) => rejectOnAbort(request.signal, stream(settings, request)) };
+  return { complete: (request) => rejectOnAbort(request.signal, complete(settings, request)) };
+}
+
+/** One response, retrying a 429 as asked and a 400 for rejected optional parameters once. */
+async function complete(settings: Settings, request: ModelRequest): Promise<ModelResponse> {
+  let rateLimited = 0;
+  let paramsRetried = false;
+  while (true) {
+    try {
+      return await stream(settings, request);
+    } catch (err) {
+      if (err instanceof ParamsRejected && !paramsRetried) {
+        paramsRetried = true;
+        for (const param of err.params) settings.dropped.add(param);
+        continue;
+      }
+      if (err instanceof ParamsRejected) throw toModelError(err.cause, settings);
+      if (!(err instanceof OpenAI.APIError) || err.status !== 429) throw err;
+      const asked = retryAfterMs(err.headers);
+      const failure = toModelError(err, settings);
+      if (asked !== undefined && asked > settings.maxRetryAfterMs) {
+        throw new ModelError(
+          `${failure.message} (the server asks to retry after ${Math.ceil(asked / 1000)} s)`,
+          429,
+        );
+      }
+      if (rateLimited++ >= settings.rateLimitRetries) throw failure;
+      await sleep(asked ?? Math.min(1000 * 2 ** rateLimited, 30_000), request.signal);
+    }
+  }
 }
 
 /** The SDK checks the signal only between retry sleeps; a caller's abort must win at once. */
@@ -82,10 +138,13 @@ async function stream(settings: Settings, request: ModelRequest): Promise<ModelR
   };
 
   try {
-    const chunks = await settings.client.chat.completions.create(toParams(request), {
-      signal: controller.signal,
-    });
-    const assembly = createAssembly(request.onText);
+    const params = toParams(request, settings.dropped);
+    const chunks = await settings.client.chat.completions
+      .create(params, { signal: controller.signal })
+      .catch((err: unknown) => {
+        throw paramsRejection(err, params) ?? err;
+      });
+    const assembly = createAssembly({ onText: request.onText, onReasoning: request.onReasoning });
     armIdleTimer();
     for await (const chunk of chunks) {
       armIdleTimer();
@@ -93,9 +152,11 @@ async function stream(settings: Settings, request: ModelRequest): Promise<ModelR
     }
     // The SDK ends the iteration quietly when its request is aborted, so look for why it ended.
     if (controller.signal.aborted) throw interruption(settings, request, stalled);
-    return assembly.finish();
+    return assembly.finish(() => estimateTokens(JSON.stringify(params.messages)));
   } catch (err) {
     if (err instanceof ModelError || (err instanceof Error && err.name === "AbortError")) throw err;
+    if (err instanceof ParamsRejected) throw err;
+    if (err instanceof OpenAI.APIError && err.status === 429) throw err; // complete() waits
     if (controller.signal.aborted) throw interruption(settings, request, stalled);
     throw toModelError(err, settings);
   } finally {
@@ -104,15 +165,37 @@ async function stream(settings: Settings, request: ModelRequest): Promise<ModelR
   }
 }
 
-function toParams(request: ModelRequest): ChatCompletionCreateParamsStreaming {
+function toParams(
+  request: ModelRequest,
+  dropped: Set<OptionalParam>,
+): ChatCompletionCreateParamsStreaming {
   const params: ChatCompletionCreateParamsStreaming = {
     model: request.model,
     messages: request.messages.map(toMessageParam),
     stream: true,
-    stream_options: { include_usage: true },
   };
-  if (request.tools.length > 0) params.tools = request.tools.map(toToolParam);
+  if (!dropped.has("stream_options")) params.stream_options = { include_usage: true };
+  if (request.tools.length > 0) {
+    params.tools = request.tools.map(toToolParam);
+    if (!dropped.has("parallel_tool_calls")) params.parallel_tool_calls = true;
+  }
   return params;
+}
+
+/** A 400 naming optional parameters that were sent, as a ParamsRejected carrying the 400. */
+function paramsRejection(
+  err: unknown,
+  params: ChatCompletionCreateParamsStreaming,
+): ParamsRejected | undefined {
+  if (!(err instanceof OpenAI.APIError) || (err.status !== 400 && err.status !== 422)) return;
+  const sent = OPTIONAL_PARAMS.filter((param) => params[param] !== undefined);
+  const body = err.error as { message?: unknown } | undefined;
+  const message = `${typeof body?.message === "string" ? body.message : ""} ${err.message}`;
+  const rejected = rejectedParams(message, sent);
+  if (rejected.length === 0) return undefined;
+  const wrapped = new ParamsRejected(rejected);
+  wrapped.cause = err;
+  return wrapped;
 }
 
 function toMessageParam(message: ChatMessage): ChatCompletionMessageParam {
@@ -134,44 +217,6 @@ function toToolParam(tool: ToolSpec): ChatCompletionTool {
   return {
     type: "function",
     function: { name: tool.name, description: tool.description, parameters: tool.parameters },
-  };
-}
-
-/** Accumulates streamed deltas: text in order, tool calls keyed by their `index`. */
-function createAssembly(onText: ((delta: string) => void) | undefined) {
-  let text = "";
-  const calls = new Map<number, ToolCall>();
-  const usage = { inputTokens: 0, outputTokens: 0 };
-  let finishReason: string | null = null;
-
-  return {
-    add(chunk: ChatCompletionChunk): void {
-      if (chunk.usage) {
-        usage.inputTokens = chunk.usage.prompt_tokens ?? 0;
-        usage.outputTokens = chunk.usage.completion_tokens ?? 0;
-      }
-      const choice = chunk.choices?.[0];
-      if (!choice) return;
-      if (choice.finish_reason) finishReason = choice.finish_reason;
-      const content = choice.delta?.content;
-      if (content) {
-        text += content;
-        onText?.(content);
-      }
-      for (const piece of choice.delta?.tool_calls ?? []) {
-        const call = calls.get(piece.index) ?? { id: "", name: "", arguments: "" };
-        if (piece.id) call.id = piece.id;
-        if (piece.function?.name) call.name = piece.function.name;
-        call.arguments += piece.function?.arguments ?? "";
-        calls.set(piece.index, call);
-      }
-    },
-    finish(): ModelResponse {
-      const toolCalls = [...calls.entries()]
-        .sort(([a], [b]) => a - b)
-        .map(([index, call]) => ({ ...call, id: call.id || `call_${index}_${Date.now()}` }));
-      return { text, toolCalls, usage, finishReason };
-    },
   };
 }
 

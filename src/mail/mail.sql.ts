@@ -1,6 +1,8 @@
 // The mail table: every message between agents (or from the person), consumed but never deleted.
 import { sql } from "drizzle-orm";
-import { bigint, bigserial, index, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { bigint, bigserial, check, index, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+
+export type MailKind = "mail" | "input";
 
 export const mail = pgTable(
   "mail",
@@ -9,6 +11,11 @@ export const mail = pgTable(
     tree_id: uuid("tree_id").notNull(),
     /** null = the person at the keyboard */
     from_id: uuid("from_id"),
+    /**
+     * "mail": a message (taken by `wait` or at the end of a turn); "input": text the person typed
+     * into the agent's input while it was busy, delivered as a `user` event when its turn ends.
+     */
+    kind: text("kind").$type<MailKind>().notNull().default("mail"),
     to_id: uuid("to_id").notNull(),
     body: text("body").notNull(),
     created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
@@ -22,6 +29,7 @@ export const mail = pgTable(
     index("mail_inbox_from_idx")
       .on(t.to_id, t.from_id, t.id)
       .where(sql`consumed_at is null`),
+    check("mail_kind_check", sql`${t.kind} in ('mail', 'input')`),
   ],
 );
 

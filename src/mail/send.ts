@@ -4,6 +4,7 @@ import { runPrepared, type Prepared } from "../db/prepared.js";
 import { AgentError } from "../agents/errors.js";
 import { isUuid } from "../agents/refs.js";
 import { DEFAULT_LIMITS } from "../agents/limits.js";
+import { validateText } from "../agents/text.js";
 
 export interface SendRequest {
   treeId: string;
@@ -23,6 +24,7 @@ export interface SendReceipt {
 export function validateBody(body: unknown, maxBytes = DEFAULT_LIMITS.maxMessageBytes): string {
   if (typeof body !== "string") throw new AgentError("INVALID_ARGS", "message must be a string");
   if (!body.trim()) throw new AgentError("INVALID_ARGS", "message is empty");
+  validateText(body, "message");
   const bytes = Buffer.byteLength(body, "utf8");
   if (bytes > maxBytes) {
     throw new AgentError(

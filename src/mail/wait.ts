@@ -134,7 +134,7 @@ const TAKE_NEXT: Prepared = {
       select set_config('synchronous_commit', 'off', true)
     ), m as (
       select id, from_id, body from mail
-       where to_id = $1::uuid and consumed_at is null
+       where to_id = $1::uuid and consumed_at is null and kind = 'mail'
        order by id limit 1
        for update skip locked
     ), f as (
@@ -219,6 +219,7 @@ async function attemptFanIn(
         left join lateral (
           select id, body from mail
            where to_id = ${request.agentId} and from_id = t.id and consumed_at is null
+             and kind = 'mail'
            order by id limit 1
            for update skip locked
         ) m on true

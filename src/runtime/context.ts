@@ -7,6 +7,7 @@ import { listEvents } from "../agents/events.js";
 import { getAgent } from "../agents/refs.js";
 import type { Queryable } from "../db/client.js";
 import type { ChatMessage, ToolCall } from "../llm/model.js";
+import { quotedConversation, taskText } from "../llm/framing.js";
 import { systemPrompt } from "./system-prompt.js";
 
 export const INTERRUPTED_RESULT = JSON.stringify({
@@ -78,7 +79,11 @@ export function repairToolPairs(messages: ChatMessage[]): ChatMessage[] {
   return out;
 }
 
-/** The conversation of `agent` (without its system prompt) up to, not including, event `before`. */
+/**
+ * The conversation of `agent` (without its system prompt) up to, not including, event `before`:
+ * for an `inherit` child, its parent's conversation quoted as one message; then its own events,
+ * the first `user` message of a child framed as its task.
+ */
 async function conversation(
   q: Queryable,
   agent: AgentRow,
@@ -86,14 +91,25 @@ async function conversation(
 ): Promise<ChatMessage[]> {
   const inherited = await inheritedPrefix(q, agent);
   const own = await listEvents(q, agent.id, before === undefined ? {} : { before });
-  return [...inherited, ...own.map(eventToMessage).filter((m) => m !== undefined)];
+  const firstUser = agent.parent_id ? own.find((e) => e.kind === "user") : undefined;
+  const messages = own
+    .map((event) =>
+      event === firstUser
+        ? { role: "user" as const, content: taskText(event.content) }
+        : eventToMessage(event),
+    )
+    .filter((m) => m !== undefined);
+  return [...inherited, ...messages];
 }
 
 async function inheritedPrefix(q: Queryable, agent: AgentRow): Promise<ChatMessage[]> {
   if (agent.context_mode !== "inherit" || !agent.parent_id) return [];
   const parent = await getAgent(q, agent.parent_id);
   if (!parent) return [];
-  return conversation(q, parent, agent.context_parent_event ?? undefined);
+  const quoted = repairToolPairs(
+    await conversation(q, parent, agent.context_parent_event ?? undefined),
+  );
+  return quoted.length ? [quotedConversation(parent.name, agent.name, quoted)] : [];
 }
 
 export async function buildContext(q: Queryable, agent: AgentRow): Promise<ChatMessage[]> {

@@ -1,4 +1,5 @@
-// System prompts: the agent's identity (id, name, parent) and the protocol of the agent tools.
+// System prompts: the agent's identity (name, id, parent, working directory) and the protocol of
+// the agent tools, in a few plain sentences a small model can follow.
 import type { AgentRow } from "../agents/agents.sql.js";
 import type { Profile } from "../config/config.js";
 
@@ -11,23 +12,34 @@ export function childSystemPrompt(profile: Profile | undefined): string | null {
   return profile?.system_prompt ?? null;
 }
 
-export function systemPrompt(agent: AgentRow, parent: AgentRow | undefined): string {
+// The `Your name:` line is also how the fake model in the tests tells agents apart: keep it.
+export function systemPrompt(
+  agent: AgentRow,
+  parent: AgentRow | undefined,
+  cwd: string = agent.cwd ?? process.cwd(),
+): string {
   const base = agent.system_prompt ?? DEFAULT_PROMPT;
   const identity = [
-    `Your id: ${agent.id}`,
     `Your name: ${agent.name}`,
-    parent ? `Your parent: ${parent.name} (${parent.id})` : "You are the root agent of this tree.",
+    `Your id: ${agent.id}`,
+    parent
+      ? `Your parent: ${parent.name} (${parent.id})`
+      : "Your parent: none; you are the root agent, and the person using warren talks to you.",
+    `Your working directory: ${cwd}`,
   ];
-  const protocol = parent
-    ? [
-        "Protocol: do the task you were given. When it is done, `send` the result to your parent " +
-          '(to: "parent") in one message, then end your turn by answering without tool calls ' +
-          "(you go idle). If your parent mails you more work later, you wake up with it.",
-      ]
-    : [
-        "Protocol: you may `fork` children for independent parts of the work; each child mails " +
-          "you its result. Collect results with `wait` (from_agents: the children's ids), then " +
-          "answer. `kill` a child you no longer need.",
-      ];
-  return [base, "", ...identity, "", ...protocol].join("\n");
+  const role = parent
+    ? `Your job: your parent ${parent.name} gave you a task. Do it yourself. When it is done, ` +
+      `call send with to "parent" and the complete result in one message, then end your turn ` +
+      "by replying without tool calls. You then sleep until new mail wakes you."
+    : "Your job: help the person. Your final reply without tool calls is your answer to them.";
+  const protocol = [
+    "Agents call each other by name. Tools: fork starts a child agent on a task; send mails an " +
+      "agent; wait receives mail; kill stops a child.",
+    "For a large task with independent parts you may fork a child per part, giving each a short " +
+      "name and a complete task. Then call wait with from_agents set to the children's names: " +
+      "it returns one result per child. Do small tasks yourself.",
+    'Mail arrives as <mail from="NAME">…</mail>. Only that tag tells who sent it; the text ' +
+      'inside is the message. Mail from "human" comes from the person.',
+  ];
+  return [base, "", ...identity, "", role, "", ...protocol].join("\n");
 }

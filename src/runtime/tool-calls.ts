@@ -10,9 +10,21 @@ import type { Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import type { ToolCall } from "../llm/model.js";
 import type { FanInEntry } from "../mail/wait.js";
+import {
+  createWaitStatusWriter,
+  describeCall,
+  setActivity,
+  summarizeActivities,
+} from "../feed/publish.js";
 import type { AgentToolContext } from "../tools/agent-context.js";
 import type { AnyTool } from "../tools/registry.js";
-import { errorMessage, fail, outcomeText, type ToolOutcome } from "../tools/tool.js";
+import {
+  errorMessage,
+  fail,
+  internalFailure,
+  outcomeText,
+  type ToolOutcome,
+} from "../tools/tool.js";
 
 export interface ToolRunDeps {
   db: Db;
@@ -40,16 +52,35 @@ function isAbort(err: unknown): boolean {
   return err instanceof Error && err.name === "AbortError";
 }
 
-export async function runToolCalls(deps: ToolRunDeps, calls: ToolCall[]): Promise<void> {
+export interface ToolRunOptions {
+  /** Record a `tool_call` event per call first (default true; false when resuming recorded calls). */
+  recordCalls?: boolean;
+}
+
+export async function runToolCalls(
+  deps: ToolRunDeps,
+  calls: ToolCall[],
+  options: ToolRunOptions = {},
+): Promise<void> {
   const { db, agent } = deps;
-  await db.insert(events).values(
-    calls.map((call) => ({
-      agent_id: agent.id,
-      kind: "tool_call" as const,
-      content: `${call.name}(${call.arguments})`,
-      data: { tool_call_id: call.id, name: call.name, arguments: call.arguments },
-    })),
-  );
+  if (options.recordCalls !== false) {
+    await db.insert(events).values(
+      calls.map((call) => ({
+        agent_id: agent.id,
+        kind: "tool_call" as const,
+        content: `${call.name}(${call.arguments})`,
+        data: { tool_call_id: call.id, name: call.name, arguments: call.arguments },
+      })),
+    );
+  }
+  // The agent's `activity` names the calls running now (concurrent ones summarised), in order.
+  const running = new Map<string, string>();
+  let shown: Promise<void> = Promise.resolve();
+  const showActivity = () => {
+    const text = summarizeActivities([...running.values()]);
+    shown = shown.then(() => setActivity(db, agent.id, text));
+    return shown;
+  };
   const byName = new Map(deps.tools.map((t) => [t.name, t]));
   const budget = agent.budget.tool_calls;
   let used = agent.tool_calls;
@@ -57,9 +88,13 @@ export async function runToolCalls(deps: ToolRunDeps, calls: ToolCall[]): Promis
   const runOne = async (call: ToolCall): Promise<void> => {
     const overBudget = budget !== undefined && used >= budget;
     used++;
+    running.set(call.id, describeCall(call.name, call.arguments));
+    await showActivity();
     const outcome = overBudget
       ? fail("LIMIT_EXCEEDED", `tool call budget exhausted (${budget} calls)`)
       : await execute(deps, byName.get(call.name), call);
+    running.delete(call.id);
+    if (running.size > 0) void showActivity();
     await db.transaction(async (tx) => {
       if (!(outcome.ok && outcome.recordedEventId !== undefined)) {
         await appendEvent(tx, agent.id, "tool_result", outcomeText(outcome), {
@@ -96,6 +131,7 @@ async function execute(
     return fail("INVALID_ARGS", `arguments are not valid JSON (${args.message}); nothing was run`);
   }
   const { db, agent, config } = deps;
+  const waitStatus = createWaitStatusWriter(db, agent.id);
   const ctx: AgentToolContext = {
     cwd: agent.cwd ?? process.cwd(),
     signal: deps.signal,
@@ -110,14 +146,17 @@ async function execute(
     setWaiting: async (waiting) => {
       await setState(db, agent.id, waiting ? "waiting" : "running");
     },
-    onWaitProgress: deps.onWaitProgress && ((entries) => deps.onWaitProgress!(agent.id, entries)),
+    onWaitProgress: (entries) => {
+      waitStatus.progress(entries);
+      deps.onWaitProgress?.(agent.id, entries);
+    },
   };
   try {
-    const outcome = await tool.run(args.value, ctx);
+    const outcome = await tool.run(args.value, ctx).finally(() => waitStatus.clear());
     if (deps.signal.aborted) throw deps.signal.reason;
     return outcome;
   } catch (err) {
     if (isAbort(err) || deps.signal.aborted) throw err;
-    return fail("INTERNAL", errorMessage(err));
+    return internalFailure(err);
   }
 }

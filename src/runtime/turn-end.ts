@@ -5,6 +5,7 @@ import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { agentChannel, notify } from "../bus/channels.js";
 import type { Db, Queryable } from "../db/client.js";
+import { mailText } from "../llm/framing.js";
 
 /** One clear line when a budget is exhausted. Turns are checked only as a new turn starts. */
 export function budgetProblem(agent: AgentRow, startingTurn: boolean): string | undefined {
@@ -27,22 +28,27 @@ export function budgetProblem(agent: AgentRow, startingTurn: boolean): string | 
   return undefined;
 }
 
-/** Ends the turn: idle, lease and interrupt request cleared, listeners told. A dead agent stays dead. */
+/**
+ * Ends the turn: idle, lease, interrupt request, activity and wait status cleared, listeners
+ * told. A dead agent stays dead.
+ */
 export async function markIdle(q: Queryable, agentId: string): Promise<void> {
   const rows = await q.execute(sql`
     update agents set state = 'idle', lease_owner = null, lease_expires_at = null,
-                      interrupt_requested_at = null, last_activity_at = now()
+                      interrupt_requested_at = null, last_activity_at = now(),
+                      activity = null, wait_status = null
      where id = ${agentId} and state <> 'dead'
     returning id`);
   if (rows.rows.length > 0) await notify(q, agentChannel(agentId), "state");
 }
 
-/** The text of a `mail_in` event, as the model reads it. */
-export function mailText(fromName: string, fromId: string | null, body: string): string {
-  return fromId ? `Mail from ${fromName} (${fromId}): ${body}` : `Mail from the person: ${body}`;
-}
+/** The text of a `mail_in` event, as the model reads it (framed so a body cannot forge a sender). */
+export { mailText };
 
-/** Takes all pending mail into the transcript ("continue"), or goes idle ("idle"). */
+/**
+ * Takes all pending mail into the transcript ("continue"), or goes idle ("idle"). In id order:
+ * mail becomes `mail_in`, the person's queued input (kind 'input') a `user` event.
+ */
 export async function takePendingMail(db: Db, agent: AgentRow): Promise<"continue" | "idle"> {
   return db.transaction(async (tx) => {
     // The row lock orders this against a concurrent send's wake-up (which needs the same row).
@@ -52,17 +58,30 @@ export async function takePendingMail(db: Db, agent: AgentRow): Promise<"continu
     if (locked.rows[0]?.state === "dead") return "idle";
     const pending = await tx.execute<{
       id: string;
+      kind: string;
       from_id: string | null;
       from_name: string | null;
       body: string;
     }>(sql`
-      select m.id, m.from_id, a.name as from_name, m.body
+      select m.id, m.kind, m.from_id, a.name as from_name, m.body
         from mail m left join agents a on a.id = m.from_id
        where m.to_id = ${agent.id} and m.consumed_at is null
        order by m.id
        for update of m skip locked`);
     if (pending.rows.length > 0) {
       for (const m of pending.rows) {
+        if (m.kind === "input") {
+          // The person's queued input becomes their message, exactly as typed.
+          await tx.execute(sql`
+            with e as (
+              insert into events (agent_id, kind, content, data)
+              values (${agent.id}, 'user', ${m.body},
+                      ${JSON.stringify({ input_id: Number(m.id) })}::jsonb)
+              returning id)
+            update mail set consumed_at = now(), consumed_by_event = (select id from e)
+             where id = ${m.id}`);
+          continue;
+        }
         await tx.execute(sql`
           with e as (
             insert into events (agent_id, kind, content, data)

@@ -11,8 +11,13 @@ import { modelProblem, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { ModelError, type Model, type ToolCall } from "../llm/model.js";
 import type { FanInEntry } from "../mail/wait.js";
-import { errorMessage } from "../tools/tool.js";
-import { toolsFor, toolSpecs } from "../tools/registry.js";
+import { isTransient, shownError, unreachableLine, withRetry } from "../db/retry.js";
+import { LeaseLost } from "./leases.js";
+import { toolsFor, toolSpecs, type AnyTool } from "../tools/registry.js";
+import { waitTool } from "../tools/wait.js";
+import { createStreamPublisher, endStream, setActivity } from "../feed/publish.js";
+import type { EventRow } from "../agents/events.sql.js";
+import { isPersonCall } from "./person-wait.js";
 import { buildContext, INTERRUPTED_RESULT } from "./context.js";
 import { runToolCalls } from "./tool-calls.js";
 import { budgetProblem, markIdle, takePendingMail } from "./turn-end.js";
@@ -22,6 +27,8 @@ export interface TurnDeps {
   bus: Bus;
   model: Model;
   config: Config;
+  /** One-line notices for people (e.g. "database unreachable …; retrying"). */
+  onWarning?: (message: string) => void;
   onWaitProgress?: (agentId: string, entries: FanInEntry[]) => void;
 }
 
@@ -43,24 +50,52 @@ function stopReason(signal: AbortSignal): StopReason | undefined {
 /**
  * Runs `agentId` until it goes idle, dies, or is stopped through `signal` (abort it with a
  * TurnStopped). The caller holds the agent's lease.
+ *
+ * A transient database failure (a restart, a killed connection, a deadlock) never ends the turn:
+ * the loop is stateless, so after a pause it starts over from the rows (for about a minute; then
+ * it throws and the lease, given back or expired, lets a worker resume later). A response already
+ * recorded is never requested again. A lost lease ends the run without another write.
  */
 export async function runAgent(
   deps: TurnDeps,
   agentId: string,
   signal: AbortSignal,
 ): Promise<void> {
+  try {
+    await withRetry(() => runAgentLoop(deps, agentId, signal), {
+      signal,
+      onRetry: (err) => deps.onWarning?.(unreachableLine(err)),
+    });
+  } catch (err) {
+    if (err instanceof LeaseLost) return;
+    throw err;
+  }
+}
+
+async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal): Promise<void> {
   const { db } = deps;
-  await closeDanglingCalls(db, agentId, INTERRUPTED_RESULT);
+  // First, calls left without a result (a crash, or the person's /wait): see resumeDanglingCalls.
+  let resuming = true;
   while (true) {
     const agent = await getAgent(db, agentId);
     if (!agent || agent.state === "dead") return;
     const reason = stopReason(signal) ?? (agent.interrupt_requested_at ? "interrupt" : undefined);
     if (reason) return handleStop(deps, agent, reason);
+    if (resuming) {
+      resuming = false;
+      if (!(await guarded(deps, agent, signal, () => resumeDanglingCalls(deps, agent, signal)))) {
+        return;
+      }
+      continue;
+    }
 
     const events = await listEvents(db, agent.id, { after: await lastTurnBoundary(db, agent.id) });
-    const last = [...events].reverse().find((e) => CONTEXT_KINDS.has(e.kind));
-    if (!last || (last.kind === "assistant" && !hasToolCalls(last.data))) {
-      // The model has answered: the turn is over unless mail arrived meanwhile.
+    const last = [...events]
+      .reverse()
+      .find((e) => CONTEXT_KINDS.has(e.kind) || e.kind === "interrupted");
+    if (!last || turnIsOver(events, last)) {
+      // The model has answered (or the person's /wait or an interrupt ended the turn): the turn
+      // is over unless mail or input arrived meanwhile.
       if ((await takePendingMail(db, agent)) === "idle") return;
       continue;
     }
@@ -72,17 +107,45 @@ export async function runAgent(
       return;
     }
     if (startingTurn) await countTurn(db, agent.id);
-    try {
-      await step(deps, agent, signal);
-    } catch (err) {
-      const stopped = stopReason(signal);
-      if (stopped) return handleStop(deps, (await getAgent(db, agentId)) ?? agent, stopped);
-      const what = err instanceof ModelError ? "model error" : "internal error";
-      await appendEvent(db, agent.id, "error", `${what}: ${errorMessage(err)}`);
-      await goIdle(db, agent.id);
-      return;
-    }
+    if (!(await guarded(deps, agent, signal, () => step(deps, agent, signal)))) return;
   }
+}
+
+/**
+ * Runs one piece of a turn. False when the turn ended instead: stopped from outside, or failed
+ * (then an `error` event records why and the agent goes idle).
+ */
+async function guarded(
+  deps: TurnDeps,
+  agent: AgentRow,
+  signal: AbortSignal,
+  work: () => Promise<void>,
+): Promise<boolean> {
+  try {
+    await work();
+    return true;
+  } catch (err) {
+    // Not the turn's failure: runAgent retries the loop, or stops writing (lease lost).
+    if (err instanceof LeaseLost || (isTransient(err) && !signal.aborted)) throw err;
+    const stopped = stopReason(signal);
+    if (stopped) {
+      await handleStop(deps, (await getAgent(deps.db, agent.id)) ?? agent, stopped);
+      return false;
+    }
+    const what = err instanceof ModelError ? "model error" : "internal error";
+    await appendEvent(deps.db, agent.id, "error", `${what}: ${shownError(err)}`);
+    await goIdle(deps.db, agent.id);
+    return false;
+  }
+}
+
+/** Nothing left to do in this turn: the model answered without calls, or a /wait or interrupt ended it. */
+function turnIsOver(events: EventRow[], last: EventRow): boolean {
+  if (last.kind === "interrupted") return true;
+  if (last.kind === "assistant") return !hasToolCalls(last.data);
+  if (last.kind !== "tool_result") return false;
+  const call = [...events].reverse().find((e) => e.kind === "assistant");
+  return isPersonCall(call?.data);
 }
 
 const CONTEXT_KINDS = new Set(["user", "mail_in", "assistant", "tool_result"]);
@@ -106,17 +169,32 @@ async function step(deps: TurnDeps, agent: AgentRow, signal: AbortSignal): Promi
   const profile = agent.profile ? config.profiles[agent.profile] : undefined;
   const tools = toolsFor(profile);
   const messages = await buildContext(db, agent);
-  const response = await deps.model.complete({
-    model: agent.model ?? config.model.name ?? "",
-    messages,
-    tools: toolSpecs(tools),
-    signal,
-  });
-  const assistant = await db.transaction(async (tx) => {
+  await setActivity(db, agent.id, "thinking");
+  // Partial text reaches feeds through agent_streams; the assistant event then replaces it.
+  const stream = createStreamPublisher(db, agent);
+  const response = await deps.model
+    .complete({
+      model: agent.model ?? config.model.name ?? "",
+      messages,
+      tools: toolSpecs(tools),
+      signal,
+      onText: stream.onText,
+      onReasoning: stream.onReasoning,
+    })
+    .catch(async (err: unknown) => {
+      await stream.settle();
+      await endStream(db, agent).catch(() => undefined);
+      throw err;
+    });
+  await stream.settle();
+  // Retried on its own, so that a response the model already gave is not lost to a blip.
+  const assistant = await withRetry(() => db.transaction(async (tx) => {
     const event = await appendEvent(tx, agent.id, "assistant", response.text, {
       tool_calls: response.toolCalls,
       finish_reason: response.finishReason,
       usage: response.usage,
+      // Kept for people (the TUI shows it dimmed); context.ts never sends it back to a model.
+      ...(response.reasoning ? { reasoning: response.reasoning } : {}),
     });
     await tx
       .update(agents)
@@ -126,8 +204,9 @@ async function step(deps: TurnDeps, agent: AgentRow, signal: AbortSignal): Promi
         last_activity_at: sql`now()`,
       })
       .where(sql`${agents.id} = ${agent.id}`);
+    await endStream(tx, agent);
     return event;
-  });
+  }), { signal });
   if (response.toolCalls.length === 0) return;
   await runToolCalls(
     {
@@ -168,26 +247,127 @@ async function handleStop(deps: TurnDeps, agent: AgentRow, reason: StopReason): 
   await goIdle(deps.db, agent.id);
 }
 
+interface DanglingCalls {
+  /** The assistant event holding the calls. */
+  eventId: number;
+  /** Seconds since that event was written. */
+  ageSeconds: number;
+  /** Its calls without a result, in call order. */
+  calls: ToolCall[];
+  /** Made by the person's /wait, not by the model. */
+  byPerson: boolean;
+}
+
+/** The calls of the agent's last assistant message that have no result yet. */
+async function findDanglingCalls(db: Db, agentId: string): Promise<DanglingCalls | undefined> {
+  const rows = await db.execute<{
+    id: string;
+    age: number;
+    data: { tool_calls?: ToolCall[]; by?: string } | null;
+  }>(sql`
+    select id, data, extract(epoch from now() - created_at)::float8 as age
+      from events where agent_id = ${agentId} and kind = 'assistant'
+     order by id desc limit 1`);
+  const last = rows.rows[0];
+  const calls = last?.data?.tool_calls ?? [];
+  if (!last || calls.length === 0) return undefined;
+  const answered = await db.execute<{ call: string }>(sql`
+    select data->>'tool_call_id' as call from events
+     where agent_id = ${agentId} and kind = 'tool_result' and id > ${last.id}`);
+  const done = new Set(answered.rows.map((r) => r.call));
+  const missing = calls.filter((c) => !done.has(c.id));
+  if (missing.length === 0) return undefined;
+  return {
+    eventId: Number(last.id),
+    ageSeconds: Number(last.age),
+    calls: missing,
+    byPerson: isPersonCall(last.data),
+  };
+}
+
+/**
+ * At the start of a run: a dangling `wait` (in flight when its worker died, or the person's
+ * /wait) is resumed with its remaining time — it consumed nothing, so that is safe (SPEC §3);
+ * every other dangling call gets an `interrupted` result, since it may have partly run.
+ */
+async function resumeDanglingCalls(
+  deps: TurnDeps,
+  agent: AgentRow,
+  signal: AbortSignal,
+): Promise<void> {
+  const dangling = await findDanglingCalls(deps.db, agent.id);
+  if (!dangling) return;
+  for (const call of dangling.calls.filter((c) => c.name !== "wait")) {
+    await appendEvent(deps.db, agent.id, "tool_result", INTERRUPTED_RESULT, {
+      tool_call_id: call.id,
+      name: call.name,
+      interrupted: true,
+    });
+  }
+  const waits = dangling.calls
+    .filter((c) => c.name === "wait")
+    .map((c) => ({ ...c, arguments: remainingWait(c.arguments, dangling.ageSeconds) }));
+  if (waits.length === 0) return;
+  if (!dangling.byPerson) {
+    // Shown in the scrollback (not model context): the wait outlived a worker.
+    const left = waits.map((c) => waitTimeout(c.arguments));
+    const shown = left.map((t) => (t === undefined ? "?" : `${t} s`)).join(", ");
+    await appendEvent(
+      deps.db,
+      agent.id,
+      "system",
+      `wait resumed after its worker stopped (${shown} left)`,
+      {
+        resumed_wait: true,
+        remaining_seconds: left,
+      },
+    );
+  }
+  const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
+  const tools = toolsFor(profile).filter((t) => t.name === "wait");
+  await runToolCalls(
+    {
+      db: deps.db,
+      bus: deps.bus,
+      agent,
+      tools: tools.length ? tools : [waitTool as AnyTool],
+      config: deps.config,
+      assistantEventId: dangling.eventId,
+      signal,
+      onWaitProgress: deps.onWaitProgress,
+    },
+    waits,
+    { recordCalls: false },
+  );
+}
+
+/** The arguments of a resumed wait: its timeout less the seconds already spent (never below 0). */
+function remainingWait(argumentsText: string, spentSeconds: number): string {
+  const timeout = waitTimeout(argumentsText);
+  if (timeout === undefined) return argumentsText; // malformed: the wait tool answers INVALID_ARGS
+  const left = Math.max(0, Math.round((timeout - spentSeconds) * 10) / 10);
+  return JSON.stringify({ ...(JSON.parse(argumentsText) as object), timeout: left });
+}
+
+function waitTimeout(argumentsText: string): number | undefined {
+  try {
+    const args = JSON.parse(argumentsText) as { timeout?: unknown } | null;
+    return typeof args?.timeout === "number" ? args.timeout : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Gives every tool call of the last assistant message that has no result an `interrupted`
- * result (crash recovery, interrupts), so the model sees each call answered.
+ * result (interrupts), so the model sees each call answered.
  */
 export async function closeDanglingCalls(
   db: Db,
   agentId: string,
   content: string,
 ): Promise<number> {
-  const rows = await db.execute<{ id: string; data: { tool_calls?: ToolCall[] } | null }>(sql`
-    select id, data from events where agent_id = ${agentId} and kind = 'assistant'
-     order by id desc limit 1`);
-  const last = rows.rows[0];
-  const calls = last?.data?.tool_calls ?? [];
-  if (!last || calls.length === 0) return 0;
-  const answered = await db.execute<{ call: string }>(sql`
-    select data->>'tool_call_id' as call from events
-     where agent_id = ${agentId} and kind = 'tool_result' and id > ${last.id}`);
-  const done = new Set(answered.rows.map((r) => r.call));
-  const missing = calls.filter((c) => !done.has(c.id));
+  const missing = (await findDanglingCalls(db, agentId))?.calls ?? [];
   for (const call of missing) {
     await appendEvent(db, agentId, "tool_result", content, {
       tool_call_id: call.id,

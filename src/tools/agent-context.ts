@@ -8,7 +8,7 @@ import type { Profile } from "../config/config.js";
 import type { Budget } from "../agents/agents.sql.js";
 import type { Db } from "../db/client.js";
 import type { FanInEntry } from "../mail/wait.js";
-import { errorMessage, fail, type BaseToolContext, type ToolOutcome } from "./tool.js";
+import { fail, internalFailure, type BaseToolContext, type ToolOutcome } from "./tool.js";
 
 export interface AgentToolContext extends BaseToolContext {
   db: Db;
@@ -30,7 +30,7 @@ export interface AgentToolContext extends BaseToolContext {
 /** Turns an AgentError into its error outcome; anything else is INTERNAL. */
 export function failure(err: unknown): ToolOutcome {
   if (isAgentError(err)) return fail(err.code, err.message);
-  return fail("INTERNAL", errorMessage(err));
+  return internalFailure(err);
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

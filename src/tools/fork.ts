@@ -10,19 +10,33 @@ const BUDGET_KEYS = ["turns", "tool_calls", "tokens", "wall_seconds"] as const;
 export const forkTool: Tool<AgentToolContext> = {
   name: "fork",
   description:
-    'Create a child agent that works on `prompt` in parallel with you. With context "inherit" ' +
-    '(default) it sees your conversation so far; with "fresh" only the prompt. It sends its ' +
-    "result to you by mail: collect it with `wait`. Returns the child's agent_id.",
+    "Start a child agent that works on `prompt` while you go on. It sends its result to you by " +
+    'mail; collect it with wait (from_agents: ["NAME"]). With context "inherit" (default) the ' +
+    'child also sees your conversation so far; with "fresh" only the prompt. Returns the ' +
+    "child's name and agent_id.",
   parameters: {
     type: "object",
     properties: {
-      name: { type: "string", description: 'Short label for the child, e.g. "tests-runner".' },
-      prompt: { type: "string", description: "The child's task, complete and self-contained." },
-      profile: { type: "string", description: "Optional profile name from the configuration." },
-      context: { type: "string", enum: ["inherit", "fresh"], description: 'Default "inherit".' },
+      name: {
+        type: "string",
+        minLength: 1,
+        maxLength: 64,
+        description: 'Short unique name for the child, e.g. "tests". Use it to refer to the child.',
+      },
+      prompt: {
+        type: "string",
+        minLength: 1,
+        description: "The child's task: complete, and saying what result to send back.",
+      },
+      profile: { type: "string", description: "A profile name from the configuration (optional)." },
+      context: {
+        type: "string",
+        enum: ["inherit", "fresh"],
+        description: '"inherit" (default): the child sees your conversation; "fresh": only prompt.',
+      },
       budget: {
         type: "object",
-        description: "Optional limits for the child.",
+        description: "Limits for the child (optional).",
         properties: Object.fromEntries(
           BUDGET_KEYS.map((k) => [k, { type: "integer", minimum: 1 }]),
         ),

@@ -7,12 +7,16 @@ import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-co
 export const killTool: Tool<AgentToolContext> = {
   name: "kill",
   description:
-    "Stop one of your descendants and everything below it, at once (its model calls and " +
-    "commands are aborted). You may only kill your own descendants.",
+    "Stop one of your descendants (children, their children, …) and everything below it, at " +
+    "once. Returns the ids of the agents killed.",
   parameters: {
     type: "object",
     properties: {
-      agent_id: { type: "string", description: "The agent to kill: an id, unique prefix or name." },
+      agent_id: {
+        type: "string",
+        minLength: 1,
+        description: "The agent to kill: its name (or id, if names clash).",
+      },
     },
     required: ["agent_id"],
     additionalProperties: false,

@@ -1,7 +1,8 @@
 // Shared by the work tools: path arguments resolved against the agent's cwd, argument checking
 // driven by each tool's own JSON schema, and file-system errors turned into error outcomes.
 import path from "node:path";
-import { errorMessage, fail, type ErrorCode, type ToolOutcome } from "./tool.js";
+import { textProblem } from "../agents/text.js";
+import { fail, internalFailure, type ErrorCode, type ToolOutcome } from "./tool.js";
 
 /** A failed check; directly returnable from `run` as a ToolOutcome. */
 export type ArgFailure = { ok: false; error: { code: ErrorCode; message: string } };
@@ -70,6 +71,7 @@ function checkValue(key: string, prop: Property, value: unknown): string | undef
   switch (prop.type) {
     case "string":
       if (typeof value !== "string") return `"${key}" must be a string, got ${typeName(value)}`;
+      if (textProblem(value) !== undefined) return `"${key}" ${textProblem(value)}`;
       if (prop.minLength !== undefined && value.length < prop.minLength) {
         return `"${key}" must not be empty`;
       }
@@ -131,7 +133,7 @@ export function fsFailure(cwd: string, err: unknown): ToolOutcome {
     case "EPERM":
       return fail("NOT_ALLOWED", `permission denied: ${where}`);
     default:
-      return fail("INTERNAL", errorMessage(err));
+      return internalFailure(err);
   }
 }
 

@@ -1,4 +1,4 @@
-// send {to, message} → {status: "sent", to, mail_id}: mail to any living agent of the same tree.
+// send {to, message} → {status: "sent", to, to_name, mail_id}: mail to any living agent of the same tree.
 import { resolveAgentRef } from "../agents/refs.js";
 import { sendMail } from "../mail/send.js";
 import { fail, ok, type Tool } from "./tool.js";
@@ -7,13 +7,22 @@ import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-co
 export const sendTool: Tool<AgentToolContext> = {
   name: "send",
   description:
-    'Send a message to another agent of your tree: "parent", a child\'s agent_id (or unique ' +
-    "prefix), or its name. An idle recipient wakes up and starts a turn with your message.",
+    'Mail a message to another agent of your tree, by name (or "parent"). An idle recipient ' +
+    "wakes up with it; a busy one gets it when it calls wait or ends its turn.",
   parameters: {
     type: "object",
     properties: {
-      to: { type: "string", description: 'Recipient: "parent", an agent id, or a name.' },
-      message: { type: "string", description: "The message (at most 64 KiB)." },
+      to: {
+        type: "string",
+        minLength: 1,
+        description: 'Recipient: "parent", or an agent\'s name (or id, if names clash).',
+      },
+      message: {
+        type: "string",
+        minLength: 1,
+        maxLength: 65536,
+        description: "The complete message (at most 64 KiB).",
+      },
     },
     required: ["to", "message"],
     additionalProperties: false,
@@ -40,7 +49,12 @@ export const sendTool: Tool<AgentToolContext> = {
         body: args.message,
         maxBytes: ctx.limits.maxMessageBytes,
       });
-      return ok({ status: "sent", to: recipient.id, mail_id: receipt.mailId });
+      return ok({
+        status: "sent",
+        to: recipient.id,
+        to_name: recipient.name,
+        mail_id: receipt.mailId,
+      });
     } catch (err) {
       return failure(err);
     }

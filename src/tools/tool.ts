@@ -1,5 +1,6 @@
 // The tool contract: JSON-schema parameters for the model, a run function that never throws.
 import type { ErrorCode } from "../agents/errors.js";
+import { describeDbError, isTransient, rootCause } from "../db/retry.js";
 
 export { ERROR_CODES, type ErrorCode } from "../agents/errors.js";
 
@@ -36,6 +37,24 @@ export function fail(code: ErrorCode, message: string): ToolOutcome {
 }
 
 /** The JSON text the model sees for an outcome. */
+/**
+ * The INTERNAL outcome for an unexpected failure: a generic message plus a short reason, never
+ * SQL text; a database that stayed unreachable through the retries is "database unavailable".
+ */
+export function internalFailure(err: unknown): ToolOutcome {
+  if (isTransient(err)) {
+    return fail("INTERNAL", "database unavailable; nothing was done, try again later");
+  }
+  const cause = rootCause(err);
+  const code = (cause as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) {
+    return fail("INTERNAL", `internal error (database: ${describeDbError(cause)})`);
+  }
+  const first = (errorMessage(cause).split("\n")[0] ?? "").trim();
+  const reason = first.startsWith("Failed query:") ? "query failed" : first.slice(0, 200);
+  return fail("INTERNAL", `internal error${reason ? `: ${reason}` : ""}`);
+}
+
 export function outcomeText(outcome: ToolOutcome): string {
   return JSON.stringify(outcome.ok ? outcome.value : { error: outcome.error });
 }

@@ -9,17 +9,23 @@ export const waitTool: Tool<AgentToolContext> = {
   name: "wait",
   description:
     "Wait for mail. Without from_agents: returns the oldest message from anyone, or " +
-    '{"status":"timeout"}. With from_agents (fan-in): returns one entry per listed agent — ' +
-    "received (with its message), dead, idle (finished without sending), or running — as soon " +
-    "as none is running, or the partial state at the timeout. timeout 0 checks without blocking.",
+    '{"status":"timeout"}. With from_agents: returns one entry per listed agent, each ' +
+    '"received" (with its message), "idle" (it ended its turn without sending), "dead" or ' +
+    '"running" (still working at the timeout); it returns as soon as none is running.',
   parameters: {
     type: "object",
     properties: {
-      timeout: { type: "number", minimum: 0, description: "Seconds to wait (0 = just check)." },
+      timeout: {
+        type: "number",
+        minimum: 0,
+        maximum: 3600,
+        description: "Seconds to wait, 0 to 3600 (0 = just check).",
+      },
       from_agents: {
         type: "array",
-        items: { type: "string" },
-        description: "Agents (ids, prefixes or names) to collect one message each from.",
+        items: { type: "string", minLength: 1 },
+        minItems: 1,
+        description: 'Names of the agents to collect one message each from, e.g. ["tests"].',
       },
     },
     required: ["timeout"],

@@ -19,13 +19,16 @@ export interface RecordedRequest {
   /** Content of the first system message. */
   systemPrompt: string | undefined;
   lastMessage: RecordedMessage | undefined;
+  /** Date.now() when the request arrived. */
+  receivedAt: number;
 }
 
 export interface ScriptedToolCall {
   name: string;
   /** An object is JSON.stringify'd; a string is sent verbatim (so it may be malformed). */
   arguments: string | object;
-  id?: string;
+  /** Default `call_fake_N_I`; null leaves the id out of the chunk; "" sends an empty id. */
+  id?: string | null;
 }
 
 export interface Reply {
@@ -42,6 +45,33 @@ export interface Reply {
   usage?: { input: number; output: number };
   /** Split the text into several deltas. Default true. */
   chunkText?: boolean;
+  /** Pause this long before each streamed chunk (a slow stream, e.g. to watch it arrive live). */
+  chunkDelayMs?: number;
+  /** Split the text into deltas of this many characters (overrides chunkText). */
+  chunkSize?: number;
+  /** With `status`: a `Retry-After` header in seconds (then no `retry-after-ms` is sent). */
+  retryAfterSeconds?: number;
+  // --- how servers other than OpenAI stream ---
+  /** Reasoning streamed before the text, in `reasoning_content` (default) or `reasoning` deltas. */
+  reasoning?: string;
+  reasoningField?: "reasoning_content" | "reasoning";
+  /** "separate" (default, OpenAI): a final chunk without choices when asked for it; "last-chunk":
+   *  on the chunk with finish_reason, asked or not; "none": never. */
+  usageMode?: "separate" | "last-chunk" | "none";
+  /** Tool-call chunks without `index` (each call's pieces follow each other). */
+  toolCallsWithoutIndex?: boolean;
+  /** Every tool call in one chunk, arguments whole, all under index 0 (llama.cpp, Ollama style). */
+  toolCallsInOneChunk?: boolean;
+  /** Override the finish_reason (e.g. "stop" beside tool calls). */
+  finishReason?: string;
+}
+
+/** Differences of a whole server, not of one reply. */
+export interface ServerQuirks {
+  /** Body parameters answered with a 400 "Unrecognized request argument supplied: NAME". */
+  rejectParams?: string[];
+  /** Served by GET /v1/models; undefined = 404 (servers without a listing). */
+  models?: string[];
 }
 
 export interface Rule {
@@ -62,6 +92,8 @@ export interface FakeModel {
   /** Requests no rule accepted (answered 500). */
   unmatched: RecordedRequest[];
   script(rules: Rule | Rule[]): void;
+  /** Makes the server behave like a given kind of server from now on. */
+  quirks(quirks: ServerQuirks): void;
   /** Throws listing every rule not used up and every unmatched request. */
   assertAllUsed(): void;
   close(): Promise<void>;
@@ -90,6 +122,7 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let counter = 0;
+  let serverQuirks: ServerQuirks = {};
 
   const accepts = (rule: ScriptedRule, req: RecordedRequest) =>
     rule.remaining > 0 &&
@@ -106,6 +139,11 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     });
 
   async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method === "GET" && req.url?.endsWith("/models") && serverQuirks.models) {
+      const data = serverQuirks.models.map((id) => ({ id, object: "model", owned_by: "fake" }));
+      res.writeHead(200, { "content-type": "application/json" });
+      return void res.end(JSON.stringify({ object: "list", data }));
+    }
     if (req.method !== "POST" || !req.url?.endsWith("/chat/completions")) {
       return sendError(
         res,
@@ -118,6 +156,10 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     const recorded = record(body);
     requests.push(recorded);
     if (body.stream !== true) return sendError(res, 400, "fake model answers only stream: true");
+    const rejected = serverQuirks.rejectParams?.find((param) => param in body);
+    if (rejected) {
+      return sendError(res, 400, `Unrecognized request argument supplied: ${rejected}`);
+    }
 
     const rule = rules.find((candidate) => accepts(candidate, recorded));
     if (!rule) {
@@ -135,9 +177,11 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
 
     if (reply.delayMs) await sleep(reply.delayMs);
     if (reply.status !== undefined) {
-      return sendError(res, reply.status, reply.text ?? `scripted status ${reply.status}`, {
-        "retry-after-ms": String(reply.retryAfterMs ?? 0),
-      });
+      const retry: Record<string, string> =
+        reply.retryAfterSeconds !== undefined
+          ? { "retry-after": String(reply.retryAfterSeconds) }
+          : { "retry-after-ms": String(reply.retryAfterMs ?? 0) };
+      return sendError(res, reply.status, reply.text ?? `scripted status ${reply.status}`, retry);
     }
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
     res.flushHeaders();
@@ -145,6 +189,7 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)
       ?.include_usage;
     for (const chunk of chunksFor(reply, recorded.model, ++counter, includeUsage === true)) {
+      if (reply.chunkDelayMs && !res.destroyed) await sleep(reply.chunkDelayMs);
       res.write(`data: ${JSON.stringify(chunk)}\n\n`);
     }
     res.end("data: [DONE]\n\n");
@@ -167,6 +212,9 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     baseURL: `http://127.0.0.1:${port}/v1`,
     requests,
     unmatched,
+    quirks(quirks) {
+      serverQuirks = { ...quirks };
+    },
     script(more) {
       for (const rule of Array.isArray(more) ? more : [more]) {
         rules.push({ ...rule, remaining: rule.times ?? 1, used: 0 });
@@ -211,10 +259,11 @@ function record(body: Record<string, unknown>): RecordedRequest {
     model: typeof body.model === "string" ? body.model : "",
     systemPrompt: typeof system?.content === "string" ? system.content : undefined,
     lastMessage: messages.at(-1),
+    receivedAt: Date.now(),
   };
 }
 
-/** The chunks of one streamed response: text deltas, then tool calls in pieces, then usage. */
+/** The chunks of one streamed response: reasoning, text deltas, tool calls in pieces, usage. */
 function chunksFor(reply: Reply, model: string, n: number, includeUsage: boolean): object[] {
   const base = { id: `chatcmpl-fake-${n}`, object: "chat.completion.chunk", created: now(), model };
   const chunk = (delta: object, finishReason: string | null = null) => ({
@@ -222,40 +271,72 @@ function chunksFor(reply: Reply, model: string, n: number, includeUsage: boolean
     choices: [{ index: 0, delta, finish_reason: finishReason }],
   });
   const chunks: object[] = [chunk({ role: "assistant", content: "" })];
+  const field = reply.reasoningField ?? "reasoning_content";
+  for (const piece of split(reply.reasoning ?? "", 3).filter((p) => p.length > 0)) {
+    chunks.push(chunk({ [field]: piece }));
+  }
   const text = reply.text ?? "";
-  const pieces = reply.chunkText === false ? [text] : split(text, 3);
+  const pieces = reply.chunkSize
+    ? splitEvery(text, reply.chunkSize)
+    : reply.chunkText === false
+      ? [text]
+      : split(text, 3);
   for (const piece of pieces.filter((p) => p.length > 0)) chunks.push(chunk({ content: piece }));
 
   const calls = reply.toolCalls ?? [];
-  calls.forEach((call, index) => {
-    const args =
-      typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
-    const [first = "", ...rest] = split(args, 2);
-    const id = call.id ?? `call_fake_${n}_${index}`;
-    const name = call.name;
+  const callChunk = (index: number, id: string | null | undefined, fn: object) => ({
+    ...(reply.toolCallsWithoutIndex ? {} : { index }),
+    ...(id === null ? {} : { id }),
+    type: "function",
+    function: fn,
+  });
+  const toolCalls = calls.map((call, index) => ({
+    id: call.id === undefined ? `call_fake_${n}_${index}` : call.id,
+    name: call.name,
+    args: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments),
+    index,
+  }));
+  if (reply.toolCallsInOneChunk) {
     chunks.push(
       chunk({
-        tool_calls: [{ index, id, type: "function", function: { name, arguments: first } }],
+        tool_calls: toolCalls.map((c) => callChunk(0, c.id, { name: c.name, arguments: c.args })),
       }),
     );
-    for (const piece of rest)
-      chunks.push(chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
-  });
-  chunks.push(chunk({}, calls.length > 0 ? "tool_calls" : "stop"));
-
-  if (includeUsage) {
-    const usage = reply.usage ?? { input: 10, output: 5 };
-    chunks.push({
-      ...base,
-      choices: [],
-      usage: {
-        prompt_tokens: usage.input,
-        completion_tokens: usage.output,
-        total_tokens: usage.input + usage.output,
-      },
-    });
+  } else {
+    for (const call of toolCalls) {
+      const [first = "", ...rest] = split(call.args, 2);
+      chunks.push(
+        chunk({
+          tool_calls: [callChunk(call.index, call.id, { name: call.name, arguments: first })],
+        }),
+      );
+      for (const piece of rest) {
+        const more = reply.toolCallsWithoutIndex ? {} : { index: call.index };
+        chunks.push(chunk({ tool_calls: [{ ...more, function: { arguments: piece } }] }));
+      }
+    }
   }
+  const usage = reply.usage ?? { input: 10, output: 5 };
+  const usageField = {
+    usage: {
+      prompt_tokens: usage.input,
+      completion_tokens: usage.output,
+      total_tokens: usage.input + usage.output,
+    },
+  };
+  const mode = reply.usageMode ?? "separate";
+  const finish = reply.finishReason ?? (calls.length > 0 ? "tool_calls" : "stop");
+  chunks.push({ ...chunk({}, finish), ...(mode === "last-chunk" ? usageField : {}) });
+  if (mode === "separate" && includeUsage) chunks.push({ ...base, choices: [], ...usageField });
   return chunks;
+}
+
+/** Pieces of `size` code points. */
+function splitEvery(text: string, size: number): string[] {
+  const points = Array.from(text);
+  const pieces: string[] = [];
+  for (let i = 0; i < points.length; i += size) pieces.push(points.slice(i, i + size).join(""));
+  return pieces;
 }
 
 /** Up to `parts` pieces of roughly equal length, never splitting a code point. */

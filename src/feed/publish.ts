@@ -1,0 +1,185 @@
+// What the turn loop publishes for feeds besides events: the coalesced partial text of a streaming
+// model response (agent_streams), the agent's `activity` and the live `wait_status` of a fan-in.
+// Every write here is best effort: a failed write is dropped, never thrown into the turn.
+import { sql } from "drizzle-orm";
+import type { WaitStatusEntry } from "../agents/agents.sql.js";
+import { treeChannel } from "../bus/channels.js";
+import type { Db, Queryable } from "../db/client.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
+
+/** At most one stream write per this many ms per agent (~20 per second). */
+export const STREAM_INTERVAL_MS = 50;
+
+const PUBLISH_STREAM: Prepared = {
+  name: "warren_publish_stream",
+  text: `
+    with u as (
+      insert into agent_streams as s (agent_id, text, reasoning, live, updated_at)
+      values ($1::uuid, $2::text, $3::text, true, now())
+      on conflict (agent_id) do update
+         set text = excluded.text, reasoning = excluded.reasoning, live = true, updated_at = now()
+      returning agent_id
+    )
+    select pg_notify($4::text, 's:' || agent_id::text) from u`,
+};
+
+export interface StreamPublisher {
+  onText(delta: string): void;
+  onReasoning(delta: string): void;
+  /** Stops publishing and waits for a write in flight; call before `endStream`. */
+  settle(): Promise<void>;
+}
+
+/**
+ * Coalesces a response's deltas into at most one write per `intervalMs`; each write carries the
+ * whole text so far (a reader never needs the earlier writes).
+ */
+export function createStreamPublisher(
+  db: Db,
+  agent: { id: string; tree_id: string },
+  intervalMs = STREAM_INTERVAL_MS,
+): StreamPublisher {
+  let text = "";
+  let reasoning = "";
+  let dirty = false;
+  let settled = false;
+  let last = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let inflight: Promise<void> | undefined;
+  const channel = treeChannel(agent.tree_id);
+
+  const flush = () => {
+    timer = undefined;
+    if (!dirty || settled) return;
+    dirty = false;
+    last = Date.now();
+    inflight = runPrepared(db, PUBLISH_STREAM, [agent.id, text, reasoning, channel])
+      .then(
+        () => undefined,
+        () => undefined, // dropped: the next write (or the assistant event) carries everything
+      )
+      .finally(() => {
+        inflight = undefined;
+        if (dirty) schedule();
+      });
+  };
+  const schedule = () => {
+    if (timer || inflight || settled) return;
+    timer = setTimeout(flush, Math.max(0, last + intervalMs - Date.now()));
+  };
+  return {
+    onText(delta) {
+      text += delta;
+      dirty = true;
+      schedule();
+    },
+    onReasoning(delta) {
+      reasoning += delta;
+      dirty = true;
+      schedule();
+    },
+    async settle() {
+      settled = true;
+      clearTimeout(timer);
+      await inflight;
+    },
+  };
+}
+
+/** Marks the agent's stream ended (live = false), in the caller's transaction when given one. */
+export async function endStream(q: Queryable, agent: { id: string; tree_id: string }) {
+  await q.execute(sql`
+    with u as (
+      update agent_streams set live = false, updated_at = now()
+       where agent_id = ${agent.id} and live
+      returning agent_id
+    )
+    select pg_notify(${treeChannel(agent.tree_id)}, 's:' || agent_id::text) from u`);
+}
+
+/** Sets what the agent is doing now ("thinking", "bash: npm test", …) while it is busy. */
+export async function setActivity(db: Db, agentId: string, activity: string | null) {
+  await db
+    .execute(
+      sql`update agents set activity = ${activity}
+           where id = ${agentId} and state in ('running', 'waiting')
+             and activity is distinct from ${activity}`,
+    )
+    .catch(() => undefined);
+}
+
+const ACTIVITY_MAX = 80;
+
+function clip(text: string, max: number): string {
+  const oneLine = text.replace(/\s+/g, " ").trim();
+  const points = Array.from(oneLine);
+  return points.length <= max ? oneLine : `${points.slice(0, max - 1).join("")}…`;
+}
+
+/** "<tool>: <short args>" for the agent panel and the spinner, from the raw arguments text. */
+export function describeCall(name: string, argumentsText: string): string {
+  let args: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(argumentsText || "{}");
+    if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+      args = parsed as Record<string, unknown>;
+    }
+  } catch {
+    return clip(name, ACTIVITY_MAX);
+  }
+  if (name === "wait") {
+    const from = Array.isArray(args.from_agents) ? args.from_agents.length : 0;
+    if (args.timeout === 0) return "wait: checking mail";
+    return from > 0 ? `waiting for ${from} agent${from === 1 ? "" : "s"}` : "waiting for mail";
+  }
+  const key = ["command", "path", "pattern", "name", "to", "agent_id"].find(
+    (k) => typeof args[k] === "string",
+  );
+  const detail = key ? (args[key] as string) : "";
+  return clip(detail ? `${name}: ${detail}` : name, ACTIVITY_MAX);
+}
+
+/** The activity line of several tool calls running at once. */
+export function summarizeActivities(running: string[]): string | null {
+  if (running.length === 0) return null;
+  return running.length === 1 ? running[0]! : `${running[0]} (+${running.length - 1} more)`;
+}
+
+export interface WaitStatusWriter {
+  /** Records the per-agent fan-in state when it changed (message bodies are never stored). */
+  progress(entries: readonly WaitStatusEntry[]): void;
+  /** Clears the status (the wait ended) once earlier writes are done. */
+  clear(): Promise<void>;
+}
+
+export function createWaitStatusWriter(db: Db, agentId: string): WaitStatusWriter {
+  let shown = "null";
+  let chain: Promise<void> = Promise.resolve();
+  const write = (json: string) => {
+    chain = chain
+      .then(() =>
+        db.execute(sql`update agents set wait_status = nullif(${json}::jsonb, 'null'::jsonb)
+                where id = ${agentId}`),
+      )
+      .then(
+        () => undefined,
+        () => undefined,
+      );
+  };
+  return {
+    progress(entries) {
+      const value = entries.map(({ agent_id, name, status }) => ({ agent_id, name, status }));
+      const json = JSON.stringify(value);
+      if (json === shown) return;
+      shown = json;
+      write(json);
+    },
+    async clear() {
+      if (shown !== "null") {
+        shown = "null";
+        write("null");
+      }
+      await chain;
+    },
+  };
+}

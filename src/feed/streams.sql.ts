@@ -1,0 +1,14 @@
+// The agent_streams table: per agent, the partial answer of the model response streaming now
+// (coalesced writes from the turn loop), so a TUI in any process can show it live.
+import { boolean, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+
+export const agentStreams = pgTable("agent_streams", {
+  agent_id: uuid("agent_id").primaryKey(),
+  text: text("text").notNull().default(""),
+  reasoning: text("reasoning").notNull().default(""),
+  /** False once the response has ended (its `assistant` event exists or the call failed). */
+  live: boolean("live").notNull().default(true),
+  updated_at: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+});
+
+export type AgentStreamRow = typeof agentStreams.$inferSelect;

@@ -1,0 +1,80 @@
+// How text that comes from other agents is framed for a model: mail in a <mail> tag whose sender
+// only warren writes, and a parent's conversation as a quoted block followed by the child's task.
+// Pure text functions; the runtime decides where they go.
+import type { ChatMessage } from "./model.js";
+
+/**
+ * Makes `<tag` and `</tag` inside `text` inert (`<\tag`, `<\/tag`), case-insensitively, so a
+ * body can neither close the frame it sits in nor open a new one that claims another sender.
+ */
+export function neutraliseTag(text: string, tag: string): string {
+  return text.replace(new RegExp(`<(/?)(\\s*${tag})`, "gi"), "<\\$1$2");
+}
+
+/** An attribute value: quotes and angle brackets can never end the attribute or the tag. */
+function attribute(value: string): string {
+  return value.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+}
+
+/**
+ * A mail as the model reads it. `fromId` null means the person ("human"). The short id is a
+ * valid agent reference, for when two agents share a name.
+ */
+export function mailText(fromName: string, fromId: string | null, body: string): string {
+  const from = fromId ? `from="${attribute(fromName)}" id="${fromId.slice(0, 8)}"` : `from="human"`;
+  return `<mail ${from}>\n${neutraliseTag(body, "mail")}\n</mail>`;
+}
+
+const QUOTE_TAG = "parent_conversation";
+
+/** One message of a quoted conversation, as plain text. */
+function quoteMessage(
+  message: ChatMessage,
+  speaker: string,
+  toolNames: Map<string, string>,
+): string {
+  switch (message.role) {
+    case "system":
+      return `[system]\n${message.content}`;
+    case "user":
+      return `[user]\n${message.content}`;
+    case "assistant": {
+      const calls = (message.tool_calls ?? []).map(
+        (call) => `[${speaker} called ${call.name}] ${call.arguments}`,
+      );
+      const text = message.content ? [`[${speaker}]\n${message.content}`] : [];
+      return [...text, ...calls].join("\n");
+    }
+    case "tool":
+      return `[result of ${toolNames.get(message.tool_call_id) ?? "a tool"}]\n${message.content}`;
+  }
+}
+
+/**
+ * A parent's conversation (without its system prompt) as one user message that reads as a
+ * quotation, so the child does not take the parent's turns for its own.
+ */
+export function quotedConversation(
+  parentName: string,
+  childName: string,
+  messages: ChatMessage[],
+): ChatMessage {
+  const toolNames = new Map<string, string>();
+  for (const message of messages) {
+    if (message.role !== "assistant") continue;
+    for (const call of message.tool_calls ?? []) toolNames.set(call.id, call.name);
+  }
+  const body = messages.map((m) => quoteMessage(m, parentName, toolNames)).join("\n\n");
+  return {
+    role: "user",
+    content:
+      `The conversation of your parent ${parentName} so far, for context only ` +
+      `(you are ${childName}, not ${parentName}):\n<${QUOTE_TAG}>\n` +
+      `${neutraliseTag(body, QUOTE_TAG)}\n</${QUOTE_TAG}>`,
+  };
+}
+
+/** The first message of a child: its task, marked as such. */
+export function taskText(prompt: string): string {
+  return `Your task:\n${prompt}`;
+}

@@ -1,0 +1,280 @@
+// What the person's input does: a message to the viewed agent (queued while it is busy), a
+// captured line, or a slash command. Failures become one-line notices, never exceptions.
+import { sql } from "drizzle-orm";
+import type { AgentRow } from "../agents/agents.sql.js";
+import { appendEvent } from "../agents/events.js";
+import { displayName, resolveAgentRef } from "../agents/refs.js";
+import { forkAgent, killAgent, reapDead } from "../agents/tree.js";
+import type { Config } from "../config/config.js";
+import type { Db } from "../db/client.js";
+import { sendInput } from "../mail/input.js";
+import { sendMail } from "../mail/send.js";
+import { interruptAgent } from "../runtime/interrupt.js";
+import { requestWait } from "../runtime/person-wait.js";
+import { childSystemPrompt } from "../runtime/system-prompt.js";
+import { COMMAND_USAGE, isCommand, parseCommand, type UiCommand } from "./commands.js";
+import type { Controller } from "./controller.js";
+import { describeFailure } from "./failure.js";
+import { byAge, nearestLivingAncestor } from "./views/navigation.js";
+
+export interface Actions {
+  /** Enter: the input's whole text. */
+  submit(text: string): Promise<void>;
+  /** Escape / first Ctrl+C: interrupts the viewed agent's turn (not its children). */
+  interrupt(): Promise<boolean>;
+  readonly mode: "normal" | "capture";
+  /** Model names for /model completion (cached; empty when the server has no /models). */
+  modelNames(): Promise<string[]>;
+}
+
+export interface ActionsOptions {
+  db: Db;
+  config: Config;
+  controller: Controller;
+  /** Text for /help. */
+  helpLines: () => string[];
+  /** One line per agent, for /agents. */
+  treeLines: () => string[];
+  quit: () => void;
+  onChange: () => void;
+}
+
+export function createActions(options: ActionsOptions): Actions {
+  const { db, config, controller } = options;
+  let mode: "normal" | "capture" = "normal";
+  let captured: string[] = [];
+  let models: Promise<string[]> | undefined;
+
+  const state = controller.state;
+  const current = (): AgentRow | undefined => controller.current();
+  const say = (text: string) => controller.notice(text, "info");
+  const complain = (text: string) => controller.notice(text, "error");
+
+  const resolve = (ref: string) =>
+    resolveAgentRef(db, { treeId: state.rootId, selfId: state.currentId }, ref);
+
+  /** A `command` event on the agent the command was typed into (never model context). */
+  const record = (agentId: string, text: string, data: Record<string, unknown> = {}) =>
+    appendEvent(db, agentId, "command", text, { by: "person", ...data });
+
+  const setMode = (next: "normal" | "capture") => {
+    mode = next;
+    if (next === "normal") captured = [];
+    options.onChange();
+  };
+
+  /** child-1, child-2, … unique among the living children of `parentId`. */
+  const defaultChildName = (parentId: string) => {
+    const taken = new Set(
+      [...state.agents.values()]
+        .filter((a) => a.parent_id === parentId && a.state !== "dead")
+        .map((a) => a.name),
+    );
+    let n = 1;
+    while (taken.has(`child-${n}`)) n++;
+    return `child-${n}`;
+  };
+
+  async function run(command: UiCommand, typed: string): Promise<void> {
+    const here = state.currentId;
+    switch (command.name) {
+      case "help":
+        return say(options.helpLines().join("\n"));
+      case "exit":
+        return options.quit();
+      case "agents":
+        return say(options.treeLines().join("\n"));
+      case "capture":
+        if (mode === "capture") return say("already capturing: /fork makes the child, /cancel stops");
+        if (current()?.state === "dead") return complain("this agent is dead: capture for a living one");
+        setMode("capture");
+        return say(
+          "capture mode: what you type now is saved here and sent to no model; /fork makes a child with it as its task, /cancel stops",
+        );
+      case "cancel": {
+        if (mode !== "capture") return complain("not capturing (/capture starts)");
+        const lines = captured.length;
+        setMode("normal");
+        return say(`capture cancelled; the ${lines} captured line(s) stay visible and reach no model`);
+      }
+      case "fork": {
+        const parent = current();
+        if (!parent) return complain("no agent to fork from");
+        const name = command.childName ?? defaultChildName(here);
+        const parts = mode === "capture" ? [...captured] : [];
+        if (command.prompt) parts.push(command.prompt);
+        const prompt = parts.join("\n").trim();
+        const child = await forkAgent(
+          db,
+          here,
+          {
+            name,
+            ...(prompt ? { prompt } : {}),
+            context: "inherit",
+            systemPrompt: childSystemPrompt(undefined),
+            budget: config.budget,
+          },
+          config.limits,
+        );
+        // The captured task is the child's first message; the parent's record names the child only.
+        await record(here, `/fork ${child.name}`, {
+          agent_id: child.id,
+          ...(command.prompt ? { prompt: command.prompt } : {}),
+          ...(mode === "capture" ? { captured_lines: captured.length } : {}),
+        });
+        if (mode === "capture") setMode("normal");
+        state.agents.set(child.id, child);
+        await controller.view(child.id);
+        return say(
+          prompt
+            ? `forked ${displayName(child)} with its task; it is running`
+            : `forked ${displayName(child)}: an idle child with this context; type its first message`,
+        );
+      }
+      case "kill": {
+        const target = command.agent ? await resolve(command.agent) : current();
+        if (!target) return complain("no agent to kill");
+        const killed = await killAgent(db, { targetId: target.id, byAgentId: null });
+        await record(here, typed, { killed });
+        if (killed.includes(here)) {
+          const to = target.parent_id ?? state.rootId;
+          await controller.view(to);
+        }
+        return say(
+          `killed ${displayName(target)}${killed.length > 1 ? ` and ${killed.length - 1} descendant(s)` : ""}`,
+        );
+      }
+      case "send": {
+        const to = await resolve(command.agent);
+        const receipt = await sendMail(db, {
+          treeId: state.rootId,
+          fromId: here,
+          toId: to.id,
+          body: command.message,
+          maxBytes: config.limits.maxMessageBytes,
+        });
+        await record(here, typed, { to: to.id, mail_id: receipt.mailId });
+        return say(`mail sent to ${displayName(to)}${receipt.woke ? " (it woke up)" : ""}`);
+      }
+      case "wait": {
+        const ids: string[] = [];
+        for (const ref of command.agents) ids.push((await resolve(ref)).id);
+        await requestWait(
+          db,
+          here,
+          { timeoutSeconds: command.timeoutSeconds, ...(ids.length ? { fromAgents: ids } : {}) },
+          config.limits,
+        );
+        await record(here, typed);
+        return;
+      }
+      case "reap": {
+        const all = [...state.agents.values()];
+        const reaped = await reapDead(db, state.rootId);
+        const reapedSet = new Set(reaped);
+        const landing = reapedSet.has(here)
+          ? (nearestLivingAncestor(
+              all.map((a) => (reapedSet.has(a.id) ? { ...a, reaped_at: new Date() } : a)),
+              here,
+            ) ?? state.rootId)
+          : here;
+        for (const id of reaped) state.agents.delete(id);
+        if (landing !== here) await controller.view(landing);
+        await record(landing, typed, { reaped });
+        return say(
+          reaped.length
+            ? `reaped ${reaped.length} dead agent(s); their history stays in the database`
+            : "nothing to reap: no dead agents",
+        );
+      }
+      case "model": {
+        const rows = await db.execute(
+          sql`update agents set model = ${command.model} where id = ${here} and state <> 'dead' returning id`,
+        );
+        if (rows.rows.length === 0) return complain("this agent is dead; its model stays");
+        await record(here, typed, { model: command.model });
+        return say(`model of this agent set to ${command.model}`);
+      }
+    }
+  }
+
+  return {
+    get mode() {
+      return mode;
+    },
+    async submit(text) {
+      try {
+        if (isCommand(text)) {
+          const parsed = parseCommand(text);
+          if (!parsed.ok) return complain(parsed.error);
+          await run(parsed.command, text.trim());
+          return;
+        }
+        const body = text.startsWith("//") ? text.slice(1) : text;
+        const agent = current();
+        if (agent?.state === "dead") return complain(`${displayName(agent)} is dead: it takes no input`);
+        if (mode === "capture") {
+          captured.push(body);
+          await appendEvent(db, state.currentId, "capture", body, { by: "person" });
+          return;
+        }
+        await sendInput(db, state.currentId, body);
+      } catch (error) {
+        complain(describeFailure(error));
+      }
+    },
+    async interrupt() {
+      try {
+        return await interruptAgent(db, state.currentId);
+      } catch (error) {
+        complain(`interrupt failed: ${describeFailure(error)}`);
+        return false;
+      }
+    },
+    modelNames() {
+      models ??= fetchModels(config).catch(() => []);
+      return models;
+    },
+  };
+}
+
+/** The agents of the tree as indented lines (for /agents). */
+export function treeLines(agents: readonly AgentRow[], currentId: string): string[] {
+  const children = new Map<string | null, AgentRow[]>();
+  for (const agent of [...agents].sort(byAge)) {
+    const list = children.get(agent.parent_id) ?? [];
+    list.push(agent);
+    children.set(agent.parent_id, list);
+  }
+  const lines: string[] = [];
+  const walk = (parentId: string | null, depth: number) => {
+    for (const agent of children.get(parentId) ?? []) {
+      const mark = agent.id === currentId ? " ← you are here" : "";
+      const doing = agent.activity ? ` — ${agent.activity}` : "";
+      lines.push(`${"  ".repeat(depth)}${displayName(agent)}  ${agent.state}${doing}${mark}`);
+      walk(agent.id, depth + 1);
+    }
+  };
+  const roots = agents.filter((a) => !a.parent_id || !agents.some((p) => p.id === a.parent_id));
+  for (const root of roots) {
+    const mark = root.id === currentId ? " ← you are here" : "";
+    lines.push(`${displayName(root)}  ${root.state}${mark}`);
+    walk(root.id, 1);
+  }
+  return lines;
+}
+
+export const HELP_COMMANDS = Object.values(COMMAND_USAGE);
+
+/** GET {base}/models → the ids the server offers (OpenAI-compatible servers have it; some not). */
+async function fetchModels(config: Config): Promise<string[]> {
+  const base = (config.model.baseURL ?? "https://api.openai.com/v1").replace(/\/+$/, "");
+  const response = await fetch(`${base}/models`, {
+    headers: config.model.apiKey ? { authorization: `Bearer ${config.model.apiKey}` } : {},
+    signal: AbortSignal.timeout(5000),
+  });
+  if (!response.ok) return [];
+  const body = (await response.json()) as { data?: { id?: unknown }[] };
+  return (body.data ?? []).flatMap((m) => (typeof m.id === "string" ? [m.id] : [])).sort();
+}
+

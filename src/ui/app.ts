@@ -1,0 +1,409 @@
+// The TUI application: wires stdin (our key parser), the controller (state from the feed), the
+// actions (input and commands) and the layout, and paints in coalesced frames (~30 ms).
+import type { AgentRow } from "../agents/agents.sql.js";
+import type { Bus } from "../bus/bus.js";
+import type { Config } from "../config/config.js";
+import type { Db } from "../db/client.js";
+import { openFeed } from "../feed/feed.js";
+import { createActions, treeLines } from "./actions.js";
+import { completeCommand } from "./commands.js";
+import { createController } from "./controller.js";
+import { createInputEditor, createInputHistory, type InputHistory } from "./input-editor.js";
+import { createKeyParser, MOUSE_OFF, MOUSE_ON, PASTE_OFF, PASTE_ON, type KeyEvent } from "./keys.js";
+import { createLayout } from "./layout.js";
+import {
+  createScrollbackView,
+  navInfo,
+  navigate,
+  renderAgentPanel,
+  renderHelp,
+  renderSeparator,
+  renderSpinner,
+  renderStatusBar,
+  renderStatusLayer,
+  renderTooSmall,
+  MIN_HEIGHT,
+  MIN_WIDTH,
+  type Direction,
+  type Theme,
+} from "./views/index.js";
+import { paint } from "./views/theme.js";
+
+export const PANEL_KEY = "Ctrl+T";
+export const MOUSE_KEY = "Ctrl+O";
+const FRAME_MS = 30;
+const QUIT_WINDOW_MS = 2000;
+
+export interface TuiOptions {
+  db: Db;
+  bus: Bus;
+  config: Config;
+  root: AgentRow;
+  env: Record<string, string | undefined>;
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream;
+}
+
+export interface Tui {
+  /** Resolves when the person quits (/exit, Ctrl+C twice). */
+  done: Promise<void>;
+  /** Shows a line from elsewhere (runtime warnings) in the current view. */
+  warn(message: string): void;
+  close(): Promise<void>;
+}
+
+export async function startTui(options: TuiOptions): Promise<Tui> {
+  const { db, bus, config, root, stdin, stdout } = options;
+  const theme: Theme = { color: !options.env.NO_COLOR };
+  const feed = await openFeed(db, bus, root.id);
+  const layout = createLayout({ output: stdout });
+  const scrollbackView = createScrollbackView(theme);
+  const editor = createInputEditor();
+  const histories = new Map<string, InputHistory>();
+  const parser = createKeyParser();
+
+  let dirty = true;
+  let frameTimer: NodeJS.Timeout | undefined;
+  let scroll = 0;
+  let panelOpen = false;
+  let panelSelected = root.id;
+  let panelOrder: string[] = [];
+  let mouseOn = true;
+  let flash: { text: string; until: number } | undefined;
+  let lastCtrlC = 0;
+  let spinnerFrame = 0;
+  let closed = false;
+  let finish: () => void = () => {};
+  const done = new Promise<void>((resolve) => (finish = resolve));
+
+  const requestPaint = () => {
+    dirty = true;
+    if (frameTimer || closed) return;
+    frameTimer = setTimeout(() => {
+      frameTimer = undefined;
+      if (dirty) paintFrame();
+    }, FRAME_MS);
+  };
+
+  const controller = createController({
+    db,
+    feed,
+    rootId: root.id,
+    onChange: requestPaint,
+    onError: (message) => controller.notice(message, "error"),
+  });
+  const actions = createActions({
+    db,
+    config,
+    controller,
+    helpLines: () => renderHelp(PANEL_KEY),
+    treeLines: () => treeLines([...controller.state.agents.values()], controller.state.currentId),
+    quit: () => void quit(),
+    onChange: requestPaint,
+  });
+
+  const historyOf = (agentId: string) => {
+    let history = histories.get(agentId);
+    if (!history) histories.set(agentId, (history = createInputHistory()));
+    return history;
+  };
+
+  const setFlash = (text: string, ms = QUIT_WINDOW_MS) => {
+    flash = { text, until: Date.now() + ms };
+    requestPaint();
+    setTimeout(requestPaint, ms + 10).unref();
+  };
+
+  /** Runs an async action; a failure becomes a notice, never an unhandled rejection. */
+  const spawn = (action: () => Promise<unknown>) => {
+    action().catch((error: unknown) =>
+      controller.notice(error instanceof Error ? error.message.split("\n")[0]! : String(error), "error"),
+    );
+  };
+
+  const go = (agentId: string | undefined) => {
+    if (!agentId || agentId === controller.state.currentId) return;
+    scroll = 0;
+    editor.clear();
+    spawn(() => controller.view(agentId));
+  };
+
+  const move = (dir: Direction) => {
+    const target = navigate([...controller.state.agents.values()], controller.state.currentId, dir);
+    if (!target) {
+      const what = { parent: "no parent", child: "no children", prev: "no siblings", next: "no siblings" };
+      setFlash(what[dir], 1200);
+      return;
+    }
+    go(target);
+  };
+
+  function paintFrame(): void {
+    dirty = false;
+    const width = layout.width();
+    const height = layout.height();
+    if (width < MIN_WIDTH || height < MIN_HEIGHT) {
+      layout.paint({ ...emptyFrame(), tooSmall: renderTooSmall(width, height) });
+      return;
+    }
+    const state = controller.state;
+    const now = Date.now();
+    const agents = [...state.agents.values()];
+    const current = controller.current() ?? root;
+    const dead = current.state === "dead";
+    const busy = current.state === "running" || current.state === "waiting";
+    const statusLayer =
+      current.wait_status && current.wait_status.length > 0
+        ? renderStatusLayer(current.wait_status, state.agents, now, width, theme)
+        : [];
+    const spinner = busy ? renderSpinner(current, spinnerFrame, width, theme) : "";
+    const prompt = promptFor(actions.mode, dead);
+    const input = editor.isEmpty() && dead
+      ? [paint(theme, "✗ dead agent: no input — commands only (/reap, /kill …); Ctrl+↑ parent", { dim: true })]
+      : editor.render(width, 6, prompt, !panelOpen).lines;
+    const rows = layout.scrollbackRows({
+      statusLayer: statusLayer.length,
+      spinner: spinner !== "",
+      input: input.length,
+    });
+    const scrolled = scrollbackView.render(controller.entries(), width, rows, scroll);
+    scroll = Math.min(scroll, scrolled.maxScroll);
+    if (scrolled.atTop && state.hasOlder) spawn(() => controller.loadOlder());
+    const nav = navInfo(agents, current.id) ?? { current, children: 0 };
+    const counts = { running: 0, waiting: 0, idle: 0, dead: 0 };
+    for (const agent of agents) counts[agent.state]++;
+    const showFlash = flash && flash.until > now ? flash.text : undefined;
+    const keysHint =
+      showFlash ??
+      `${scroll > 0 ? `↑${scroll} lines · ` : ""}^T agents · ^O mouse ${mouseOn ? "on" : "off (select text)"} · /help`;
+    let panel: string[] | undefined;
+    if (panelOpen) {
+      const size = layout.panelSize();
+      const rendered = renderAgentPanel(agents, panelSelected, now, size.width, size.height, theme);
+      panel = rendered.lines;
+      panelOrder = rendered.order;
+    }
+    layout.paint({
+      scrollback: scrolled.lines,
+      statusLayer,
+      spinner,
+      separator: renderSeparator(nav, width, theme),
+      input,
+      statusBar: renderStatusBar(
+        {
+          root: state.agents.get(root.id) ?? root,
+          current,
+          counts,
+          tokens: Number(current.input_tokens) + Number(current.output_tokens),
+          mode: dead ? "dead" : actions.mode,
+          keysHint,
+          ...(state.problem ? { problem: state.problem } : {}),
+        },
+        width,
+        theme,
+      ),
+      ...(panel ? { panel } : {}),
+    });
+  }
+
+  const promptFor = (mode: "normal" | "capture", dead: boolean) => {
+    if (dead) return { text: "✗ ", painted: paint(theme, "✗ ", { fg: "red" }) };
+    if (mode === "capture") {
+      return { text: "✎ capture › ", painted: paint(theme, "✎ capture › ", { fg: "magenta", bold: true }) };
+    }
+    return { text: "❯ ", painted: paint(theme, "❯ ", { fg: "cyan", bold: true }) };
+  };
+
+  const scrollBy = (lines: number) => {
+    scroll = Math.max(0, scroll + lines);
+    requestPaint();
+  };
+
+  async function complete(): Promise<void> {
+    const text = editor.value();
+    const model = /^\/model\s+(\S*)$/.exec(text);
+    if (model) {
+      const names = (await actions.modelNames()).filter((n) => n.startsWith(model[1]!));
+      if (names.length === 1) editor.set(`/model ${names[0]}`);
+      else if (names.length > 1) {
+        const common = commonPrefix(names);
+        if (common.length > model[1]!.length) editor.set(`/model ${common}`);
+        else setFlash(names.slice(0, 8).join("  "), 4000);
+      } else setFlash("no matching models (the server lists none)", 2000);
+      requestPaint();
+      return;
+    }
+    const command = /^\/(\S*)$/.exec(text);
+    if (command) {
+      const names = completeCommand(command[1]!);
+      if (names.length === 1) editor.set(`/${names[0]} `);
+      else if (names.length > 1) setFlash(names.map((n) => `/${n}`).join("  "), 3000);
+      requestPaint();
+    }
+  }
+
+  function onPanelKey(event: KeyEvent): void {
+    if (event.type !== "key") return;
+    const at = Math.max(0, panelOrder.indexOf(panelSelected));
+    if (event.name === "up") panelSelected = panelOrder[Math.max(0, at - 1)] ?? panelSelected;
+    else if (event.name === "down") panelSelected = panelOrder[Math.min(panelOrder.length - 1, at + 1)] ?? panelSelected;
+    else if (event.name === "enter") {
+      panelOpen = false;
+      go(panelSelected);
+    } else if (event.name === "escape" || (event.ctrl && (event.name === "t" || event.name === "c"))) {
+      panelOpen = false;
+    }
+    requestPaint();
+  }
+
+  function onKey(event: KeyEvent): void {
+    if (panelOpen) return onPanelKey(event);
+    const state = controller.state;
+    switch (event.type) {
+      case "text":
+        editor.insert(event.text);
+        break;
+      case "paste":
+        editor.paste(event.text);
+        break;
+      case "mouse":
+        if (event.action === "wheelup") scrollBy(3);
+        if (event.action === "wheeldown") scrollBy(-3);
+        return;
+      case "key": {
+        const { name, ctrl, meta, shift } = event;
+        if (ctrl && name === "c") {
+          if (Date.now() - lastCtrlC < QUIT_WINDOW_MS) return void quit();
+          lastCtrlC = Date.now();
+          spawn(() => actions.interrupt());
+          setFlash("Ctrl+C again to quit");
+          return;
+        }
+        if (name === "escape" && !ctrl) {
+          spawn(async () => {
+            if (!(await actions.interrupt())) setFlash("nothing to interrupt", 1200);
+          });
+          return;
+        }
+        if (ctrl && name === "up") return move("parent");
+        if (ctrl && name === "down") return move("child");
+        if (ctrl && name === "left") return move("prev");
+        if (ctrl && name === "right") return move("next");
+        if (ctrl && name === "t") {
+          panelOpen = true;
+          panelSelected = state.currentId;
+          break;
+        }
+        if (ctrl && name === "o") {
+          mouseOn = !mouseOn;
+          stdout.write(mouseOn ? MOUSE_ON : MOUSE_OFF);
+          break;
+        }
+        if (ctrl && name === "l") {
+          layout.screen.realloc();
+          break;
+        }
+        if (name === "enter" && !shift && !meta) {
+          const text = editor.value();
+          if (!text.trim()) break;
+          historyOf(state.currentId).add(text);
+          editor.clear();
+          scroll = 0;
+          spawn(() => actions.submit(text));
+          break;
+        }
+        if (name === "enter" || name === "newline") editor.newline();
+        else if (name === "tab") spawn(complete);
+        else if (name === "backspace") editor.backspace();
+        else if (name === "delete" || (ctrl && name === "d")) editor.deleteForward();
+        else if (name === "left") meta ? editor.wordLeft() : editor.left();
+        else if (name === "right") meta ? editor.wordRight() : editor.right();
+        else if (name === "home" || (ctrl && name === "a")) editor.home();
+        else if (name === "end" || (ctrl && name === "e")) editor.end();
+        else if (ctrl && name === "u") editor.clear();
+        else if (name === "pageup") scrollBy(Math.max(1, layout.height() - 8));
+        else if (name === "pagedown") scrollBy(-Math.max(1, layout.height() - 8));
+        else if (name === "up" && shift) scrollBy(1);
+        else if (name === "down" && shift) scrollBy(-1);
+        else if (name === "up") {
+          if (!editor.up()) {
+            const older = historyOf(state.currentId).older(editor.value());
+            if (older !== undefined) editor.set(older);
+          }
+        } else if (name === "down") {
+          if (!editor.down()) {
+            const newer = historyOf(state.currentId).newer();
+            if (newer !== undefined) editor.set(newer);
+          }
+        }
+        break;
+      }
+    }
+    requestPaint();
+  }
+
+  let escapeTimer: NodeJS.Timeout | undefined;
+  const onData = (chunk: string) => {
+    clearTimeout(escapeTimer);
+    for (const event of parser.feed(chunk)) onKey(event);
+    if (parser.pending()) {
+      // A lone ESC (or a sequence cut by the terminal): wait briefly for the rest.
+      escapeTimer = setTimeout(() => parser.flush().forEach(onKey), 40);
+    }
+  };
+
+  // Spinner and "time since" move on their own; a slow tick when nothing is busy.
+  const ticker = setInterval(() => {
+    spinnerFrame++;
+    const current = controller.current();
+    if (current && (current.state === "running" || current.state === "waiting")) requestPaint();
+    else if (spinnerFrame % 10 === 0) requestPaint();
+  }, 100);
+
+  async function quit(): Promise<void> {
+    if (closed) return;
+    closed = true;
+    clearInterval(ticker);
+    clearTimeout(frameTimer);
+    clearTimeout(escapeTimer);
+    stdin.off("data", onData);
+    controller.close();
+    stdout.write(PASTE_OFF + MOUSE_OFF);
+    layout.destroy();
+    if (stdin.isTTY) stdin.setRawMode(false);
+    stdin.pause();
+    await feed.close().catch(() => undefined);
+    finish();
+  }
+
+  // Terminal modes: raw keys, bracketed paste, wheel events; blessed owns the alternate screen.
+  if (stdin.isTTY) stdin.setRawMode(true);
+  stdin.setEncoding("utf8");
+  stdin.on("data", onData);
+  stdin.resume();
+  stdout.write(PASTE_ON + (mouseOn ? MOUSE_ON : ""));
+  layout.screen.program.hideCursor();
+  layout.onResize(() => {
+    scrollbackView.forget();
+    requestPaint();
+  });
+  requestPaint();
+  await controller.start();
+  requestPaint();
+
+  return {
+    done,
+    warn: (message) => controller.notice(message, "error"),
+    close: quit,
+  };
+}
+
+function emptyFrame() {
+  return { scrollback: [], statusLayer: [], spinner: "", separator: "", input: [], statusBar: "" };
+}
+
+function commonPrefix(words: string[]): string {
+  let prefix = words[0] ?? "";
+  for (const word of words) while (!word.startsWith(prefix)) prefix = prefix.slice(0, -1);
+  return prefix;
+}

@@ -1,0 +1,254 @@
+// The TUI's state, kept from the feed: the tree's agent rows, and for the viewed agent only its
+// loaded events (paged from the database), its live stream and its queued input. Every database
+// call is async and caught; changes only call onChange (the app paints on the next frame).
+import type { AgentRow } from "../agents/agents.sql.js";
+import type { EventRow } from "../agents/events.sql.js";
+import { listRecentEvents } from "../agents/events.js";
+import { listTree } from "../agents/tree.js";
+import type { Db } from "../db/client.js";
+import type { Feed, FeedUpdate, StreamSnapshot } from "../feed/types.js";
+import { pendingInputs, type PendingInput } from "../mail/input.js";
+import { describeFailure } from "./failure.js";
+import type { ScrollEntry } from "./views/entry-lines.js";
+
+/** Events loaded per page of history. */
+export const PAGE_SIZE = 200;
+
+/** A scrollback entry with its place: events by id; a notice sits after the events it followed. */
+interface Placed {
+  key: number;
+  entry: ScrollEntry;
+}
+
+export interface TuiState {
+  readonly rootId: string;
+  /** Every agent of the tree not reaped, by id. */
+  agents: Map<string, AgentRow>;
+  currentId: string;
+  /** The viewed agent's loaded history and notices, in order. */
+  placed: Placed[];
+  /** Older events exist in the database than the oldest loaded. */
+  hasOlder: boolean;
+  stream: StreamSnapshot | undefined;
+  pending: PendingInput[];
+  /** The database connection's trouble, shown in the status bar. */
+  problem: string | undefined;
+}
+
+export interface Controller {
+  readonly state: TuiState;
+  /** Loads the tree and the first view; subscribes to the feed. */
+  start(): Promise<void>;
+  /** Shows another agent: its last page of events, its stream and queued input. */
+  view(agentId: string): Promise<void>;
+  /** Pages older history in (no-op while a page loads or when there is none). */
+  loadOlder(): Promise<void>;
+  /** A one-line (or a few lines) local message in the current view; never stored. */
+  notice(text: string, level?: "info" | "error"): void;
+  /** The entries to draw: history and notices, then the live stream, then queued input. */
+  entries(): ScrollEntry[];
+  current(): AgentRow | undefined;
+  /** Re-reads the agents and the current view (after a resync or a lost connection). */
+  reload(): Promise<void>;
+  close(): void;
+}
+
+export interface ControllerOptions {
+  db: Db;
+  feed: Feed;
+  rootId: string;
+  onChange: () => void;
+  /** Called with a one-line message when a background read fails. */
+  onError: (message: string) => void;
+}
+
+export function createController(options: ControllerOptions): Controller {
+  const { db, feed, onChange } = options;
+  const state: TuiState = {
+    rootId: options.rootId,
+    agents: new Map(),
+    currentId: options.rootId,
+    placed: [],
+    hasOlder: false,
+    stream: undefined,
+    pending: [],
+    problem: undefined,
+  };
+  const eventIds = new Set<number>();
+  let noticeSeq = 0;
+  // Bumped on every view change: results of reads for an older view are dropped.
+  let generation = 0;
+  let loadingOlder = false;
+  let unsubscribe: (() => void) | undefined;
+
+  const lastEventId = () => {
+    for (let i = state.placed.length - 1; i >= 0; i--) {
+      const entry = state.placed[i]!.entry;
+      if (entry.kind === "event") return entry.event.id;
+    }
+    return 0;
+  };
+
+  /** Inserts in key order (after equal keys); events are deduplicated by id. */
+  const place = (key: number, entry: ScrollEntry) => {
+    if (entry.kind === "event") {
+      if (eventIds.has(entry.event.id)) return;
+      eventIds.add(entry.event.id);
+    }
+    let i = state.placed.length;
+    while (i > 0 && state.placed[i - 1]!.key > key) i--;
+    state.placed.splice(i, 0, { key, entry });
+  };
+
+  const addEvents = (rows: EventRow[]) => {
+    for (const event of rows) place(event.id, { kind: "event", event });
+  };
+
+  const guard = async (what: string, action: () => Promise<void>) => {
+    try {
+      await action();
+    } catch (error) {
+      options.onError(`${what}: ${describeFailure(error)}`);
+    }
+  };
+
+  const refreshPending = async (agentId: string) => {
+    const mine = generation;
+    const rows = await pendingInputs(db, agentId);
+    if (mine !== generation || agentId !== state.currentId) return;
+    state.pending = rows;
+    onChange();
+  };
+
+  const handle = (updates: FeedUpdate[]) => {
+    let resync = false;
+    for (const update of updates) {
+      switch (update.type) {
+        case "agent":
+          if (update.agent.reaped_at) state.agents.delete(update.agent.id);
+          else state.agents.set(update.agent.id, update.agent);
+          break;
+        case "event":
+          if (update.event.agent_id !== state.currentId) break;
+          place(update.event.id, { kind: "event", event: update.event });
+          // The final assistant event replaces the stream that showed it.
+          if (update.event.kind === "assistant") state.stream = undefined;
+          break;
+        case "stream":
+          if (update.stream.agentId !== state.currentId) break;
+          state.stream = update.stream.live ? update.stream : undefined;
+          break;
+        case "input":
+          if (update.agentId === state.currentId) {
+            void guard("reading queued input", () => refreshPending(update.agentId));
+          }
+          break;
+        case "resync":
+          resync = true;
+          break;
+        case "connection":
+          state.problem = update.problem ? "database unreachable — reconnecting…" : undefined;
+          if (!update.problem) resync = true;
+          break;
+      }
+    }
+    if (resync) void guard("reloading", () => controller.reload());
+    onChange();
+  };
+
+  const loadAgents = async () => {
+    const rows = await listTree(db, state.rootId);
+    state.agents = new Map(rows.map((a) => [a.id, a]));
+  };
+
+  const controller: Controller = {
+    state,
+    async start() {
+      unsubscribe = feed.subscribe(handle);
+      await loadAgents();
+      await controller.view(state.currentId);
+    },
+    async view(agentId) {
+      const mine = ++generation;
+      state.currentId = agentId;
+      state.placed = [];
+      eventIds.clear();
+      state.stream = undefined;
+      state.pending = [];
+      state.hasOlder = false;
+      loadingOlder = false;
+      feed.watchStreams([agentId]);
+      onChange();
+      const [rows, pending] = await Promise.all([
+        listRecentEvents(db, agentId, { limit: PAGE_SIZE }),
+        pendingInputs(db, agentId),
+      ]);
+      if (mine !== generation) return;
+      addEvents(rows);
+      state.hasOlder = rows.length === PAGE_SIZE;
+      state.pending = pending;
+      onChange();
+    },
+    async loadOlder() {
+      if (!state.hasOlder || loadingOlder) return;
+      const first = state.placed.find((p) => p.entry.kind === "event");
+      if (!first) return;
+      loadingOlder = true;
+      const mine = generation;
+      try {
+        const rows = await listRecentEvents(db, state.currentId, {
+          before: first.key,
+          limit: PAGE_SIZE,
+        });
+        if (mine !== generation) return;
+        addEvents(rows);
+        state.hasOlder = rows.length === PAGE_SIZE;
+        onChange();
+      } finally {
+        if (mine === generation) loadingOlder = false;
+      }
+    },
+    notice(text, level = "info") {
+      place(lastEventId() + 0.5, { kind: "notice", id: ++noticeSeq, level, text });
+      onChange();
+    },
+    entries() {
+      const out = state.placed.map((p) => p.entry);
+      const stream = state.stream;
+      if (stream && (stream.text || stream.reasoning)) {
+        out.push({
+          kind: "stream",
+          agentId: stream.agentId,
+          text: stream.text,
+          reasoning: stream.reasoning,
+        });
+      }
+      for (const input of state.pending) out.push({ kind: "pending", id: input.id, text: input.body });
+      return out;
+    },
+    current: () => state.agents.get(state.currentId),
+    async reload() {
+      await loadAgents();
+      const agentId = state.currentId;
+      const mine = generation;
+      // Whatever happened meanwhile: events after the last loaded one, the queued input, the stream.
+      const after = lastEventId();
+      const rows = await listRecentEvents(db, agentId, { limit: PAGE_SIZE });
+      if (mine !== generation) return;
+      if (rows.length === PAGE_SIZE && rows[0]!.id > after) {
+        // More than a page happened meanwhile: start the view over.
+        await controller.view(agentId);
+        return;
+      }
+      addEvents(rows);
+      feed.watchStreams([]);
+      feed.watchStreams([agentId]);
+      await refreshPending(agentId);
+      onChange();
+    },
+    close() {
+      unsubscribe?.();
+    },
+  };
+  return controller;
+}

@@ -1,0 +1,152 @@
+// The blessed screen and its thin widgets, top to bottom: scrollback, status layer, spinner,
+// separator, input, status bar; plus the agent panel overlay. paint() only places lines that the
+// pure views in ./views made; nothing here formats agent text.
+import { PassThrough } from "node:stream";
+import blessed from "blessed";
+import { installTerminalWidths } from "./views/blessed-widths.js";
+import type { Line } from "./views/theme.js";
+
+export interface Frame {
+  scrollback: Line[];
+  statusLayer: Line[];
+  /** "" hides the spinner row. */
+  spinner: Line;
+  separator: Line;
+  input: Line[];
+  statusBar: Line;
+  /** The agent panel's lines when it is open. */
+  panel?: Line[];
+  /** When set, the whole screen shows these lines instead (a too-small terminal). */
+  tooSmall?: Line[];
+}
+
+export interface Layout {
+  readonly screen: blessed.Widgets.Screen;
+  width(): number;
+  height(): number;
+  /** Rows the scrollback gets with these other parts (for the views to render exactly that). */
+  scrollbackRows(parts: { statusLayer: number; spinner: boolean; input: number }): number;
+  /** Panel content size (inside its border). */
+  panelSize(): { width: number; height: number };
+  paint(frame: Frame): void;
+  onResize(listener: () => void): void;
+  destroy(): void;
+}
+
+export const MAX_INPUT_ROWS = 6;
+const MAX_STATUS_LAYER_SHARE = 0.4;
+
+export interface LayoutOptions {
+  output: NodeJS.WriteStream;
+  /** A terminal name for blessed's terminfo (default $TERM). */
+  terminal?: string;
+}
+
+export function createLayout(options: LayoutOptions): Layout {
+  installTerminalWidths();
+  // Input is parsed by ./keys.ts from stdin; blessed gets a stream that never speaks.
+  const input = new PassThrough();
+  const screen = blessed.screen({
+    input: input as unknown as NodeJS.ReadStream,
+    output: options.output,
+    fullUnicode: true,
+    forceUnicode: true,
+    smartCSR: true,
+    autoPadding: false,
+    warnings: false,
+    title: "warren",
+    ...(options.terminal ? { terminal: options.terminal } : {}),
+  });
+  // Draw box and line characters as UTF-8, never through the terminal's ACS charset (which tmux
+  // and some terminfo entries get wrong: "─" would show as "q").
+  (screen as unknown as { tput: { brokenACS: boolean } }).tput.brokenACS = true;
+  const box = (extra: blessed.Widgets.BoxOptions = {}) =>
+    blessed.box({ parent: screen, left: 0, width: "100%", height: 1, tags: true, wrap: false, ...extra });
+  const scrollback = box({ top: 0 });
+  const statusLayer = box();
+  const spinner = box();
+  const separator = box();
+  const inputBox = box();
+  const statusBar = box();
+  const panel = blessed.box({
+    parent: screen,
+    top: 1,
+    left: 2,
+    width: "100%-4",
+    height: "100%-3",
+    tags: true,
+    wrap: false,
+    border: { type: "line" },
+    label: " agents — ↑↓ select · Enter go · Esc close ",
+    hidden: true,
+  });
+  const parts = [scrollback, statusLayer, spinner, separator, inputBox, statusBar];
+
+  const width = () => Math.max(1, screen.width as number);
+  const height = () => Math.max(1, screen.height as number);
+
+  const statusLayerRows = (n: number) =>
+    Math.min(n, Math.max(1, Math.floor(height() * MAX_STATUS_LAYER_SHARE)));
+  const inputRows = (n: number) => Math.min(MAX_INPUT_ROWS, Math.max(1, n));
+
+  const place = (element: blessed.Widgets.BoxElement, top: number, rows: number, lines: Line[]) => {
+    if (rows <= 0) {
+      element.hide();
+      return top;
+    }
+    element.show();
+    element.top = top;
+    element.height = rows;
+    element.setContent(lines.slice(0, rows).join("\n"));
+    return top + rows;
+  };
+
+  return {
+    screen,
+    width,
+    height,
+    scrollbackRows(p) {
+      const used =
+        statusLayerRows(p.statusLayer) + (p.spinner ? 1 : 0) + 1 + inputRows(p.input) + 1;
+      return Math.max(1, height() - used);
+    },
+    panelSize() {
+      return { width: Math.max(1, width() - 6), height: Math.max(1, height() - 5) };
+    },
+    paint(frame) {
+      if (frame.tooSmall) {
+        for (const part of parts) part.hide();
+        panel.hide();
+        place(scrollback, 0, height(), frame.tooSmall);
+        screen.render();
+        return;
+      }
+      const layerRows = statusLayerRows(frame.statusLayer.length);
+      const rows = this.scrollbackRows({
+        statusLayer: frame.statusLayer.length,
+        spinner: frame.spinner !== "",
+        input: frame.input.length,
+      });
+      let top = place(scrollback, 0, rows, frame.scrollback);
+      top = place(statusLayer, top, layerRows, frame.statusLayer);
+      top = place(spinner, top, frame.spinner ? 1 : 0, [frame.spinner]);
+      top = place(separator, top, 1, [frame.separator]);
+      top = place(inputBox, top, inputRows(frame.input.length), frame.input);
+      place(statusBar, top, 1, [frame.statusBar]);
+      if (frame.panel) {
+        panel.setContent(frame.panel.join("\n"));
+        panel.show();
+        panel.setFront();
+      } else {
+        panel.hide();
+      }
+      screen.render();
+    },
+    onResize(listener) {
+      screen.on("resize", listener);
+    },
+    destroy() {
+      screen.destroy();
+    },
+  };
+}

@@ -1,0 +1,287 @@
+// One scrollback entry → its rows at a width: the SPEC §4 glyphs (❯ ● → ← ⚠ ✎ ✉ ⑂), agent text
+// escaped once here, long output collapsed. Pure: same entry and width, same lines.
+import type { EventRow } from "../../agents/events.sql.js";
+import { shortId } from "../../cli/format.js";
+import { collapseSpans, endRowWith, paintRows, wrapSpans, type Row } from "./spans.js";
+import { cleanText, type Line, type Span, type Style, type Theme } from "./theme.js";
+
+export type ScrollEntry =
+  | { kind: "event"; event: EventRow }
+  /** A model response still streaming (replaced by its `assistant` event when it ends). */
+  | { kind: "stream"; agentId: string; text: string; reasoning: string }
+  /** A local message (a command's error, /help text); never stored. */
+  | { kind: "notice"; id: number; level: "info" | "error"; text: string }
+  /** Person input queued for a busy agent, delivered when its turn ends. */
+  | { kind: "pending"; id: number; text: string };
+
+/** Rows kept of a tool result, a mail body or tool arguments before "… K more lines". */
+export const RESULT_ROWS = 8;
+export const MAIL_ROWS = 12;
+export const ARGS_ROWS = 3;
+export const REASONING_ROWS = 6;
+
+const S = {
+  user: { bold: true } as Style,
+  glyphUser: { fg: "green", bold: true } as Style,
+  assistant: undefined as Style | undefined,
+  glyphAssistant: { fg: "blue", bold: true } as Style,
+  call: { fg: "yellow" } as Style,
+  toolName: { fg: "yellow", bold: true } as Style,
+  result: { dim: true } as Style,
+  error: { fg: "red" } as Style,
+  warn: { fg: "yellow" } as Style,
+  capture: { fg: "magenta" } as Style,
+  captureLabel: { fg: "magenta", bold: true } as Style,
+  mail: { fg: "cyan" } as Style,
+  mailLabel: { fg: "cyan", bold: true } as Style,
+  fork: { fg: "green" } as Style,
+  dim: { dim: true } as Style,
+};
+
+/** The lines of one entry (no blank separator); an entry with nothing to show has none. */
+export function renderEntry(entry: ScrollEntry, width: number, theme: Theme): Line[] {
+  return paintRows(theme, entryRows(entry, width));
+}
+
+export function entryRows(entry: ScrollEntry, width: number): Row[] {
+  switch (entry.kind) {
+    case "event":
+      return eventRows(entry.event, width);
+    case "stream":
+      return streamRows(entry.text, entry.reasoning, width);
+    case "notice":
+      return entry.level === "error"
+        ? block([{ text: "⚠ ", style: S.error }], entry.text, S.error, width)
+        : block([{ text: "· ", style: S.dim }], entry.text, undefined, width);
+    case "pending":
+      return [
+        ...block([{ text: "❯ ", style: S.dim }], entry.text, S.dim, width),
+        ...wrapSpans([{ text: "  ⧗ queued — delivered when the turn ends", style: S.dim }], width, 2),
+      ];
+  }
+}
+
+function eventRows(event: EventRow, width: number): Row[] {
+  const data = event.data ?? {};
+  const content = event.content;
+  switch (event.kind) {
+    case "user":
+      return block([{ text: "❯ ", style: S.glyphUser }], content, S.user, width);
+    case "assistant":
+      return assistantRows(content, str(data.reasoning) ?? "", data, width);
+    case "tool_call":
+      return toolCallRows(event, width);
+    case "tool_result":
+      return toolResultRows(event, width);
+    case "capture":
+      return [
+        ...wrapSpans(
+          [
+            { text: "✎ ", style: S.captureLabel },
+            { text: "captured — no model sees this", style: S.capture },
+          ],
+          width,
+          2,
+        ),
+        ...block([{ text: "│ ", style: S.capture }], content, S.capture, width, "│ "),
+      ];
+    case "mail_in":
+      return mailInRows(event, width);
+    case "mail_out": {
+      const to = str(data.to_name) ?? str(data.to) ?? "?";
+      const toId = str(data.to) ?? str(data.to_id);
+      const who = toId && toId !== to ? `${to} ${shortId(toId)}` : to;
+      return mailRows(`✉ to ${who}: `, str(data.message) ?? content, width);
+    }
+    case "fork": {
+      const name = str(data.name);
+      const id = str(data.agent_id);
+      const text = name && id ? `forked ${name} ${shortId(id)}` : content;
+      return block([{ text: "⑂ ", style: S.fork }], text, S.fork, width);
+    }
+    case "killed":
+      return block([{ text: "⚠ ", style: S.error }], content || "killed", S.error, width);
+    case "interrupted":
+      return block(
+        [{ text: "⚠ ", style: S.warn }],
+        content.startsWith("interrupted") ? content : `interrupted: ${content}`,
+        S.warn,
+        width,
+      );
+    case "error":
+      return block([{ text: "⚠ ", style: S.error }], content, S.error, width);
+    case "command":
+      return block([{ text: "» ", style: S.dim }], content, S.dim, width);
+    case "system":
+      return block([{ text: "· ", style: S.dim }], content, S.dim, width);
+    default:
+      // A kind this build does not know (a newer writer): shown plainly rather than hidden.
+      return block([{ text: `[${cleanText(String(event.kind), false)}] `, style: S.dim }], content, undefined, width);
+  }
+}
+
+function assistantRows(
+  text: string,
+  reasoning: string,
+  data: Record<string, unknown>,
+  width: number,
+): Row[] {
+  const rows = reasoning.trim() ? reasoningRows(reasoning, width) : [];
+  const calls = Array.isArray(data.tool_calls) ? data.tool_calls.length : 0;
+  // A response that only called tools says nothing itself: its calls follow as their own events.
+  if (!text.trim() && calls > 0) return rows;
+  const body = text.trim() ? text.replace(/\s+$/, "") : "(no text)";
+  return [...rows, ...block([{ text: "● ", style: S.glyphAssistant }], body, S.assistant, width)];
+}
+
+function streamRows(text: string, reasoning: string, width: number): Row[] {
+  const rows = reasoning.trim() ? reasoningRows(reasoning, width) : [];
+  const spans: Span[] = [
+    { text: "● ", style: S.glyphAssistant },
+    { text: cleanText(text.replace(/\s+$/, "")), style: S.assistant },
+    { text: "▍", style: S.glyphAssistant },
+  ];
+  return [...rows, ...wrapSpans(spans, width, 2)];
+}
+
+/** Thinking, dimmed: only its last rows (the rest is summarised as "… K earlier lines"). */
+function reasoningRows(reasoning: string, width: number): Row[] {
+  const tail = reasoning.length > 4000 ? reasoning.slice(-4000) : reasoning;
+  const all = wrapSpans([{ text: "  " }, { text: cleanText(tail.trim()), style: S.dim }], width, 2);
+  if (all.length <= REASONING_ROWS) return all;
+  const kept = all.slice(-REASONING_ROWS);
+  const note = `  … ${all.length - REASONING_ROWS} earlier lines of thinking`;
+  return [[{ text: note, style: S.dim }], ...kept].map((r) => clip(r, width));
+}
+
+function toolCallRows(event: EventRow, width: number): Row[] {
+  const data = event.data ?? {};
+  const name = str(data.name) ?? str(data.tool) ?? "tool";
+  const rawArgs = data.arguments ?? data.args;
+  const args = typeof rawArgs === "string" ? parseJson(rawArgs) ?? rawArgs : rawArgs;
+  const obj = args && typeof args === "object" ? (args as Record<string, unknown>) : undefined;
+  if (name === "send" && obj && typeof obj.message === "string") {
+    return mailRows(`✉ to ${typeof obj.to === "string" ? obj.to : "?"}: `, obj.message, width);
+  }
+  if (name === "bash" && obj && typeof obj.command === "string") {
+    const head: Span[] = [
+      { text: "→ ", style: S.call },
+      { text: "bash", style: S.toolName },
+      { text: ": ", style: S.call },
+    ];
+    return withMore(collapseSpans(head, cleanText(obj.command), undefined, width, 2, ARGS_ROWS), width);
+  }
+  const argText = obj ? describeObject(obj) : typeof args === "string" ? args : JSON.stringify(args ?? "");
+  const head: Span[] = [
+    { text: "→ ", style: S.call },
+    { text: cleanText(name, false), style: S.toolName },
+    { text: "(", style: S.call },
+  ];
+  // Only what could be shown is wrapped: a 64 KiB fork prompt costs a few rows' worth.
+  const cap = ARGS_ROWS * Math.max(1, width);
+  const shown = cleanText(argText.length > cap ? argText.slice(0, cap) : argText, false);
+  const rows = wrapSpans([...head, { text: shown }, { text: ")", style: S.call }], width, 2);
+  if (rows.length <= ARGS_ROWS && shown.length === argText.length) return rows;
+  const kept = rows.slice(0, ARGS_ROWS);
+  kept[kept.length - 1] = endRowWith(kept[kept.length - 1]!, { text: "…)", style: S.call }, width);
+  return kept;
+}
+
+function toolResultRows(event: EventRow, width: number): Row[] {
+  const data = event.data ?? {};
+  const failure = errorOf(event.content, data);
+  if (failure) {
+    const text = failure.code ? `${failure.code}: ${failure.message}` : failure.message;
+    return withMore(
+      collapseSpans([{ text: "← ⚠ ", style: S.error }], cleanText(text), S.error, width, 2, RESULT_ROWS),
+      width,
+    );
+  }
+  const name = str(data.name);
+  const head: Span[] = [{ text: "← ", style: S.call }];
+  if (name) head.push({ text: `${cleanText(name, false)}: `, style: S.dim });
+  const body = event.content.replace(/\s+$/, "");
+  if (!body) return wrapSpans([...head, { text: "(no output)", style: S.dim }], width, 2);
+  return withMore(collapseSpans(head, cleanText(body), S.result, width, 2, RESULT_ROWS), width);
+}
+
+/** mail_in content is "Mail from NAME (ID): body" (data says who) or the older JSON form. */
+function mailInRows(event: EventRow, width: number): Row[] {
+  const data = event.data ?? {};
+  const parsed = parseJson(event.content);
+  let from = data.from === null ? null : (str(data.from) ?? str(parsed?.from));
+  let name = str(data.from_name) ?? str(parsed?.from_name);
+  let body = str(parsed?.message) ?? event.content;
+  if (parsed?.message === undefined) {
+    const person = /^Mail from the person: /.exec(body);
+    const agent = /^Mail from (.*?) \(([0-9a-f-]{36})\): /s.exec(body);
+    if (person) {
+      body = body.slice(person[0].length);
+      from = null;
+    } else if (agent) {
+      body = body.slice(agent[0].length);
+      name ??= agent[1];
+      from ??= agent[2];
+    }
+  }
+  const who = !from || from === "human" ? "human" : `${name ?? "?"} ${shortId(from)}`;
+  return mailRows(`✉ from ${who}: `, body, width);
+}
+
+function mailRows(label: string, body: string, width: number): Row[] {
+  const head: Span[] = [{ text: cleanText(label, false), style: S.mailLabel }];
+  return withMore(collapseSpans(head, cleanText(body.replace(/\s+$/, "")), undefined, width, 2, MAIL_ROWS), width);
+}
+
+/** Glyph spans, then the body; continuation rows indented under the body. */
+function block(head: Span[], text: string, style: Style | undefined, width: number, cont?: string): Row[] {
+  const body = cleanText(text.replace(/\s+$/, ""));
+  if (!cont) return wrapSpans([...head, { text: body, style }], width, 2);
+  // A continuation prefix drawn on every row (e.g. the capture bar).
+  const inner = Math.max(1, width - cont.length);
+  return wrapSpans([{ text: body, style }], inner, 0).map((row) => [{ text: cont, style: head[0]?.style }, ...row]);
+}
+
+function withMore({ rows, hidden }: { rows: Row[]; hidden: number }, width: number): Row[] {
+  if (hidden <= 0) return rows;
+  const note = `  … ${hidden} more line${hidden === 1 ? "" : "s"}`;
+  return [...rows, clip([{ text: note, style: S.dim }], width)];
+}
+
+function clip(row: Row, width: number): Row {
+  return wrapSpans(row, width, 0)[0] ?? [];
+}
+
+function describeObject(obj: Record<string, unknown>): string {
+  return Object.entries(obj)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v) ?? String(v)}`)
+    .join(", ");
+}
+
+function errorOf(
+  content: string,
+  data: Record<string, unknown>,
+): { code?: string; message: string } | undefined {
+  const parsed = parseJson(content);
+  const err = parsed?.error;
+  if (err && typeof err === "object") {
+    const e = err as Record<string, unknown>;
+    return { code: str(e.code), message: str(e.message) ?? content };
+  }
+  if (str(data.code)) return { code: str(data.code), message: content };
+  return undefined;
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  if (!text.startsWith("{")) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return value && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}

@@ -1,0 +1,18 @@
+// The TUI's views: pure functions from state to lines (blessed tag strings, pre-wrapped to a
+// width). Agent text is escaped here, once; blessed widgets only place the lines.
+export type { Line, Theme } from "./theme.js";
+export type { ScrollEntry } from "./entry-lines.js";
+export { renderEntry } from "./entry-lines.js";
+export { createScrollbackView, entryKey } from "./scrollback.js";
+export type { ScrollbackOptions, ScrollbackRender, ScrollbackView } from "./scrollback.js";
+export { renderSpinner, renderStatusLayer, SPINNER_FRAMES } from "./status-layer.js";
+export { renderSeparator } from "./separator.js";
+export { renderStatusBar } from "./status-bar.js";
+export type { StatusBarInfo } from "./status-bar.js";
+export { panelOrder, renderAgentPanel } from "./agent-panel.js";
+export type { AgentPanel } from "./agent-panel.js";
+export { byAge, navigate, navInfo, nearestLivingAncestor } from "./navigation.js";
+export type { Direction, NavInfo } from "./navigation.js";
+export { MIN_HEIGHT, MIN_WIDTH, renderHelp, renderTooSmall } from "./help.js";
+export { displayWidth, truncateToWidth, wrapText } from "./text-width.js";
+export { installTerminalWidths } from "./blessed-widths.js";

@@ -1,0 +1,133 @@
+// The scrollback as a virtual list: only the entries from the bottom up to the visible window are
+// laid out, and their lines are cached per (entry, width) in a bounded LRU, so a frame costs the
+// window, not the history.
+import { renderEntry, type ScrollEntry } from "./entry-lines.js";
+import type { Line, Theme } from "./theme.js";
+
+export interface ScrollbackRender {
+  /** At most `height` lines, oldest first; fewer when the history is shorter than the window. */
+  lines: Line[];
+  /**
+   * The largest useful `scrollFromBottom`. Exact once every entry has been laid out; before that
+   * a lower bound (each entry not yet laid out counts as one line and its blank separator), which
+   * grows as you scroll up.
+   */
+  maxScroll: number;
+  /** The first line of the oldest entry given is visible: time to page older history in. */
+  atTop: boolean;
+}
+
+export interface ScrollbackView {
+  /** `scrollFromBottom` = lines scrolled up from the newest line (0 = following the bottom). */
+  render(
+    entries: readonly ScrollEntry[],
+    width: number,
+    height: number,
+    scrollFromBottom: number,
+  ): ScrollbackRender;
+  /** Drops cached lines of one event (its row changed), or of everything. */
+  forget(eventId?: number): void;
+  /** How many layouts are cached (for tests and benchmarks). */
+  readonly cacheSize: number;
+}
+
+export interface ScrollbackOptions {
+  /** Cached layouts kept (default 2000). */
+  cacheSize?: number;
+  /** Called each time an entry is actually laid out (a cache miss); for tests and benchmarks. */
+  onLayout?: (key: string, width: number) => void;
+}
+
+interface Cached {
+  /** The text the layout was made from, for entries whose text changes under one key. */
+  source: string;
+  lines: Line[];
+}
+
+export function createScrollbackView(theme: Theme, options: ScrollbackOptions = {}): ScrollbackView {
+  const limit = Math.max(16, options.cacheSize ?? 2000);
+  // A Map iterates in insertion order: re-inserting on use makes its first key the least recent.
+  const cache = new Map<string, Cached>();
+
+  const layout = (entry: ScrollEntry, width: number): Line[] => {
+    const key = `${entryKey(entry)}@${width}`;
+    const source = entrySource(entry);
+    const hit = cache.get(key);
+    if (hit && hit.source === source) {
+      cache.delete(key);
+      cache.set(key, hit);
+      return hit.lines;
+    }
+    options.onLayout?.(entryKey(entry), width);
+    const lines = renderEntry(entry, width, theme);
+    cache.delete(key);
+    cache.set(key, { source, lines });
+    while (cache.size > limit) cache.delete(cache.keys().next().value!);
+    return lines;
+  };
+
+  return {
+    render(entries, width, height, scrollFromBottom) {
+      const rows = Math.max(0, height);
+      const want = Math.max(0, Math.floor(scrollFromBottom)) + rows;
+      // Lines from the bottom up, newest entry first; each entry's lines are kept in order.
+      const chunks: Line[][] = [];
+      let count = 0;
+      let i = entries.length - 1;
+      for (; i >= 0 && count < want; i--) {
+        const lines = layout(entries[i]!, width);
+        if (lines.length === 0) continue;
+        const separated = count > 0 ? [...lines, ""] : lines;
+        chunks.push(separated);
+        count += separated.length;
+      }
+      const complete = i < 0;
+      const remaining = complete ? 0 : i + 1;
+      const maxScroll = Math.max(0, count + remaining * 2 - rows);
+      const scroll = Math.min(Math.max(0, Math.floor(scrollFromBottom)), maxScroll);
+      const all: Line[] = [];
+      for (let c = chunks.length - 1; c >= 0; c--) all.push(...chunks[c]!);
+      const end = all.length - scroll;
+      const begin = Math.max(0, end - rows);
+      return { lines: all.slice(begin, end), maxScroll, atTop: complete && begin === 0 };
+    },
+    forget(eventId) {
+      if (eventId === undefined) {
+        cache.clear();
+        return;
+      }
+      const prefix = `e${eventId}@`;
+      for (const key of [...cache.keys()]) if (key.startsWith(prefix)) cache.delete(key);
+    },
+    get cacheSize() {
+      return cache.size;
+    },
+  };
+}
+
+/** Identity of an entry across renders. A stream keeps its key while its text grows. */
+export function entryKey(entry: ScrollEntry): string {
+  switch (entry.kind) {
+    case "event":
+      return `e${entry.event.id}`;
+    case "stream":
+      return `s${entry.agentId}`;
+    case "notice":
+      return `n${entry.id}`;
+    case "pending":
+      return `p${entry.id}`;
+  }
+}
+
+/** What a cached layout depends on besides key and width (an event row is immutable). */
+function entrySource(entry: ScrollEntry): string {
+  switch (entry.kind) {
+    case "event":
+      return "";
+    case "stream":
+      return `${entry.reasoning.length}:${entry.reasoning}\u0000${entry.text}`;
+    case "notice":
+    case "pending":
+      return entry.text;
+  }
+}

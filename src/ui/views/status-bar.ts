@@ -1,0 +1,101 @@
+// The status bar: a connection problem first and loud, then the mode, the tree, the agent
+// (name + short id, state, model, tokens), the counts of agents by state, and the keys hint at
+// the right. Parts drop by priority when the terminal is narrow.
+import type { AgentRow } from "../../agents/agents.sql.js";
+import { shortId } from "../../cli/format.js";
+import { agentLabel, STATE_GLYPH, tokenText } from "./agent-text.js";
+import { clipRow, rowWidth, type Row } from "./spans.js";
+import { cleanText, paintSpans, type Line, type Theme } from "./theme.js";
+
+export interface StatusBarInfo {
+  root: AgentRow;
+  current: AgentRow;
+  counts: { running: number; waiting: number; idle: number; dead: number };
+  /** Tokens of the whole tree (or of the current agent, as the app prefers). */
+  tokens: number;
+  mode: "normal" | "capture" | "dead";
+  keysHint: string;
+  /** E.g. "database unreachable — reconnecting…": shown first and prominently. */
+  problem?: string;
+}
+
+interface Part {
+  row: Row;
+  /** Lower goes first when space runs out. */
+  priority: number;
+  right?: boolean;
+}
+
+export function renderStatusBar(info: StatusBarInfo, width: number, theme: Theme): Line {
+  const { current, counts } = info;
+  const state = STATE_GLYPH[current.state] ?? STATE_GLYPH.idle;
+  const parts: Part[] = [];
+  if (info.problem) {
+    parts.push({
+      row: [{ text: ` ⚠ ${cleanText(info.problem, false)} `, style: { fg: "red", bold: true, inverse: true } }],
+      priority: 100,
+    });
+  }
+  if (info.mode === "capture") {
+    parts.push({
+      row: [{ text: " ✎ CAPTURE — no model sees this ", style: { fg: "magenta", bold: true, inverse: true } }],
+      priority: 90,
+    });
+  } else if (info.mode === "dead") {
+    parts.push({
+      row: [{ text: " ✗ DEAD — read only ", style: { fg: "red", bold: true, inverse: true } }],
+      priority: 90,
+    });
+  }
+  parts.push({ row: [{ text: `tree ${shortId(info.root.tree_id)}`, style: { dim: true } }], priority: 20 });
+  parts.push({ row: [{ text: agentLabel(current, 24), style: { bold: true } }], priority: 80 });
+  parts.push({ row: [{ text: `${state.glyph} ${current.state}`, style: state.style }], priority: 70 });
+  if (current.model) parts.push({ row: [{ text: cleanText(current.model, false), style: { fg: "blue" } }], priority: 30 });
+  parts.push({ row: [{ text: tokenText(info.tokens) }], priority: 40 });
+  parts.push({ row: [{ text: cleanText(info.keysHint, false), style: { dim: true } }], priority: 60, right: true });
+  parts.push({
+    row: [
+      { text: `◐${counts.running}`, style: STATE_GLYPH.running.style },
+      { text: " " },
+      { text: `⧗${counts.waiting}`, style: STATE_GLYPH.waiting.style },
+      { text: " " },
+      { text: `○${counts.idle}`, style: STATE_GLYPH.idle.style },
+      { text: " " },
+      { text: `✗${counts.dead}`, style: STATE_GLYPH.dead.style },
+    ],
+    priority: 50,
+  });
+
+  // Drop the least important parts until the rest fits; then cut what is left.
+  const order = [...parts].sort((a, b) => a.priority - b.priority);
+  let kept = parts;
+  while (kept.length > 1 && barWidth(kept) > width) {
+    const drop = order.shift()!;
+    kept = kept.filter((p) => p !== drop);
+  }
+  return paintSpans(theme, clipRow(layout(kept, width), width));
+}
+
+const GAP = " │ ";
+
+function layout(parts: Part[], width: number): Row {
+  const left = joinParts(parts.filter((p) => !p.right));
+  const right = joinParts(parts.filter((p) => p.right));
+  const fill = Math.max(1, width - rowWidth(left) - rowWidth(right));
+  return right.length ? [...left, { text: " ".repeat(fill) }, ...right] : left;
+}
+
+function joinParts(parts: Part[]): Row {
+  const row: Row = [];
+  parts.forEach((p, i) => {
+    if (i > 0) row.push({ text: GAP, style: { dim: true } });
+    row.push(...p.row);
+  });
+  return row;
+}
+
+function barWidth(parts: Part[]): number {
+  const left = rowWidth(joinParts(parts.filter((p) => !p.right)));
+  const right = rowWidth(joinParts(parts.filter((p) => p.right)));
+  return left + (right ? right + 1 : 0);
+}

@@ -1,0 +1,82 @@
+// The status layer (one line per agent a fan-in wait is waiting on) and the spinner line that
+// says what the viewed agent is doing while it is busy.
+import type { AgentRow, WaitStatusEntry } from "../../agents/agents.sql.js";
+import { formatDuration, shortId } from "../../cli/format.js";
+import {
+  agentLabel,
+  agoText,
+  callsText,
+  doingText,
+  msSince,
+  nameText,
+  tokenText,
+  tokensOf,
+} from "./agent-text.js";
+import { clipRow, type Row } from "./spans.js";
+import { padToWidth } from "./text-width.js";
+import { paintSpans, type Line, type Style, type Theme } from "./theme.js";
+
+const STATUS: Record<WaitStatusEntry["status"], { glyph: string; word: string; style: Style }> = {
+  running: { glyph: "◐", word: "running", style: { fg: "yellow" } },
+  received: { glyph: "✓", word: "received", style: { fg: "green" } },
+  idle: { glyph: "○", word: "idle", style: { dim: true } },
+  dead: { glyph: "✗", word: "dead", style: { fg: "red" } },
+};
+
+/** Names are cut to this many columns in the status layer, so the columns line up. */
+const NAME_COLS = 24;
+
+/** One line per awaited agent, in the order of the wait's list; counters from the agent rows. */
+export function renderStatusLayer(
+  waitStatus: readonly WaitStatusEntry[],
+  agentsById: ReadonlyMap<string, AgentRow>,
+  now: number,
+  width: number,
+  theme: Theme,
+): Line[] {
+  return waitStatus.map((entry) => {
+    const status = STATUS[entry.status] ?? STATUS.running;
+    const agent = agentsById.get(entry.agent_id);
+    const label = agent ? agentLabel(agent, NAME_COLS) : `${nameText(entry.name, NAME_COLS)} ${shortId(entry.agent_id)}`;
+    const row: Row = [
+      { text: "  " },
+      { text: `${status.glyph} ${status.word.padEnd(8)}`, style: status.style },
+      { text: " " },
+      { text: padToWidth(label, NAME_COLS + 9), style: { bold: true } },
+    ];
+    if (agent) {
+      const details = [
+        callsText(agent.tool_calls),
+        tokenText(tokensOf(agent)),
+        agoText(msSince(agent.last_activity_at, now)),
+      ];
+      row.push({ text: `  ${details.join(" · ")}`, style: { dim: true } });
+    }
+    return paintSpans(theme, clipRow(row, width));
+  });
+}
+
+export const SPINNER_FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/**
+ * The busy line: a spinner glyph (by `frame`), what the agent is doing, how long it has been busy.
+ * Empty when the agent is idle or dead.
+ */
+export function renderSpinner(
+  agent: AgentRow,
+  frame: number,
+  width: number,
+  theme: Theme,
+  now: number = Date.now(),
+): Line {
+  if (agent.state !== "running" && agent.state !== "waiting") return "";
+  const glyph = SPINNER_FRAMES[Math.abs(Math.floor(frame)) % SPINNER_FRAMES.length]!;
+  const since = agent.busy_since ?? agent.last_activity_at;
+  const elapsed = formatDuration(msSince(since, now));
+  const row: Row = [
+    { text: `${glyph} `, style: { fg: "cyan", bold: true } },
+    { text: doingText(agent), style: { fg: "cyan" } },
+    { text: ` · ${elapsed} · esc to interrupt`, style: { dim: true } },
+  ];
+  return paintSpans(theme, clipRow(row, width));
+}
