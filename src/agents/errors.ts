@@ -22,3 +22,14 @@ export class AgentError extends Error {
 export function isAgentError(err: unknown): err is AgentError {
   return err instanceof AgentError;
 }
+
+/**
+ * A write fenced by a lease found another worker (or none) holding it: this worker stops the
+ * turn without writing anything more (SPEC §3). Not an error of the agent: never a tool result.
+ */
+export class LeaseLost extends Error {
+  constructor(readonly agentId: string) {
+    super(`lease of agent ${agentId.slice(0, 8)} lost to another worker`);
+    this.name = "LeaseLost";
+  }
+}

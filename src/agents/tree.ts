@@ -6,9 +6,10 @@ import { agentChannel, notify, WORK_CHANNEL } from "../bus/channels.js";
 import { agents, type AgentRow, type AgentState, type Budget } from "./agents.sql.js";
 import { events } from "./events.sql.js";
 import { appendEvent } from "./events.js";
-import { AgentError } from "./errors.js";
+import { AgentError, LeaseLost } from "./errors.js";
 import { DEFAULT_LIMITS, type Limits } from "./limits.js";
 import { displayName, getAgent } from "./refs.js";
+import { lockAgents } from "./lock-order.js";
 import { validateName, validateText } from "./text.js";
 
 export interface NewAgent {
@@ -73,71 +74,89 @@ export async function forkAgent(
   options: ForkOptions,
   limits: Limits = DEFAULT_LIMITS,
 ): Promise<AgentRow> {
+  validateName(options.name);
+  validateNewAgent(options);
+  return db.transaction((tx) => forkAgentIn(tx, parentId, options, limits));
+}
+
+/**
+ * forkAgent inside the caller's transaction (a fenced tool effect records its result in the same
+ * one). Locks the tree's root, then the parent (lock-order.ts); with `leaseOwner`, the parent's
+ * lease must still be held by that worker, else LeaseLost.
+ */
+export async function forkAgentIn(
+  tx: Queryable,
+  parentId: string,
+  options: ForkOptions & { leaseOwner?: string },
+  limits: Limits = DEFAULT_LIMITS,
+): Promise<AgentRow> {
   const name = validateName(options.name);
   validateNewAgent(options);
-  return db.transaction(async (tx) => {
-    const [parent] = await tx.select().from(agents).where(eq(agents.id, parentId)).for("update");
-    if (!parent) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
-    if (parent.state === "dead") {
-      throw new AgentError("AGENT_DEAD", `${displayName(parent)} is dead`);
-    }
-    const depth = parent.depth + 1;
-    if (depth > limits.maxDepth) {
-      throw new AgentError(
-        "LIMIT_EXCEEDED",
-        `depth limit reached: agents may be at most ${limits.maxDepth} levels below the root`,
-      );
-    }
-    // The root's row lock serialises forks within a tree, so the counts below cannot race.
-    if (parent.id !== parent.tree_id) {
-      await tx.execute(sql`select 1 from agents where id = ${parent.tree_id} for update`);
-    }
-    const counts = await tx.execute<{ children: number; living: number }>(sql`
+  const known = await getAgent(tx, parentId);
+  if (!known) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
+  // The root first: it serialises forks and kills within a tree, so the counts below cannot
+  // race and a kill of the parent either sees this child or is seen by this fork.
+  await tx.execute(sql`select 1 from agents where id = ${known.tree_id} for update`);
+  const [parent] = await tx.select().from(agents).where(eq(agents.id, parentId)).for("update");
+  if (!parent) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
+  if (options.leaseOwner !== undefined && parent.lease_owner !== options.leaseOwner) {
+    throw new LeaseLost(parentId);
+  }
+  if (parent.state === "dead") {
+    throw new AgentError("AGENT_DEAD", `${displayName(parent)} is dead`);
+  }
+  const depth = parent.depth + 1;
+  if (depth > limits.maxDepth) {
+    throw new AgentError(
+      "LIMIT_EXCEEDED",
+      `depth limit reached: agents may be at most ${limits.maxDepth} levels below the root`,
+    );
+  }
+  const counts = await tx.execute<{ children: number; living: number }>(sql`
       select count(*) filter (where parent_id = ${parent.id})::int as children,
              count(*)::int as living
         from agents where tree_id = ${parent.tree_id} and state <> 'dead'`);
-    const { children, living } = counts.rows[0]!;
-    if (children >= limits.maxChildren) {
-      throw new AgentError(
-        "LIMIT_EXCEEDED",
-        `${displayName(parent)} already has ${children} living children (limit ${limits.maxChildren})`,
-      );
-    }
-    if (living >= limits.maxAgentsPerTree) {
-      throw new AgentError(
-        "LIMIT_EXCEEDED",
-        `the tree already has ${living} living agents (limit ${limits.maxAgentsPerTree})`,
-      );
-    }
-    const inherit = (options.context ?? "inherit") === "inherit";
-    let cutoff: number | null = null;
-    if (inherit) {
-      cutoff = options.inheritUntilEvent ?? (await nextEventBound(tx, parent.id));
-    }
-    const [child] = await tx
-      .insert(agents)
-      .values({
-        tree_id: parent.tree_id,
-        parent_id: parent.id,
-        name,
-        depth,
-        state: options.prompt ? "running" : "idle",
-        system_prompt: options.systemPrompt ?? null,
-        model: options.model ?? parent.model,
-        profile: options.profile ?? null,
-        cwd: options.cwd ?? parent.cwd,
-        budget: options.budget ?? {},
-        context_mode: inherit ? "inherit" : "fresh",
-        context_parent_event: cutoff,
-      })
-      .returning();
-    await appendEvent(tx, parent.id, "fork", `forked ${displayName(child!)}`, {
-      agent_id: child!.id,
+  const { children, living } = counts.rows[0]!;
+  if (children >= limits.maxChildren) {
+    throw new AgentError(
+      "LIMIT_EXCEEDED",
+      `${displayName(parent)} already has ${children} living children (limit ${limits.maxChildren})`,
+    );
+  }
+  if (living >= limits.maxAgentsPerTree) {
+    throw new AgentError(
+      "LIMIT_EXCEEDED",
+      `the tree already has ${living} living agents (limit ${limits.maxAgentsPerTree})`,
+    );
+  }
+  const inherit = (options.context ?? "inherit") === "inherit";
+  let cutoff: number | null = null;
+  if (inherit) {
+    cutoff = options.inheritUntilEvent ?? (await nextEventBound(tx, parent.id));
+  }
+  const [child] = await tx
+    .insert(agents)
+    .values({
+      tree_id: parent.tree_id,
+      parent_id: parent.id,
       name,
-    });
-    if (options.prompt) await startWith(tx, child!.id, options.prompt);
-    return child!;
+      depth,
+      state: options.prompt ? "running" : "idle",
+      system_prompt: options.systemPrompt ?? null,
+      model: options.model ?? parent.model,
+      profile: options.profile ?? null,
+      cwd: options.cwd ?? parent.cwd,
+      budget: options.budget ?? {},
+      context_mode: inherit ? "inherit" : "fresh",
+      context_parent_event: cutoff,
+    })
+    .returning();
+  await appendEvent(tx, parent.id, "fork", `forked ${displayName(child!)}`, {
+    agent_id: child!.id,
+    name,
   });
+  if (options.prompt) await startWith(tx, child!.id, options.prompt);
+  return child!;
 }
 
 async function nextEventBound(tx: Queryable, agentId: string): Promise<number> {
@@ -188,8 +207,23 @@ export interface KillRequest {
  * Returns the ids killed, target first.
  */
 export async function killAgent(db: Db, request: KillRequest): Promise<string[]> {
-  const target = await getAgent(db, request.targetId);
-  if (!target) throw new AgentError("UNKNOWN_AGENT", `no agent ${request.targetId}`);
+  return db.transaction((tx) => killAgentIn(tx, request));
+}
+
+/**
+ * killAgent inside the caller's transaction. Lock order (lock-order.ts): the tree's root first —
+ * forks take it too, so the subtree read under it holds every child committed before, and a fork
+ * waiting for it then finds its parent dead: no living orphan. Then the victims and the killer,
+ * in order. With `leaseOwner`, the killer's lease must still be held by that worker (LeaseLost).
+ */
+export async function killAgentIn(
+  tx: Queryable,
+  request: KillRequest & { leaseOwner?: string },
+): Promise<string[]> {
+  const known = await getAgent(tx, request.targetId);
+  if (!known) throw new AgentError("UNKNOWN_AGENT", `no agent ${request.targetId}`);
+  await tx.execute(sql`select 1 from agents where id = ${known.tree_id} for update`);
+  const target = (await getAgent(tx, request.targetId))!;
   if (target.state === "dead")
     throw new AgentError("AGENT_DEAD", `${displayName(target)} is already dead`);
   if (target.parent_id === null)
@@ -198,43 +232,51 @@ export async function killAgent(db: Db, request: KillRequest): Promise<string[]>
     if (request.byAgentId === target.id) {
       throw new AgentError("NOT_ALLOWED", "an agent cannot kill itself; end your turn instead");
     }
-    if (!(await isAncestor(db, request.byAgentId, target.id))) {
+    if (!(await isAncestor(tx, request.byAgentId, target.id))) {
       throw new AgentError(
         "NOT_ALLOWED",
         `you may only kill your own descendants, not ${displayName(target)}`,
       );
     }
   }
-  return db.transaction(async (tx) => {
-    const killed = await tx.execute<{ id: string }>(sql`
-      with recursive sub as (
-        select id, 0 as level, created_at from agents where id = ${target.id}
-        union all
-        select a.id, sub.level + 1, a.created_at from agents a join sub on a.parent_id = sub.id
-      ), victims as (
-        update agents set state = 'dead', ended_at = now(), last_activity_at = now(),
-                          activity = null, wait_status = null
-          from sub
-         where agents.id = sub.id and agents.state <> 'dead'
-        returning agents.id, sub.level, sub.created_at
-      )
-      select id from victims order by level, created_at, id`);
-    const ids = killed.rows.map((r) => r.id);
-    if (ids.length === 0) return ids;
-    const by = request.byAgentId ? `agent ${request.byAgentId.slice(0, 8)}` : "the person";
-    await tx.insert(events).values(
-      ids.map((id) => ({
-        agent_id: id,
-        kind: "killed" as const,
-        content:
-          id === target.id ? `killed by ${by}` : `killed with ancestor ${displayName(target)}`,
-        data: { by: request.byAgentId, target: target.id, reason: request.reason ?? null },
-      })),
-    );
-    await tx.execute(sql`
-      select pg_notify('agent_event_' || id, 'dead') from unnest(${sql.param(ids)}::uuid[]) as t(id)`);
-    return ids;
-  });
+  const sub = await tx.execute<{ id: string; level: number; state: string }>(sql`
+    with recursive sub as (
+      select id, state, 0 as level, created_at from agents where id = ${target.id}
+      union all
+      select a.id, a.state, sub.level + 1, a.created_at
+        from agents a join sub on a.parent_id = sub.id
+    )
+    select id, state, level from sub order by level, created_at, id`);
+  const living = sub.rows.filter((r) => r.state !== "dead").map((r) => r.id);
+  const locked = await lockAgents(
+    tx,
+    [...living, ...(request.byAgentId ? [request.byAgentId] : [])],
+    "update",
+  );
+  if (request.leaseOwner !== undefined && request.byAgentId !== null) {
+    const killer = locked.find((r) => r.id === request.byAgentId);
+    if (killer?.lease_owner !== request.leaseOwner) throw new LeaseLost(request.byAgentId);
+  }
+  const updated = await tx.execute<{ id: string }>(sql`
+    update agents set state = 'dead', ended_at = now(), last_activity_at = now(),
+                      activity = null, wait_status = null
+     where id = any(${sql.param(living)}::uuid[]) and state <> 'dead'
+    returning id`);
+  const dead = new Set(updated.rows.map((r) => r.id));
+  const ids = living.filter((id) => dead.has(id));
+  if (ids.length === 0) return ids;
+  const by = request.byAgentId ? `agent ${request.byAgentId.slice(0, 8)}` : "the person";
+  await tx.insert(events).values(
+    ids.map((id) => ({
+      agent_id: id,
+      kind: "killed" as const,
+      content: id === target.id ? `killed by ${by}` : `killed with ancestor ${displayName(target)}`,
+      data: { by: request.byAgentId, target: target.id, reason: request.reason ?? null },
+    })),
+  );
+  await tx.execute(sql`
+    select pg_notify('agent_event_' || id, 'dead') from unnest(${sql.param(ids)}::uuid[]) as t(id)`);
+  return ids;
 }
 
 /** Removes dead agents from navigation (their history stays). Returns the ids reaped. */

@@ -1,6 +1,7 @@
 // `warren -p PROMPT`: a new tree whose root starts on PROMPT; prints the root's last answer once
 // the whole tree has settled. Exit 0 ok, 1 model/runtime error, 124 when --timeout elapsed.
-import { loadConfig } from "../config/config.js";
+import { loadConfig, modelProblem } from "../config/config.js";
+import { unlistedModelHint } from "../llm/model-list.js";
 import { outageFilter } from "../db/retry.js";
 import { escapeControl } from "../text/escape.js";
 import type { Io } from "./command.js";
@@ -22,6 +23,10 @@ export interface HeadlessOptions {
 
 export async function runHeadless(options: HeadlessOptions, io: Io): Promise<number> {
   const config = loadConfig(io.env);
+  if (config.model.name && !modelProblem(config.model)) {
+    const hint = await unlistedModelHint({ ...config.model, model: config.model.name });
+    if (hint) io.err(`warren: ${hint}`);
+  }
   const timeoutMs =
     options.timeoutSeconds === undefined ? undefined : options.timeoutSeconds * 1000;
   const interrupt = new AbortController();

@@ -66,7 +66,8 @@ export function renderEvent(event: EventRow, { color, full }: TranscriptOptions)
 
 /** mail_in content is the JSON of {from, from_name, message}; anything else is shown as is. */
 function renderMailIn(event: EventRow, color: Colors): string[] {
-  const parsed = parseJson(event.content);
+  // data.message: the raw body (content is framed for the model as <mail from="NAME">…</mail>).
+  const parsed = event.data?.message === undefined ? parseJson(event.content) : event.data;
   const message = str(parsed?.message);
   if (message === undefined) return block(color.cyan("✉"), event.content);
   const from = str(parsed?.from) ?? "human";

@@ -8,7 +8,7 @@ import type { ChatMessage } from "./model.js";
  * body can neither close the frame it sits in nor open a new one that claims another sender.
  */
 export function neutraliseTag(text: string, tag: string): string {
-  return text.replace(new RegExp(`<(/?)(\\s*${tag})`, "gi"), "<\\$1$2");
+  return text.replace(new RegExp(`<(\\s*/?\\s*${tag})`, "gi"), "<\\$1");
 }
 
 /** An attribute value: quotes and angle brackets can never end the attribute or the tag. */

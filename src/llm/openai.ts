@@ -66,7 +66,7 @@ export function createOpenAIModel(options: OpenAIModelOptions = {}): Model {
     baseURL: options.baseURL,
     timeout: timeoutMs,
     maxRetries: options.maxRetries ?? 2,
-
+    fetch: noSdkRetryOn429(),
   });
   const settings: Settings = {
     client,
@@ -80,20 +80,20 @@ export function createOpenAIModel(options: OpenAIModelOptions = {}): Model {
   return { complete: (request) => rejectOnAbort(request.signal, complete(settings, request)) };
 }
 
-/** One response, retrying a 429 as asked and a 400 for rejected optional parameters once. */
+/** One response, retrying a 429 as asked, and a 400 without the optional parameters it rejects. */
 async function complete(settings: Settings, request: ModelRequest): Promise<ModelResponse> {
   let rateLimited = 0;
-  let paramsRetried = false;
   while (true) {
     try {
       return await stream(settings, request);
     } catch (err) {
-      if (err instanceof ParamsRejected && !paramsRetried) {
-        paramsRetried = true;
-        for (const param of err.params) settings.dropped.add(param);
+      if (err instanceof ParamsRejected) {
+        // Each retry drops at least one more parameter, so this ends.
+        const fresh = err.params.filter((param) => !settings.dropped.has(param));
+        if (fresh.length === 0) throw toModelError(err.cause, settings);
+        for (const param of fresh) settings.dropped.add(param);
         continue;
       }
-      if (err instanceof ParamsRejected) throw toModelError(err.cause, settings);
       if (!(err instanceof OpenAI.APIError) || err.status !== 429) throw err;
       const asked = retryAfterMs(err.headers);
       const failure = toModelError(err, settings);

@@ -91,12 +91,15 @@ export function createAssembly(handlers: AssemblyHandlers) {
     const known = piece.index === undefined ? undefined : byIndex.get(piece.index);
     let call = known === undefined ? undefined : calls[known];
     // Without an index, a piece naming a function starts a new call; other pieces continue the
-    // last one. With an index, a second complete call under the same index (a different id and
-    // a new name) is a new call too (servers that send every call as index 0).
+    // last one. Under an index already in use, a piece naming a function starts a new call when
+    // its id differs, or when it has none and the call so far is complete JSON (servers that send
+    // every call whole as index 0).
     const startsNew =
       call === undefined
         ? piece.index !== undefined || name !== "" || calls.length === 0
-        : name !== "" && call.name !== "" && !!piece.id && piece.id !== call.id;
+        : name !== "" &&
+          call.name !== "" &&
+          (piece.id ? piece.id !== call.id : isJson(call.arguments));
     if (!startsNew && call === undefined) call = calls.at(-1);
     if (startsNew || call === undefined) {
       call = { id: "", name: "", arguments: "" };
@@ -166,6 +169,15 @@ function splitUnopenedThink(text: string): { answer: string; thought: string } {
   const at = text.indexOf(CLOSE);
   if (at === -1) return { answer: text, thought: "" };
   return { answer: text.slice(at + CLOSE.length), thought: text.slice(0, at) };
+}
+
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A rough token count (about four characters a token) for servers that report no usage. */

@@ -7,6 +7,7 @@ import { agentChannel } from "../bus/channels.js";
 import type { Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { startRuntime } from "./pool.js";
+import { unreachableLine, withRetry } from "../db/retry.js";
 
 export interface PromptOptions {
   db: Db;
@@ -44,12 +45,17 @@ async function treeStatus(db: Db, treeId: string): Promise<TreeStatus> {
 
 export async function runPrompt(options: PromptOptions): Promise<PromptRun> {
   const { db, config } = options;
-  const root = await createTree(db, {
-    prompt: options.prompt,
-    model: config.model.name ?? null,
-    cwd: process.cwd(),
-    budget: config.rootBudget,
-  });
+  // The database may go away for a moment (a restart): every read and write here is retried.
+  const retry = <T>(fn: () => Promise<T>) =>
+    withRetry(fn, { onRetry: (err) => options.onWarning?.(unreachableLine(err)) });
+  const root = await retry(() =>
+    createTree(db, {
+      prompt: options.prompt,
+      model: config.model.name ?? null,
+      cwd: process.cwd(),
+      budget: config.rootBudget,
+    }),
+  );
   const bus = await createBus(options.url, { onWarning: options.onWarning });
   const runtime = await startRuntime({
     url: options.url,
@@ -59,18 +65,20 @@ export async function runPrompt(options: PromptOptions): Promise<PromptRun> {
   });
   let timedOut = false;
   try {
-    timedOut = !(await settled(db, bus, root.id, options.timeoutMs, options.signal));
+    timedOut = !(await settled(db, bus, root.id, options.timeoutMs, options.signal, (err) =>
+      options.onWarning?.(unreachableLine(err)),
+    ));
   } finally {
     await runtime.stop();
     if (timedOut) {
       const why = options.signal?.aborted
         ? "the headless run was stopped"
         : "the headless run timed out";
-      await stopTree(db, root.id, why);
+      await retry(() => stopTree(db, root.id, why));
     }
     await bus.close();
   }
-  return summarise(db, root.id, timedOut);
+  return retry(() => summarise(db, root.id, timedOut));
 }
 
 /** Resolves true once the tree is quiet, false on timeout or abort. */
@@ -80,6 +88,7 @@ async function settled(
   treeId: string,
   timeoutMs: number | undefined,
   signal: AbortSignal | undefined,
+  onRetry: (err: unknown) => void,
 ): Promise<boolean> {
   const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
   let wake: () => void = () => {};
@@ -87,7 +96,7 @@ async function settled(
   signal?.addEventListener("abort", () => wake());
   try {
     while (true) {
-      const status = await treeStatus(db, treeId);
+      const status = await withRetry(() => treeStatus(db, treeId), { signal, onRetry });
       if ((status.root_state === "idle" || status.root_state === "dead") && status.busy === 0) {
         return true;
       }

@@ -1,9 +1,28 @@
 // Leases: a turn is claimed with FOR UPDATE SKIP LOCKED, kept alive by heartbeat and taken over
-// by anyone once it expires, so across every process each agent's turn runs in one place.
+// by anyone once it expires, so across every process each agent's turn runs in one place. Every
+// effect of a turn is fenced by the lease (assertLease), so a worker that lost it writes nothing.
 import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { agents } from "../agents/agents.sql.js";
+import { LeaseLost } from "../agents/errors.js";
+import { LOCK_ORDER } from "../agents/lock-order.js";
 import type { Queryable } from "../db/client.js";
+
+export { LeaseLost };
+
+/**
+ * Inside a transaction: locks the agent's row FOR KEY SHARE and checks that `owner` still holds
+ * its lease, else throws LeaseLost (rolling the transaction back). The claim of a takeover takes
+ * the row FOR UPDATE, which conflicts with this lock: a takeover either committed before (we see
+ * the new owner) or waits until this transaction has committed — never both writing.
+ * Lock order: the caller must take this lock in LOCK_ORDER position (see agents/lock-order.ts).
+ */
+export async function assertLease(tx: Queryable, agentId: string, owner: string): Promise<void> {
+  const rows = await tx.execute<{ held: boolean }>(sql`
+    select lease_owner is not distinct from ${owner} as held
+      from agents where id = ${agentId} for key share`);
+  if (rows.rows[0]?.held !== true) throw new LeaseLost(agentId);
+}
 
 /** Claims one agent with work whose lease is free or expired (of one tree, when `treeId` is set). */
 export async function claimNext(
@@ -12,6 +31,7 @@ export async function claimNext(
   leaseSeconds: number,
   treeId?: string,
 ): Promise<AgentRow | undefined> {
+  // One row, locked with SKIP LOCKED: it never waits, so it cannot take part in a deadlock.
   const rows = await q.execute(sql`
     update agents set lease_owner = ${owner},
                       lease_expires_at = now() + make_interval(secs => ${leaseSeconds})
@@ -47,10 +67,18 @@ export async function heartbeat(
   leaseSeconds: number,
 ): Promise<HeartbeatRow[]> {
   if (ids.length === 0) return [];
+  // A plain multi-row UPDATE locks rows in whatever order the scan meets them, which deadlocked
+  // against forks and kills. The CTE locks them first, in LOCK_ORDER (roots, then by id).
   const rows = await q.execute<{ id: string; state: string; interrupt: boolean }>(sql`
-    update agents set lease_expires_at = now() + make_interval(secs => ${leaseSeconds})
-     where id = any(${sql.param(ids)}::uuid[]) and lease_owner = ${owner}
-    returning id, state, interrupt_requested_at is not null as interrupt`);
+    with locked as (
+      select id from agents
+       where id = any(${sql.param(ids)}::uuid[]) and lease_owner = ${owner}
+       order by ${LOCK_ORDER}
+       for no key update
+    )
+    update agents a set lease_expires_at = now() + make_interval(secs => ${leaseSeconds})
+      from locked where a.id = locked.id and a.lease_owner = ${owner}
+    returning a.id, a.state, a.interrupt_requested_at is not null as interrupt`);
   return rows.rows;
 }
 

@@ -3,7 +3,7 @@
 // turn at once when its agent is killed or interrupted.
 import { randomUUID } from "node:crypto";
 import { agentChannel, WORK_CHANNEL } from "../bus/channels.js";
-import { errorMessage } from "../tools/tool.js";
+import { isTransient, shownError, unreachableLine } from "../db/retry.js";
 import { claimNext, heartbeat, release } from "./leases.js";
 import { runAgent, TurnStopped, type StopReason, type TurnDeps } from "./turn.js";
 
@@ -50,9 +50,13 @@ export async function startScheduler(
           if (payload === "dead") stopTurn(agentId, "dead");
           else if (payload === "interrupt") stopTurn(agentId, "interrupt");
         });
-        await runAgent(deps, agentId, controller.signal);
+        await runAgent({ ...deps, leaseOwner: owner, onWarning: warn }, agentId, controller.signal);
       } catch (err) {
-        warn(`agent ${agentId.slice(0, 8)}: ${errorMessage(err)}`);
+        warn(
+          isTransient(err)
+            ? unreachableLine(err)
+            : `agent ${agentId.slice(0, 8)}: ${shownError(err)}`,
+        );
       } finally {
         unsubscribe();
         // After a normal end the lease is already gone; after a stop, give it back for a resume.
@@ -87,7 +91,8 @@ export async function startScheduler(
           }
         } while (again && !stopping);
       } catch (err) {
-        warn(`claiming work failed: ${errorMessage(err)}`);
+        // The poll kicks again in a moment: a database that is away is simply retried.
+        warn(isTransient(err) ? unreachableLine(err) : `claiming work failed: ${shownError(err)}`);
       } finally {
         claiming = false;
       }
@@ -107,7 +112,8 @@ export async function startScheduler(
         else if (row.interrupt) stopTurn(id, "interrupt");
       }
     } catch (err) {
-      warn(`lease heartbeat failed: ${errorMessage(err)}`);
+      // The next beat retries; a lease lasts three beats.
+      warn(isTransient(err) ? unreachableLine(err) : `lease heartbeat failed: ${shownError(err)}`);
     }
   }
 

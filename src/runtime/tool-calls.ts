@@ -4,7 +4,10 @@ import { sql } from "drizzle-orm";
 import { agents, type AgentRow } from "../agents/agents.sql.js";
 import { events } from "../agents/events.sql.js";
 import { appendEvent } from "../agents/events.js";
+import { LeaseLost } from "../agents/errors.js";
 import { setState } from "../agents/tree.js";
+import { unreachableLine, withRetry } from "../db/retry.js";
+import { assertLease } from "./leases.js";
 import type { Bus } from "../bus/bus.js";
 import type { Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
@@ -35,6 +38,9 @@ export interface ToolRunDeps {
   assistantEventId: number;
   signal: AbortSignal;
   onWaitProgress?: (agentId: string, entries: FanInEntry[]) => void;
+  /** The worker's lease owner: every result and effect is fenced by it (absent: not leased). */
+  leaseOwner?: string;
+  onWarning?: (message: string) => void;
 }
 
 type Parsed = { ok: true; value: unknown } | { ok: false; message: string };
@@ -63,14 +69,22 @@ export async function runToolCalls(
   options: ToolRunOptions = {},
 ): Promise<void> {
   const { db, agent } = deps;
+  const retry = {
+    signal: deps.signal,
+    onRetry: (err: unknown) => deps.onWarning?.(unreachableLine(err)),
+  };
   if (options.recordCalls !== false) {
-    await db.insert(events).values(
-      calls.map((call) => ({
-        agent_id: agent.id,
-        kind: "tool_call" as const,
-        content: `${call.name}(${call.arguments})`,
-        data: { tool_call_id: call.id, name: call.name, arguments: call.arguments },
-      })),
+    await withRetry(
+      () =>
+        db.insert(events).values(
+          calls.map((call) => ({
+            agent_id: agent.id,
+            kind: "tool_call" as const,
+            content: `${call.name}(${call.arguments})`,
+            data: { tool_call_id: call.id, name: call.name, arguments: call.arguments },
+          })),
+        ),
+      retry,
     );
   }
   // The agent's `activity` names the calls running now (concurrent ones summarised), in order.
@@ -95,19 +109,25 @@ export async function runToolCalls(
       : await execute(deps, byName.get(call.name), call);
     running.delete(call.id);
     if (running.size > 0) void showActivity();
-    await db.transaction(async (tx) => {
-      if (!(outcome.ok && outcome.recordedEventId !== undefined)) {
-        await appendEvent(tx, agent.id, "tool_result", outcomeText(outcome), {
-          tool_call_id: call.id,
-          name: call.name,
-          ...(outcome.ok ? {} : { code: outcome.error.code }),
-        });
-      }
-      await tx
-        .update(agents)
-        .set({ tool_calls: sql`${agents.tool_calls} + 1`, last_activity_at: sql`now()` })
-        .where(sql`${agents.id} = ${agent.id}`);
-    });
+    // Retried on transient failures (the outcome is in hand); fenced by the lease.
+    await withRetry(
+      () =>
+        db.transaction(async (tx) => {
+          if (deps.leaseOwner !== undefined) await assertLease(tx, agent.id, deps.leaseOwner);
+          if (!(outcome.ok && outcome.recordedEventId !== undefined)) {
+            await appendEvent(tx, agent.id, "tool_result", outcomeText(outcome), {
+              tool_call_id: call.id,
+              name: call.name,
+              ...(outcome.ok ? {} : { code: outcome.error.code }),
+            });
+          }
+          await tx
+            .update(agents)
+            .set({ tool_calls: sql`${agents.tool_calls} + 1`, last_activity_at: sql`now()` })
+            .where(sql`${agents.id} = ${agent.id}`);
+        }),
+      retry,
+    );
   };
 
   const independent = calls.filter((c) => c.name !== "wait");
@@ -143,8 +163,12 @@ async function execute(
     childBudget: config.budget,
     assistantEventId: deps.assistantEventId,
     toolCallId: call.id,
+    leaseOwner: deps.leaseOwner,
+    onWarning: deps.onWarning,
     setWaiting: async (waiting) => {
-      await setState(db, agent.id, waiting ? "waiting" : "running");
+      await withRetry(() => setState(db, agent.id, waiting ? "waiting" : "running"), {
+        signal: deps.signal,
+      });
     },
     onWaitProgress: (entries) => {
       waitStatus.progress(entries);
@@ -156,7 +180,7 @@ async function execute(
     if (deps.signal.aborted) throw deps.signal.reason;
     return outcome;
   } catch (err) {
-    if (isAbort(err) || deps.signal.aborted) throw err;
+    if (isAbort(err) || deps.signal.aborted || err instanceof LeaseLost) throw err;
     return internalFailure(err);
   }
 }

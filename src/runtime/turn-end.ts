@@ -86,7 +86,7 @@ export async function takePendingMail(db: Db, agent: AgentRow): Promise<"continu
           with e as (
             insert into events (agent_id, kind, content, data)
             values (${agent.id}, 'mail_in', ${mailText(m.from_name ?? "human", m.from_id, m.body)},
-                    ${JSON.stringify({ mail_id: Number(m.id), from: m.from_id, from_name: m.from_name ?? "human" })}::jsonb)
+                    ${JSON.stringify({ mail_id: Number(m.id), from: m.from_id, from_name: m.from_name ?? "human", message: m.body })}::jsonb)
             returning id)
           update mail set consumed_at = now(), consumed_by_event = (select id from e)
            where id = ${m.id}`);

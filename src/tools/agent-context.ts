@@ -1,7 +1,7 @@
 // What the agent tools (fork, send, wait, kill) need beyond a working directory: the database,
 // the bus, who is calling, and the limits and profiles in force.
 import type { AgentRow } from "../agents/agents.sql.js";
-import { isAgentError } from "../agents/errors.js";
+import { isAgentError, LeaseLost } from "../agents/errors.js";
 import type { Limits } from "../agents/limits.js";
 import type { Bus } from "../bus/bus.js";
 import type { Profile } from "../config/config.js";
@@ -21,6 +21,13 @@ export interface AgentToolContext extends BaseToolContext {
   /** The assistant event whose response made this call (the `inherit` cutoff for fork). */
   assistantEventId: number;
   toolCallId: string;
+  /**
+   * The lease owner of the worker running this turn: fenced effects (effects.ts) commit only
+   * while it still holds the caller's lease. Absent outside a leased turn (the person's commands).
+   */
+  leaseOwner?: string;
+  /** One-line notices for people (e.g. the database is being retried). */
+  onWarning?: (message: string) => void;
   /** The agent's state is shown as `waiting` while a wait blocks. */
   setWaiting(waiting: boolean): Promise<void>;
   /** Fan-in progress, for anyone watching (the status layer). */
@@ -29,6 +36,8 @@ export interface AgentToolContext extends BaseToolContext {
 
 /** Turns an AgentError into its error outcome; anything else is INTERNAL. */
 export function failure(err: unknown): ToolOutcome {
+  // Not the tool's failure: the turn stops without writing anything more.
+  if (err instanceof LeaseLost) throw err;
   if (isAgentError(err)) return fail(err.code, err.message);
   return internalFailure(err);
 }

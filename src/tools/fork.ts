@@ -1,6 +1,7 @@
 // fork {name, prompt, profile?, context?, budget?} → {agent_id, name}: creates a running child.
 import type { Budget } from "../agents/agents.sql.js";
-import { forkAgent } from "../agents/tree.js";
+import { forkAgentIn } from "../agents/tree.js";
+import { commitEffect } from "./effects.js";
 import { fail, ok, type Tool } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
 import { childSystemPrompt } from "../runtime/system-prompt.js";
@@ -74,22 +75,26 @@ export const forkTool: Tool<AgentToolContext> = {
     const parsedBudget = parseBudget(budget);
     if (typeof parsedBudget === "string") return fail("INVALID_ARGS", parsedBudget);
     try {
-      const child = await forkAgent(
-        ctx.db,
-        ctx.agent.id,
-        {
-          name,
-          prompt,
-          context: context === "fresh" ? "fresh" : "inherit",
-          inheritUntilEvent: ctx.assistantEventId,
-          profile: typeof profile === "string" ? profile : null,
-          systemPrompt: childSystemPrompt(chosen),
-          model: chosen?.model ?? null,
-          budget: { ...ctx.childBudget, ...chosen?.budget, ...parsedBudget },
-        },
-        ctx.limits,
-      );
-      return ok({ agent_id: child.id, name: child.name });
+      // The child and this call's result commit together, fenced by the lease (effects.ts).
+      return await commitEffect(ctx, "fork", async (tx) => {
+        const child = await forkAgentIn(
+          tx,
+          ctx.agent.id,
+          {
+            leaseOwner: ctx.leaseOwner,
+            name,
+            prompt,
+            context: context === "fresh" ? "fresh" : "inherit",
+            inheritUntilEvent: ctx.assistantEventId,
+            profile: typeof profile === "string" ? profile : null,
+            systemPrompt: childSystemPrompt(chosen),
+            model: chosen?.model ?? null,
+            budget: { ...ctx.childBudget, ...chosen?.budget, ...parsedBudget },
+          },
+          ctx.limits,
+        );
+        return { agent_id: child.id, name: child.name };
+      });
     } catch (err) {
       return failure(err);
     }

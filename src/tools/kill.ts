@@ -1,6 +1,7 @@
 // kill {agent_id} → {killed: [ids]}: the target first, then every descendant. Own descendants only.
 import { resolveAgentRef } from "../agents/refs.js";
-import { killAgent } from "../agents/tree.js";
+import { killAgentIn } from "../agents/tree.js";
+import { commitEffect } from "./effects.js";
 import { fail, ok, type Tool } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
 
@@ -27,11 +28,19 @@ export const killTool: Tool<AgentToolContext> = {
     if (bad) return bad;
     if (typeof args.agent_id !== "string")
       return fail("INVALID_ARGS", '"agent_id" must be a string');
+    const ref = args.agent_id;
     try {
-      const scope = { treeId: ctx.agent.tree_id, selfId: ctx.agent.id };
-      const target = await resolveAgentRef(ctx.db, scope, args.agent_id);
-      const killed = await killAgent(ctx.db, { targetId: target.id, byAgentId: ctx.agent.id });
-      return ok({ killed });
+      // The cascade and this call's result commit together, fenced by the lease (effects.ts).
+      return await commitEffect(ctx, "kill", async (tx) => {
+        const scope = { treeId: ctx.agent.tree_id, selfId: ctx.agent.id };
+        const target = await resolveAgentRef(tx, scope, ref);
+        const killed = await killAgentIn(tx, {
+          targetId: target.id,
+          byAgentId: ctx.agent.id,
+          leaseOwner: ctx.leaseOwner,
+        });
+        return { killed };
+      });
     } catch (err) {
       return failure(err);
     }

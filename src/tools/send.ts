@@ -1,6 +1,8 @@
 // send {to, message} → {status: "sent", to, to_name, mail_id}: mail to any living agent of the same tree.
 import { resolveAgentRef } from "../agents/refs.js";
-import { sendMail } from "../mail/send.js";
+import { AgentError } from "../agents/errors.js";
+import { sendMailIn } from "../mail/send-fenced.js";
+import { commitEffect } from "./effects.js";
 import { fail, ok, type Tool } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
 
@@ -33,27 +35,35 @@ export const sendTool: Tool<AgentToolContext> = {
     if (bad) return bad;
     if (typeof args.to !== "string") return fail("INVALID_ARGS", '"to" must be a string');
     if (typeof args.message !== "string") return fail("INVALID_ARGS", '"message" must be a string');
+    const { to, message } = args;
     try {
-      const scope = { treeId: ctx.agent.tree_id, selfId: ctx.agent.id };
-      const recipient = await resolveAgentRef(ctx.db, scope, args.to);
-      if (recipient.id === ctx.agent.id) {
-        return fail("INVALID_ARGS", "you cannot send mail to yourself");
-      }
-      if (recipient.state === "dead") {
-        return fail("AGENT_DEAD", `${recipient.name} (${recipient.id.slice(0, 8)}) is dead`);
-      }
-      const receipt = await sendMail(ctx.db, {
-        treeId: ctx.agent.tree_id,
-        fromId: ctx.agent.id,
-        toId: recipient.id,
-        body: args.message,
-        maxBytes: ctx.limits.maxMessageBytes,
-      });
-      return ok({
-        status: "sent",
-        to: recipient.id,
-        to_name: recipient.name,
-        mail_id: receipt.mailId,
+      // The mail and this call's result commit together, fenced by the lease (effects.ts).
+      return await commitEffect(ctx, "send", async (tx) => {
+        const scope = { treeId: ctx.agent.tree_id, selfId: ctx.agent.id };
+        const recipient = await resolveAgentRef(tx, scope, to);
+        if (recipient.id === ctx.agent.id) {
+          throw new AgentError("INVALID_ARGS", "you cannot send mail to yourself");
+        }
+        if (recipient.state === "dead") {
+          throw new AgentError(
+            "AGENT_DEAD",
+            `${recipient.name} (${recipient.id.slice(0, 8)}) is dead`,
+          );
+        }
+        const receipt = await sendMailIn(tx, {
+          treeId: ctx.agent.tree_id,
+          fromId: ctx.agent.id,
+          toId: recipient.id,
+          body: message,
+          maxBytes: ctx.limits.maxMessageBytes,
+          leaseOwner: ctx.leaseOwner,
+        });
+        return {
+          status: "sent",
+          to: recipient.id,
+          to_name: recipient.name,
+          mail_id: receipt.mailId,
+        };
       });
     } catch (err) {
       return failure(err);

@@ -18,8 +18,8 @@ import { describeFailure } from "./failure.js";
 import { byAge, nearestLivingAncestor } from "./views/navigation.js";
 
 export interface Actions {
-  /** Enter: the input's whole text. */
-  submit(text: string): Promise<void>;
+  /** Enter: the input's whole text. False when a message could not be saved (so it is not lost). */
+  submit(text: string): Promise<boolean>;
   /** Escape / first Ctrl+C: interrupts the viewed agent's turn (not its children). */
   interrupt(): Promise<boolean>;
   readonly mode: "normal" | "capture";
@@ -104,6 +104,12 @@ export function createActions(options: ActionsOptions): Actions {
         const parts = mode === "capture" ? [...captured] : [];
         if (command.prompt) parts.push(command.prompt);
         const prompt = parts.join("\n").trim();
+        // Recorded first so the transcript reads "» /fork", then "⑂ forked"; the captured task is
+        // the child's first message, the parent's record names the child only.
+        await record(here, `/fork ${name}`, {
+          ...(command.prompt ? { prompt: command.prompt } : {}),
+          ...(mode === "capture" ? { captured_lines: captured.length } : {}),
+        });
         const child = await forkAgent(
           db,
           here,
@@ -116,12 +122,6 @@ export function createActions(options: ActionsOptions): Actions {
           },
           config.limits,
         );
-        // The captured task is the child's first message; the parent's record names the child only.
-        await record(here, `/fork ${child.name}`, {
-          agent_id: child.id,
-          ...(command.prompt ? { prompt: command.prompt } : {}),
-          ...(mode === "capture" ? { captured_lines: captured.length } : {}),
-        });
         if (mode === "capture") setMode("normal");
         state.agents.set(child.id, child);
         await controller.view(child.id);
@@ -134,8 +134,9 @@ export function createActions(options: ActionsOptions): Actions {
       case "kill": {
         const target = command.agent ? await resolve(command.agent) : current();
         if (!target) return complain("no agent to kill");
+        if (!target.parent_id) return complain("the root agent cannot be killed");
+        await record(here, typed, { target: target.id });
         const killed = await killAgent(db, { targetId: target.id, byAgentId: null });
-        await record(here, typed, { killed });
         if (killed.includes(here)) {
           const to = target.parent_id ?? state.rootId;
           await controller.view(to);
@@ -146,6 +147,7 @@ export function createActions(options: ActionsOptions): Actions {
       }
       case "send": {
         const to = await resolve(command.agent);
+        await record(here, typed, { to: to.id });
         const receipt = await sendMail(db, {
           treeId: state.rootId,
           fromId: here,
@@ -153,19 +155,22 @@ export function createActions(options: ActionsOptions): Actions {
           body: command.message,
           maxBytes: config.limits.maxMessageBytes,
         });
-        await record(here, typed, { to: to.id, mail_id: receipt.mailId });
         return say(`mail sent to ${displayName(to)}${receipt.woke ? " (it woke up)" : ""}`);
       }
       case "wait": {
+        const agent = current();
+        if (agent && agent.state !== "idle") {
+          return complain(`${displayName(agent)} is ${agent.state}; /wait needs it idle`);
+        }
         const ids: string[] = [];
         for (const ref of command.agents) ids.push((await resolve(ref)).id);
+        await record(here, typed, { from_agents: ids });
         await requestWait(
           db,
           here,
           { timeoutSeconds: command.timeoutSeconds, ...(ids.length ? { fromAgents: ids } : {}) },
           config.limits,
         );
-        await record(here, typed);
         return;
       }
       case "reap": {
@@ -203,24 +208,30 @@ export function createActions(options: ActionsOptions): Actions {
       return mode;
     },
     async submit(text) {
+      const command = isCommand(text);
       try {
-        if (isCommand(text)) {
+        if (command) {
           const parsed = parseCommand(text);
-          if (!parsed.ok) return complain(parsed.error);
-          await run(parsed.command, text.trim());
-          return;
+          if (!parsed.ok) complain(parsed.error);
+          else await run(parsed.command, text.trim());
+          return true;
         }
         const body = text.startsWith("//") ? text.slice(1) : text;
         const agent = current();
-        if (agent?.state === "dead") return complain(`${displayName(agent)} is dead: it takes no input`);
+        if (agent?.state === "dead") {
+          complain(`${displayName(agent)} is dead: it takes no input`);
+          return true;
+        }
         if (mode === "capture") {
-          captured.push(body);
           await appendEvent(db, state.currentId, "capture", body, { by: "person" });
-          return;
+          captured.push(body);
+          return true;
         }
         await sendInput(db, state.currentId, body);
+        return true;
       } catch (error) {
         complain(describeFailure(error));
+        return command;
       }
     },
     async interrupt() {

@@ -7,7 +7,7 @@ import type { Db } from "../db/client.js";
 import { openFeed } from "../feed/feed.js";
 import { createActions, treeLines } from "./actions.js";
 import { completeCommand } from "./commands.js";
-import { createController } from "./controller.js";
+import { createController, UNREACHABLE } from "./controller.js";
 import { createInputEditor, createInputHistory, type InputHistory } from "./input-editor.js";
 import { createKeyParser, MOUSE_OFF, MOUSE_ON, PASTE_OFF, PASTE_ON, type KeyEvent } from "./keys.js";
 import { createLayout } from "./layout.js";
@@ -47,7 +47,10 @@ export interface TuiOptions {
 export interface Tui {
   /** Resolves when the person quits (/exit, Ctrl+C twice). */
   done: Promise<void>;
-  /** Shows a line from elsewhere (runtime warnings) in the current view. */
+  /**
+   * A warning from elsewhere (the runtime, the listener): database trouble goes to the status bar
+   * (once, until the connection is back), anything else is a notice in the current view.
+   */
   warn(message: string): void;
   close(): Promise<void>;
 }
@@ -60,11 +63,13 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   const scrollbackView = createScrollbackView(theme);
   const editor = createInputEditor();
   const histories = new Map<string, InputHistory>();
+  const drafts = new Map<string, string>();
   const parser = createKeyParser();
 
   let dirty = true;
   let frameTimer: NodeJS.Timeout | undefined;
   let scroll = 0;
+  let paintedId = root.id;
   let panelOpen = false;
   let panelSelected = root.id;
   let panelOrder: string[] = [];
@@ -124,7 +129,10 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   const go = (agentId: string | undefined) => {
     if (!agentId || agentId === controller.state.currentId) return;
     scroll = 0;
-    editor.clear();
+    // Each agent keeps its own unsent draft.
+    drafts.set(controller.state.currentId, editor.value());
+    editor.set(drafts.get(agentId) ?? "");
+    drafts.delete(agentId);
     spawn(() => controller.view(agentId));
   };
 
@@ -147,6 +155,11 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       return;
     }
     const state = controller.state;
+    if (state.currentId !== paintedId) {
+      // Another agent (by a key, the panel, /fork, /kill or /reap): start at its bottom.
+      paintedId = state.currentId;
+      scroll = 0;
+    }
     const now = Date.now();
     const agents = [...state.agents.values()];
     const current = controller.current() ?? root;
@@ -309,7 +322,13 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
           historyOf(state.currentId).add(text);
           editor.clear();
           scroll = 0;
-          spawn(() => actions.submit(text));
+          spawn(async () => {
+            // A message that could not be saved goes back into the input: nothing typed is lost.
+            if (!(await actions.submit(text)) && editor.isEmpty()) {
+              editor.set(text);
+              requestPaint();
+            }
+          });
           break;
         }
         if (name === "enter" || name === "newline") editor.newline();
@@ -393,7 +412,13 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
 
   return {
     done,
-    warn: (message) => controller.notice(message, "error"),
+    warn: (message) => {
+      if (/database unreachable|listener lost its connection|notification listener/.test(message)) {
+        controller.setProblem(UNREACHABLE);
+      } else {
+        controller.notice(message, "error");
+      }
+    },
     close: quit,
   };
 }

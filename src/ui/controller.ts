@@ -11,6 +11,9 @@ import { pendingInputs, type PendingInput } from "../mail/input.js";
 import { describeFailure } from "./failure.js";
 import type { ScrollEntry } from "./views/entry-lines.js";
 
+/** The status bar's line while the database is away. */
+export const UNREACHABLE = "database unreachable — reconnecting…";
+
 /** Events loaded per page of history. */
 export const PAGE_SIZE = 200;
 
@@ -48,6 +51,8 @@ export interface Controller {
   /** The entries to draw: history and notices, then the live stream, then queued input. */
   entries(): ScrollEntry[];
   current(): AgentRow | undefined;
+  /** Shows (or, with undefined, clears) connection trouble in the status bar. */
+  setProblem(problem: string | undefined): void;
   /** Re-reads the agents and the current view (after a resync or a lost connection). */
   reload(): Promise<void>;
   close(): void;
@@ -144,10 +149,12 @@ export function createController(options: ControllerOptions): Controller {
           }
           break;
         case "resync":
+          // The listener is back (it reconnected): whatever was unreachable is reachable again.
+          state.problem = undefined;
           resync = true;
           break;
         case "connection":
-          state.problem = update.problem ? "database unreachable — reconnecting…" : undefined;
+          state.problem = update.problem ? UNREACHABLE : undefined;
           if (!update.problem) resync = true;
           break;
       }
@@ -227,6 +234,11 @@ export function createController(options: ControllerOptions): Controller {
       return out;
     },
     current: () => state.agents.get(state.currentId),
+    setProblem(problem) {
+      if (state.problem === problem) return;
+      state.problem = problem;
+      onChange();
+    },
     async reload() {
       await loadAgents();
       const agentId = state.currentId;

@@ -73,7 +73,7 @@ export function createLayout(options: LayoutOptions): Layout {
     top: 1,
     left: 2,
     width: "100%-4",
-    height: "100%-3",
+    height: "100%-4",
     tags: true,
     wrap: false,
     border: { type: "line" },
@@ -111,7 +111,7 @@ export function createLayout(options: LayoutOptions): Layout {
       return Math.max(1, height() - used);
     },
     panelSize() {
-      return { width: Math.max(1, width() - 6), height: Math.max(1, height() - 5) };
+      return { width: Math.max(1, width() - 6), height: Math.max(1, height() - 6) };
     },
     paint(frame) {
       if (frame.tooSmall) {

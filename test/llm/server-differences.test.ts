@@ -141,14 +141,21 @@ describe("tool calls", () => {
     ]);
   });
 
-  it("separates whole calls sent together in one chunk under one index", async () => {
-    fake.script({ reply: { toolCalls: twoCalls, toolCallsInOneChunk: true } });
-    const response = await modelFor().complete(request({ tools: TOOLS }));
-    expect(response.toolCalls.map((c) => [c.name, c.arguments])).toEqual([
-      ["bash", '{"command":"ls"}'],
-      ["read_file", '{"path":"a.txt"}'],
-    ]);
-  });
+  it.each([
+    ["with", ["call_a", "call_b"]],
+    ["without", [null, null]],
+  ] as const)(
+    "separates whole calls (%s ids) sent in one chunk under one index",
+    async (_k, ids) => {
+      const toolCalls = twoCalls.map((c, i) => ({ ...c, id: ids[i] }));
+      fake.script({ reply: { toolCalls, toolCallsInOneChunk: true } });
+      const response = await modelFor().complete(request({ tools: TOOLS }));
+      expect(response.toolCalls.map((c) => [c.name, c.arguments])).toEqual([
+        ["bash", '{"command":"ls"}'],
+        ["read_file", '{"path":"a.txt"}'],
+      ]);
+    },
+  );
 });
 
 describe("parameters a server rejects", () => {

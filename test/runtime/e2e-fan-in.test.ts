@@ -90,8 +90,12 @@ describe("fan-in", () => {
     const alphaFirst = requestsOf(fake, "alpha")[0]!;
     expect(alphaFirst.messages.map((m) => [m.role, m.content])).toEqual([
       ["system", expect.stringContaining(`Your id: ${ids.alpha}`)],
-      ["user", "split the work three ways"],
-      ["user", "do part alpha"],
+      [
+        "user",
+        "The conversation of your parent root so far, for context only (you are alpha, not " +
+          "root):\n<parent_conversation>\n[user]\nsplit the work three ways\n</parent_conversation>",
+      ],
+      ["user", "Your task:\ndo part alpha"],
     ]);
     expect(alphaFirst.systemPrompt).toContain(`Your parent: root (${run.json!.tree_id})`);
 

@@ -110,8 +110,13 @@ describe("kill", () => {
     expect(requestsOf(fake, "B")).toHaveLength(1);
     expect(bRequest!.messages.map((m) => [m.role, m.content])).toEqual([
       ["system", expect.stringContaining(`Your parent: A (${a.id})`)],
-      ["user", "manage B"],
-      ["user", "work forever"],
+      [
+        "user",
+        expect.stringMatching(
+          /^The conversation of your parent A so far.*\n\[user\]\nYour task:\nmanage B\n<\/parent_conversation>$/s,
+        ),
+      ],
+      ["user", "Your task:\nwork forever"],
     ]);
 
     for (const victim of [a, b]) {

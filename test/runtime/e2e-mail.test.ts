@@ -90,7 +90,7 @@ describe("mail", () => {
       { agent: "root", match: after("fork"), reply: { text: "A is on it" } },
       {
         agent: "root",
-        match: lastUserStartsWith("Mail from A"),
+        match: lastUserStartsWith('<mail from="A"'),
         times: 2,
         reply: { toolCalls: [{ name: "send", arguments: { to: "A", message: "more work" } }] },
       },
@@ -118,13 +118,13 @@ describe("mail", () => {
     expect(aRequests).toHaveLength(4);
     expect(aRequests[2]!.lastMessage).toEqual({
       role: "user",
-      content: `Mail from root (${treeId}): more work`,
+      content: `<mail from="root" id="${treeId.slice(0, 8)}">\nmore work\n</mail>`,
     });
     const rootRequests = requestsOf(fake, "root");
     expect(rootRequests).toHaveLength(6);
     expect(rootRequests[2]!.lastMessage).toEqual({
       role: "user",
-      content: `Mail from A (${a.id}): pong`,
+      content: `<mail from="A" id="${a.id.slice(0, 8)}">\npong\n</mail>`,
     });
 
     // The third wake ran into the budget: one clear error, then idle, with no model call.
@@ -138,8 +138,8 @@ describe("mail", () => {
 
     const rootEvents = await eventsOf(db, treeId);
     expect(rootEvents.filter((e) => e.kind === "mail_in").map((e) => e.content)).toEqual([
-      `Mail from A (${a.id}): pong`,
-      `Mail from A (${a.id}): pong`,
+      `<mail from="A" id="${a.id.slice(0, 8)}">\npong\n</mail>`,
+      `<mail from="A" id="${a.id.slice(0, 8)}">\npong\n</mail>`,
     ]);
     // Every mail was taken in by exactly one event.
     const letters = await mailOf(db, treeId);

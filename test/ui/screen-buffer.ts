@@ -19,10 +19,17 @@ export interface ScreenBuffer {
 }
 
 export function createScreenBuffer(width: number, height: number): ScreenBuffer {
-  const input = new PassThrough() as PassThrough & { isTTY: boolean; setRawMode: (on: boolean) => void };
+  const input = new PassThrough() as PassThrough & {
+    isTTY: boolean;
+    setRawMode: (on: boolean) => void;
+  };
   input.isTTY = true;
   input.setRawMode = () => undefined;
-  const output = new PassThrough() as PassThrough & { isTTY: boolean; columns: number; rows: number };
+  const output = new PassThrough() as PassThrough & {
+    isTTY: boolean;
+    columns: number;
+    rows: number;
+  };
   output.isTTY = true;
   output.columns = width;
   output.rows = height;
@@ -40,7 +47,15 @@ export function createScreenBuffer(width: number, height: number): ScreenBuffer 
     warnings: false,
     autoPadding: false,
   });
-  const box = blessed.box({ parent: screen, top: 0, left: 0, width, height, tags: true, wrap: false });
+  const box = blessed.box({
+    parent: screen,
+    top: 0,
+    left: 0,
+    width,
+    height,
+    tags: true,
+    wrap: false,
+  });
 
   const cells = (): [number, string][][] =>
     (screen as unknown as { lines: [number, string][][] }).lines;
@@ -48,8 +63,8 @@ export function createScreenBuffer(width: number, height: number): ScreenBuffer 
     cells().map((line) => {
       let text = "";
       for (const cell of line) {
-        // blessed parks a wide character's second column as "\x03" or an empty cell.
-        if (cell[1] === "\x03") continue;
+        // A wide character's second column holds "\x03" (blessed never draws it).
+        if (cell[1].startsWith("\x03")) continue;
         text += cell[1];
       }
       return text.replace(/\s+$/, "");

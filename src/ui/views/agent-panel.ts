@@ -69,7 +69,10 @@ export function renderAgentPanel(
   const rowsShown = Math.max(0, height);
   const selected = Math.max(0, order.indexOf(selectedId));
   // Keep the selection visible, about in the middle when the tree is taller than the panel.
-  const start = Math.max(0, Math.min(selected - Math.floor(rowsShown / 2), rows.length - rowsShown));
+  const start = Math.max(
+    0,
+    Math.min(selected - Math.floor(rowsShown / 2), rows.length - rowsShown),
+  );
   const lines = rows
     .slice(start, start + rowsShown)
     .map(({ agent, depth }) => panelLine(agent, depth, agent.id === selectedId, now, width, theme));
@@ -95,13 +98,21 @@ function panelLine(
   ];
   const details: Row = [
     ...(agent.model ? [{ text: `${cleanText(agent.model, false)} · `, style: { dim: true } }] : []),
-    { text: `${tokenText(tokensOf(agent))} · ${callsText(agent.tool_calls)} · `, style: { dim: true } },
+    {
+      text: `${tokenText(tokensOf(agent))} · ${callsText(agent.tool_calls)} · `,
+      style: { dim: true },
+    },
     silent
       ? { text: `! ${formatDuration(idle)} silent`, style: { fg: "yellow" as const, bold: true } }
       : { text: formatDuration(idle), style: { dim: true } },
   ];
   const doing = doingText(agent);
-  const doingStyle = agent.state === "dead" ? { fg: "red" as const } : agent.state === "idle" ? { dim: true } : { fg: "cyan" as const };
+  const doingStyle =
+    agent.state === "dead"
+      ? { fg: "red" as const }
+      : agent.state === "idle"
+        ? { dim: true }
+        : { fg: "cyan" as const };
   // Room for what it is doing between the name and the details; the details go first when narrow.
   let right = details;
   let room = width - rowWidth(left) - rowWidth(right) - 4;
@@ -109,13 +120,18 @@ function panelLine(
     right = [details[details.length - 1]!];
     room = width - rowWidth(left) - rowWidth(right) - 4;
   }
-  const middle: Row = room >= 4 ? [{ text: "  " }, { text: truncateToWidth(doing, room), style: doingStyle }] : [];
+  const middle: Row =
+    room >= 4 ? [{ text: "  " }, { text: truncateToWidth(doing, room), style: doingStyle }] : [];
   const used = rowWidth(left) + rowWidth(middle);
   const gap = width - used - rowWidth(right);
-  let row: Row = gap >= 2 ? [...left, ...middle, { text: " ".repeat(gap) }, ...right] : [...left, ...middle];
+  let row: Row =
+    gap >= 2 ? [...left, ...middle, { text: " ".repeat(gap) }, ...right] : [...left, ...middle];
   row = clipRow(row, width);
   if (!selected) return paintSpans(theme, row);
   // The selected row is drawn inverse across the whole width.
   const padded: Row = [...row, { text: padToWidth("", width - rowWidth(row)) }];
-  return paintSpans(theme, padded.map((s) => ({ text: s.text, style: { ...s.style, inverse: true } })));
+  return paintSpans(
+    theme,
+    padded.map((s) => ({ text: s.text, style: { ...s.style, inverse: true } })),
+  );
 }

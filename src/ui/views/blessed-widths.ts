@@ -1,6 +1,7 @@
 // Teaches blessed the column widths the views wrap with (text-width.ts): blessed's own table
 // predates emoji, so it would lay 😀 out in one cell while terminals draw two, shifting the rest of
-// the row. Call installTerminalWidths() once, before creating a screen.
+// the row; and its `wrap: false` cut counts UTF-16 code units, not cells. Call
+// installTerminalWidths() once, before creating a screen.
 import { createRequire } from "node:module";
 import { codePointWidth, isZeroWidth, WIDE_RANGES, ZERO_WIDTH_CLASS } from "./text-width.js";
 
@@ -11,12 +12,23 @@ interface BlessedUnicode {
   chars: { all: RegExp };
 }
 
+interface ElementThis {
+  wrap?: boolean;
+  scrollbar?: unknown;
+  type?: string;
+}
+
+interface ElementProto {
+  _wrapContent(this: ElementThis, content: string, width: number): unknown;
+}
+
 let installed = false;
 
 export function installTerminalWidths(): void {
   if (installed) return;
   installed = true;
-  const unicode = createRequire(import.meta.url)("blessed/lib/unicode.js") as BlessedUnicode;
+  const require = createRequire(import.meta.url);
+  const unicode = require("blessed/lib/unicode.js") as BlessedUnicode;
   const original = unicode.charWidth.bind(unicode);
   unicode.charWidth = (str, i) => {
     const cp = typeof str === "number" ? str : unicode.codePointAt(str, i ?? 0);
@@ -26,15 +38,72 @@ export function installTerminalWidths(): void {
   // blessed puts a code point it finds here into the cell of the character before it.
   unicode.combining = new Proxy(unicode.combining, {
     get: (target, key) =>
-      typeof key === "string" && /^\d+$/.test(key) ? isZeroWidth(Number(key)) : Reflect.get(target, key),
+      typeof key === "string" && /^\d+$/.test(key)
+        ? isZeroWidth(Number(key))
+        : Reflect.get(target, key),
   });
   // blessed follows every match with a spare cell ("$1\x03"), so a wide character's second
   // column is never given to the next character.
   unicode.chars.all = wideCharPattern();
+  // blessed's no-wrap cut counts UTF-16 code units, not cells: a row holding an emoji or a
+  // combining mark would lose its last cells. Such rows are cut here by cells instead.
+  const element = require("blessed/lib/widgets/element.js") as { prototype: ElementProto };
+  const wrapContent = element.prototype._wrapContent;
+  element.prototype._wrapContent = function (content, width) {
+    if (this.wrap !== false || typeof content !== "string")
+      return wrapContent.call(this, content, width);
+    const margin = (this.scrollbar ? 1 : 0) + (this.type === "textarea" ? 1 : 0);
+    const cells = width > margin ? width - margin : width;
+    const isCombining = (cp: number): boolean => unicode.combining[cp] === true;
+    const cut = content
+      .split("\n")
+      .map((line) => cutToCells(line, cells, isCombining))
+      .join("\n");
+    return wrapContent.call(this, cut, Number.MAX_SAFE_INTEGER);
+  };
 }
 
-/** Matches exactly the code points codePointWidth() counts as two columns. */
+/**
+ * The first `cells` cells of a line of parsed content, as blessed's renderer lays it out: one cell
+ * per code point ("\x03", a wide character's spare cell, included), none for a combining one or
+ * an SGR sequence. SGR sequences past the cut are kept, so attributes still close.
+ */
+export function cutToCells(
+  line: string,
+  cells: number,
+  isCombining: (cp: number) => boolean,
+): string {
+  let used = 0;
+  let i = 0;
+  while (i < line.length) {
+    if (line[i] === "\x1b") {
+      // eslint-disable-next-line no-control-regex -- SGR sequences are what blessed's content holds
+      const sgr = /^\x1b\[[\d;]*m/.exec(line.slice(i, i + 32));
+      if (sgr) {
+        i += sgr[0].length;
+        continue;
+      }
+    }
+    const cp = line.codePointAt(i)!;
+    const size = cp > 0xffff ? 2 : 1;
+    if (!isCombining(cp)) {
+      if (used === cells) break;
+      used++;
+    }
+    i += size;
+  }
+  if (i >= line.length) return line;
+  // eslint-disable-next-line no-control-regex -- as above
+  const rest = line.slice(i).match(/\x1b\[[\d;]*m/g);
+  return line.slice(0, i) + (rest ? rest.join("") : "");
+}
+
+/**
+ * Matches a code point codePointWidth() counts as two columns, with the zero-width ones that follow
+ * it (an emoji's skin tone, a variation selector), so they share its cell, before the spare one.
+ */
 export function wideCharPattern(): RegExp {
   const ranges = WIDE_RANGES.map(([lo, hi]) => `\\u{${lo.toString(16)}}-\\u{${hi.toString(16)}}`);
-  return new RegExp(`((?!${ZERO_WIDTH_CLASS})[\\p{Emoji_Presentation}${ranges.join("")}])`, "gu");
+  const wide = `(?!${ZERO_WIDTH_CLASS})[\\p{Emoji_Presentation}${ranges.join("")}]`;
+  return new RegExp(`(${wide}${ZERO_WIDTH_CLASS}*)`, "gu");
 }

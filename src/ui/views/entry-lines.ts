@@ -56,7 +56,11 @@ export function entryRows(entry: ScrollEntry, width: number): Row[] {
     case "pending":
       return [
         ...block([{ text: "❯ ", style: S.dim }], entry.text, S.dim, width),
-        ...wrapSpans([{ text: "  ⧗ queued — delivered when the turn ends", style: S.dim }], width, 2),
+        ...wrapSpans(
+          [{ text: "  ⧗ queued — delivered when the turn ends", style: S.dim }],
+          width,
+          2,
+        ),
       ];
   }
 }
@@ -116,7 +120,12 @@ function eventRows(event: EventRow, width: number): Row[] {
       return block([{ text: "· ", style: S.dim }], content, S.dim, width);
     default:
       // A kind this build does not know (a newer writer): shown plainly rather than hidden.
-      return block([{ text: `[${cleanText(String(event.kind), false)}] `, style: S.dim }], content, undefined, width);
+      return block(
+        [{ text: `[${cleanText(String(event.kind), false)}] `, style: S.dim }],
+        content,
+        undefined,
+        width,
+      );
   }
 }
 
@@ -158,7 +167,7 @@ function toolCallRows(event: EventRow, width: number): Row[] {
   const data = event.data ?? {};
   const name = str(data.name) ?? str(data.tool) ?? "tool";
   const rawArgs = data.arguments ?? data.args;
-  const args = typeof rawArgs === "string" ? parseJson(rawArgs) ?? rawArgs : rawArgs;
+  const args = typeof rawArgs === "string" ? (parseJson(rawArgs) ?? rawArgs) : rawArgs;
   const obj = args && typeof args === "object" ? (args as Record<string, unknown>) : undefined;
   if (name === "send" && obj && typeof obj.message === "string") {
     return mailRows(`✉ to ${typeof obj.to === "string" ? obj.to : "?"}: `, obj.message, width);
@@ -169,9 +178,16 @@ function toolCallRows(event: EventRow, width: number): Row[] {
       { text: "bash", style: S.toolName },
       { text: ": ", style: S.call },
     ];
-    return withMore(collapseSpans(head, cleanText(obj.command), undefined, width, 2, ARGS_ROWS), width);
+    return withMore(
+      collapseSpans(head, cleanText(obj.command), undefined, width, 2, ARGS_ROWS),
+      width,
+    );
   }
-  const argText = obj ? describeObject(obj) : typeof args === "string" ? args : JSON.stringify(args ?? "");
+  const argText = obj
+    ? describeObject(obj)
+    : typeof args === "string"
+      ? args
+      : JSON.stringify(args ?? "");
   const head: Span[] = [
     { text: "→ ", style: S.call },
     { text: cleanText(name, false), style: S.toolName },
@@ -193,7 +209,14 @@ function toolResultRows(event: EventRow, width: number): Row[] {
   if (failure) {
     const text = failure.code ? `${failure.code}: ${failure.message}` : failure.message;
     return withMore(
-      collapseSpans([{ text: "← ⚠ ", style: S.error }], cleanText(text), S.error, width, 2, RESULT_ROWS),
+      collapseSpans(
+        [{ text: "← ⚠ ", style: S.error }],
+        cleanText(text),
+        S.error,
+        width,
+        2,
+        RESULT_ROWS,
+      ),
       width,
     );
   }
@@ -211,8 +234,9 @@ function mailInRows(event: EventRow, width: number): Row[] {
   const parsed = parseJson(event.content);
   let from = data.from === null ? null : (str(data.from) ?? str(parsed?.from));
   let name = str(data.from_name) ?? str(parsed?.from_name);
-  let body = str(parsed?.message) ?? event.content;
-  if (parsed?.message === undefined) {
+  // data.message: the raw body (content is framed for the model as <mail from="NAME">…</mail>).
+  let body = str(data.message) ?? str(parsed?.message) ?? event.content;
+  if (data.message === undefined && parsed?.message === undefined) {
     const person = /^Mail from the person: /.exec(body);
     const agent = /^Mail from (.*?) \(([0-9a-f-]{36})\): /s.exec(body);
     if (person) {
@@ -230,16 +254,28 @@ function mailInRows(event: EventRow, width: number): Row[] {
 
 function mailRows(label: string, body: string, width: number): Row[] {
   const head: Span[] = [{ text: cleanText(label, false), style: S.mailLabel }];
-  return withMore(collapseSpans(head, cleanText(body.replace(/\s+$/, "")), undefined, width, 2, MAIL_ROWS), width);
+  return withMore(
+    collapseSpans(head, cleanText(body.replace(/\s+$/, "")), undefined, width, 2, MAIL_ROWS),
+    width,
+  );
 }
 
 /** Glyph spans, then the body; continuation rows indented under the body. */
-function block(head: Span[], text: string, style: Style | undefined, width: number, cont?: string): Row[] {
+function block(
+  head: Span[],
+  text: string,
+  style: Style | undefined,
+  width: number,
+  cont?: string,
+): Row[] {
   const body = cleanText(text.replace(/\s+$/, ""));
   if (!cont) return wrapSpans([...head, { text: body, style }], width, 2);
   // A continuation prefix drawn on every row (e.g. the capture bar).
   const inner = Math.max(1, width - cont.length);
-  return wrapSpans([{ text: body, style }], inner, 0).map((row) => [{ text: cont, style: head[0]?.style }, ...row]);
+  return wrapSpans([{ text: body, style }], inner, 0).map((row) => [
+    { text: cont, style: head[0]?.style },
+    ...row,
+  ]);
 }
 
 function withMore({ rows, hidden }: { rows: Row[]; hidden: number }, width: number): Row[] {

@@ -40,5 +40,7 @@ export function renderTooSmall(width: number, height: number): Line[] {
     `terminal too small: need ${MIN_WIDTH}×${MIN_HEIGHT}`,
     `(now ${Math.max(0, width)}×${Math.max(0, height)})`,
   ];
-  return text.slice(0, Math.max(1, height)).map((line) => truncateToWidth(line, Math.max(0, width)));
+  return text
+    .slice(0, Math.max(1, height))
+    .map((line) => truncateToWidth(line, Math.max(0, width)));
 }

@@ -76,10 +76,7 @@ export function navInfo(agents: readonly AgentRow[], currentId: string): NavInfo
  * The agent itself when it is alive and not reaped, else its nearest such ancestor (where the view
  * moves after `/kill` or `/reap` of the agent shown). Undefined only when nothing above lives.
  */
-export function nearestLivingAncestor(
-  agents: readonly AgentRow[],
-  id: string,
-): string | undefined {
+export function nearestLivingAncestor(agents: readonly AgentRow[], id: string): string | undefined {
   const byId = new Map(agents.map((a) => [a.id, a]));
   const seen = new Set<string>();
   let at = byId.get(id);

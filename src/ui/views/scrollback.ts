@@ -44,7 +44,10 @@ interface Cached {
   lines: Line[];
 }
 
-export function createScrollbackView(theme: Theme, options: ScrollbackOptions = {}): ScrollbackView {
+export function createScrollbackView(
+  theme: Theme,
+  options: ScrollbackOptions = {},
+): ScrollbackView {
   const limit = Math.max(16, options.cacheSize ?? 2000);
   // A Map iterates in insertion order: re-inserting on use makes its first key the least recent.
   const cache = new Map<string, Cached>();

@@ -32,7 +32,11 @@ export function renderSeparator(nav: NavInfo, width: number, theme: Theme): Line
   }
   row ??= clipRow(separatorRow(nav, LEVELS[LEVELS.length - 1]!), width);
   const fill = width - rowWidth(row);
-  if (fill > 0) row = [...row, { text: `${fill > 1 ? " " : ""}${"─".repeat(Math.max(0, fill - 1))}`, style: RULE }];
+  if (fill > 0)
+    row = [
+      ...row,
+      { text: `${fill > 1 ? " " : ""}${"─".repeat(Math.max(0, fill - 1))}`, style: RULE },
+    ];
   return paintSpans(theme, row);
 }
 

@@ -32,27 +32,46 @@ export function renderStatusBar(info: StatusBarInfo, width: number, theme: Theme
   const parts: Part[] = [];
   if (info.problem) {
     parts.push({
-      row: [{ text: ` ⚠ ${cleanText(info.problem, false)} `, style: { fg: "red", bold: true, inverse: true } }],
+      row: [
+        {
+          text: ` ⚠ ${cleanText(info.problem, false)} `,
+          style: { fg: "red", bold: true, inverse: true },
+        },
+      ],
       priority: 100,
     });
   }
   if (info.mode === "capture") {
     parts.push({
-      row: [{ text: " ✎ CAPTURE — no model sees this ", style: { fg: "magenta", bold: true, inverse: true } }],
+      row: [{ text: " ✎ CAPTURE ", style: { fg: "magenta", bold: true, inverse: true } }],
       priority: 90,
     });
   } else if (info.mode === "dead") {
     parts.push({
-      row: [{ text: " ✗ DEAD — read only ", style: { fg: "red", bold: true, inverse: true } }],
+      row: [{ text: " ✗ DEAD ", style: { fg: "red", bold: true, inverse: true } }],
       priority: 90,
     });
   }
-  parts.push({ row: [{ text: `tree ${shortId(info.root.tree_id)}`, style: { dim: true } }], priority: 20 });
+  parts.push({
+    row: [{ text: `tree ${shortId(info.root.tree_id)}`, style: { dim: true } }],
+    priority: 20,
+  });
   parts.push({ row: [{ text: agentLabel(current, 24), style: { bold: true } }], priority: 80 });
-  parts.push({ row: [{ text: `${state.glyph} ${current.state}`, style: state.style }], priority: 70 });
-  if (current.model) parts.push({ row: [{ text: cleanText(current.model, false), style: { fg: "blue" } }], priority: 30 });
+  parts.push({
+    row: [{ text: `${state.glyph} ${current.state}`, style: state.style }],
+    priority: 70,
+  });
+  if (current.model)
+    parts.push({
+      row: [{ text: cleanText(current.model, false), style: { fg: "blue" } }],
+      priority: 30,
+    });
   parts.push({ row: [{ text: tokenText(info.tokens) }], priority: 40 });
-  parts.push({ row: [{ text: cleanText(info.keysHint, false), style: { dim: true } }], priority: 60, right: true });
+  parts.push({
+    row: [{ text: cleanText(info.keysHint, false), style: { dim: true } }],
+    priority: 60,
+    right: true,
+  });
   parts.push({
     row: [
       { text: `◐${counts.running}`, style: STATE_GLYPH.running.style },

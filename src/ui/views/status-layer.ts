@@ -13,7 +13,7 @@ import {
   tokensOf,
 } from "./agent-text.js";
 import { clipRow, type Row } from "./spans.js";
-import { padToWidth } from "./text-width.js";
+import { displayWidth, padToWidth } from "./text-width.js";
 import { paintSpans, type Line, type Style, type Theme } from "./theme.js";
 
 const STATUS: Record<WaitStatusEntry["status"], { glyph: string; word: string; style: Style }> = {
@@ -34,24 +34,36 @@ export function renderStatusLayer(
   width: number,
   theme: Theme,
 ): Line[] {
-  return waitStatus.map((entry) => {
-    const status = STATUS[entry.status] ?? STATUS.running;
+  const details = waitStatus.map((entry) => {
     const agent = agentsById.get(entry.agent_id);
-    const label = agent ? agentLabel(agent, NAME_COLS) : `${nameText(entry.name, NAME_COLS)} ${shortId(entry.agent_id)}`;
+    if (!agent) return "";
+    const parts = [
+      callsText(agent.tool_calls),
+      tokenText(tokensOf(agent)),
+      agoText(msSince(agent.last_activity_at, now)),
+    ];
+    return `  ${parts.join(" · ")}`;
+  });
+  // Names give way to the counters on a narrow terminal (never below a few columns).
+  const room = width - 13 - Math.max(0, ...details.map(displayWidth)) - 9;
+  const nameCols = Math.max(6, Math.min(NAME_COLS, room));
+  const labels = waitStatus.map((entry) => {
+    const agent = agentsById.get(entry.agent_id);
+    return agent
+      ? agentLabel(agent, nameCols)
+      : `${nameText(entry.name, nameCols)} ${shortId(entry.agent_id)}`;
+  });
+  // The name column is as wide as the longest name shown, so the counters line up.
+  const column = Math.max(0, ...labels.map(displayWidth));
+  return waitStatus.map((entry, i) => {
+    const status = STATUS[entry.status] ?? STATUS.running;
     const row: Row = [
       { text: "  " },
       { text: `${status.glyph} ${status.word.padEnd(8)}`, style: status.style },
       { text: " " },
-      { text: padToWidth(label, NAME_COLS + 9), style: { bold: true } },
+      { text: padToWidth(labels[i]!, column), style: { bold: true } },
+      { text: details[i]!, style: { dim: true } },
     ];
-    if (agent) {
-      const details = [
-        callsText(agent.tool_calls),
-        tokenText(tokensOf(agent)),
-        agoText(msSince(agent.last_activity_at, now)),
-      ];
-      row.push({ text: `  ${details.join(" · ")}`, style: { dim: true } });
-    }
     return paintSpans(theme, clipRow(row, width));
   });
 }

@@ -32,10 +32,13 @@ export function cleanText(text: string, multiline = true): string {
   return escapeControl(text, { multiline });
 }
 
-/** One span as tags: the text tag-escaped, wrapped in the style's tags. */
+/**
+ * One span as tags: control characters and blessed tag syntax escaped (idempotent on text that
+ * went through cleanText, so nothing is escaped twice), wrapped in the style's tags.
+ */
 export function paint(theme: Theme, text: string, style: Style = {}): Line {
   if (!text) return "";
-  let out = blessed.escape(text);
+  let out = blessed.escape(escapeControl(text));
   const fg = style.fg ?? (style.dim ? "gray" : undefined);
   if (theme.color && fg) out = `{${fg}-fg}${out}{/${fg}-fg}`;
   if (style.bold) out = `{bold}${out}{/bold}`;

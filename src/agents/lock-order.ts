@@ -1,0 +1,44 @@
+// THE lock order of warren (SPEC §5). Every transaction that locks more than one row takes its
+// locks in this order, and never waits for a row earlier in it than one it already holds:
+//
+//   1. tree root rows (agents where id = tree_id), by id — fork and kill lock their tree's root
+//      first, which also serialises them within a tree (so a kill sees every committed child and
+//      a fork sees a dead parent: no living orphan);
+//   2. other agent rows, by id — the caller of a fenced effect (its lease check), the parent of a
+//      fork, kill's victims, both ends of a send, the heartbeat's many rows;
+//   3. mail rows, by id (consumed with SKIP LOCKED, so they never wait).
+//
+// Statements that lock one row only (claim with SKIP LOCKED, setState, markIdle, interrupt) fit
+// any position. Multi-row locks are taken by one SELECT … ORDER BY … FOR …, whose rows are locked
+// in output order: ORDER_SQL below is that order.
+import { sql, type SQL } from "drizzle-orm";
+import type { Queryable } from "../db/client.js";
+
+/** The ORDER BY of rule 1 and 2: roots first (false sorts before true), then by id. */
+export const LOCK_ORDER = sql.raw("(id <> tree_id), id");
+
+export type RowLock = "update" | "no key update" | "share" | "key share";
+
+export type LockedAgent = {
+  id: string;
+  tree_id: string;
+  parent_id: string | null;
+  state: string;
+  lease_owner: string | null;
+};
+
+/** Locks the agent rows `ids` (those that exist) in lock order; returns them in that order. */
+export async function lockAgents(
+  tx: Queryable,
+  ids: string[],
+  mode: RowLock,
+  where: SQL = sql`true`,
+): Promise<LockedAgent[]> {
+  if (ids.length === 0) return [];
+  const rows = await tx.execute<LockedAgent>(sql`
+    select id, tree_id, parent_id, state, lease_owner from agents
+     where id = any(${sql.param([...new Set(ids)])}::uuid[]) and ${where}
+     order by ${LOCK_ORDER}
+     for ${sql.raw(mode)}`);
+  return rows.rows;
+}

@@ -1,0 +1,129 @@
+// Calls left without a result when a run starts: a `wait` (in flight when its worker died, or the
+// person's /wait) is resumed with its remaining time; any other call is answered `interrupted`.
+import { sql } from "drizzle-orm";
+import type { AgentRow } from "../agents/agents.sql.js";
+import { appendEvent } from "../agents/events.js";
+import type { Db } from "../db/client.js";
+import type { ToolCall } from "../llm/model.js";
+import { toolsFor, type AnyTool } from "../tools/registry.js";
+import { waitTool } from "../tools/wait.js";
+import { INTERRUPTED_RESULT } from "./context.js";
+import { isPersonCall } from "./person-wait.js";
+import { runToolCalls } from "./tool-calls.js";
+import type { TurnDeps } from "./turn.js";
+
+export interface DanglingCalls {
+  /** The assistant event holding the calls. */
+  eventId: number;
+  /** Seconds since that event was written. */
+  ageSeconds: number;
+  /** Its calls without a result, in call order. */
+  calls: ToolCall[];
+  /** Made by the person's /wait, not by the model. */
+  byPerson: boolean;
+}
+
+/** The calls of the agent's last assistant message that have no result yet. */
+export async function findDanglingCalls(
+  db: Db,
+  agentId: string,
+): Promise<DanglingCalls | undefined> {
+  const rows = await db.execute<{
+    id: string;
+    age: number;
+    data: { tool_calls?: ToolCall[]; by?: string } | null;
+  }>(sql`
+    select id, data, extract(epoch from now() - created_at)::float8 as age
+      from events where agent_id = ${agentId} and kind = 'assistant'
+     order by id desc limit 1`);
+  const last = rows.rows[0];
+  const calls = last?.data?.tool_calls ?? [];
+  if (!last || calls.length === 0) return undefined;
+  const answered = await db.execute<{ call: string }>(sql`
+    select data->>'tool_call_id' as call from events
+     where agent_id = ${agentId} and kind = 'tool_result' and id > ${last.id}`);
+  const done = new Set(answered.rows.map((r) => r.call));
+  const missing = calls.filter((c) => !done.has(c.id));
+  if (missing.length === 0) return undefined;
+  return {
+    eventId: Number(last.id),
+    ageSeconds: Number(last.age),
+    calls: missing,
+    byPerson: isPersonCall(last.data),
+  };
+}
+
+/**
+ * At the start of a run: a dangling `wait` (in flight when its worker died, or the person's
+ * /wait) is resumed with its remaining time — it consumed nothing, so that is safe (SPEC §3);
+ * every other dangling call gets an `interrupted` result, since it may have partly run.
+ */
+export async function resumeDanglingCalls(
+  deps: TurnDeps,
+  agent: AgentRow,
+  signal: AbortSignal,
+): Promise<void> {
+  const dangling = await findDanglingCalls(deps.db, agent.id);
+  if (!dangling) return;
+  for (const call of dangling.calls) {
+    await appendEvent(deps.db, agent.id, "tool_result", INTERRUPTED_RESULT, {
+      tool_call_id: call.id,
+      name: call.name,
+      interrupted: true,
+    });
+  }
+  const waits = dangling.calls
+    .filter(() => false)
+    .map((c) => ({ ...c, arguments: remainingWait(c.arguments, dangling.ageSeconds) }));
+  if (waits.length === 0) return;
+  if (!dangling.byPerson) {
+    // Shown in the scrollback (not model context): the wait outlived a worker.
+    const left = waits.map((c) => waitTimeout(c.arguments));
+    const shown = left.map((t) => (t === undefined ? "?" : `${t} s`)).join(", ");
+    await appendEvent(
+      deps.db,
+      agent.id,
+      "system",
+      `wait resumed after its worker stopped (${shown} left)`,
+      {
+        resumed_wait: true,
+        remaining_seconds: left,
+      },
+    );
+  }
+  const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
+  const tools = toolsFor(profile).filter((t) => t.name === "wait");
+  await runToolCalls(
+    {
+      db: deps.db,
+      bus: deps.bus,
+      agent,
+      tools: tools.length ? tools : [waitTool as AnyTool],
+      config: deps.config,
+      assistantEventId: dangling.eventId,
+      signal,
+      onWaitProgress: deps.onWaitProgress,
+      leaseOwner: deps.leaseOwner,
+      onWarning: deps.onWarning,
+    },
+    waits,
+    { recordCalls: false },
+  );
+}
+
+/** The arguments of a resumed wait: its timeout less the seconds already spent (never below 0). */
+function remainingWait(argumentsText: string, spentSeconds: number): string {
+  const timeout = waitTimeout(argumentsText);
+  if (timeout === undefined) return argumentsText; // malformed: the wait tool answers INVALID_ARGS
+  const left = Math.max(0, Math.round((timeout - spentSeconds) * 10) / 10);
+  return JSON.stringify({ ...(JSON.parse(argumentsText) as object), timeout: left });
+}
+
+function waitTimeout(argumentsText: string): number | undefined {
+  try {
+    const args = JSON.parse(argumentsText) as { timeout?: unknown } | null;
+    return typeof args?.timeout === "number" ? args.timeout : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,160 @@
+// openFeed on its own (hints sent by hand, no runtime): order kept within a batch, streams only for
+// watched agents, a failed read reported and retried without losing a hint, a lost listener
+// turned into a resync, and a throwing subscriber unable to hurt the others.
+import pg from "pg";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTree, forkAgent } from "../../src/agents/tree.js";
+import { createBus, type Bus } from "../../src/bus/bus.js";
+import { treeChannel } from "../../src/bus/channels.js";
+import { closeDb, createDb, type Db } from "../../src/db/client.js";
+import { openFeed } from "../../src/feed/feed.js";
+import type { Feed, FeedUpdate } from "../../src/feed/types.js";
+import { useTestDatabase } from "../support/db.js";
+
+const database = useTestDatabase();
+let db: Db; // the feed's own pool: reads give up after 300 ms (so a lock makes them fail)
+let bus: Bus;
+
+beforeAll(async () => {
+  const url = new URL(database().url);
+  url.searchParams.set("options", "-c statement_timeout=300");
+  db = createDb(url.toString(), { applicationName: "warren-feed-test" });
+  bus = await createBus(database().url);
+});
+afterAll(async () => {
+  await bus.close();
+  await closeDb(db);
+});
+
+function collect(feed: Feed) {
+  const updates: FeedUpdate[] = [];
+  const waiters = new Set<() => void>();
+  feed.subscribe((batch) => {
+    updates.push(...batch);
+    for (const w of [...waiters]) w();
+  });
+  const until = (what: string, test: (u: FeedUpdate) => boolean, ms = 10_000) =>
+    new Promise<FeedUpdate>((resolve, reject) => {
+      const check = () => {
+        const found = updates.find(test);
+        if (!found) return;
+        waiters.delete(check);
+        clearTimeout(timer);
+        resolve(found);
+      };
+      const timer = setTimeout(() => {
+        waiters.delete(check);
+        reject(
+          new Error(
+            `timed out waiting for ${what}; got ${JSON.stringify(updates.map((u) => u.type))}`,
+          ),
+        );
+      }, ms);
+      waiters.add(check);
+      check();
+    });
+  return { updates, until };
+}
+
+async function hint(treeId: string, ...payloads: string[]): Promise<void> {
+  // One transaction: delivered together, in this order.
+  await database().db.transaction(async (tx) => {
+    for (const p of payloads) await tx.execute(sql`select pg_notify(${treeChannel(treeId)}, ${p})`);
+  });
+}
+
+describe("openFeed (hints by hand)", () => {
+  it("delivers a batch in hint order and reads streams only of watched agents", async () => {
+    const root = await createTree(database().db, { name: "order" });
+    const child = await forkAgent(database().db, root.id, { name: "kid" });
+    const [forkEvent] = (
+      await database().db.execute<{ id: string }>(
+        sql`select id from events where agent_id = ${root.id} and kind = 'fork'`,
+      )
+    ).rows;
+    await database().db.execute(sql`
+      insert into agent_streams (agent_id, text, reasoning, live)
+      values (${root.id}, 'partial answ', 'hmm', true), (${child.id}, 'not watched', '', true)`);
+    const feed = await openFeed(db, bus, root.id);
+    const seen = collect(feed);
+    try {
+      feed.watchStreams([root.id]);
+      await seen.until("the watched stream", (u) => u.type === "stream");
+      seen.updates.length = 0;
+      await hint(
+        root.id,
+        `a:${child.id}`,
+        `e:${root.id}:${forkEvent!.id}`,
+        `s:${child.id}`,
+        `i:${root.id}`,
+        `s:${root.id}`,
+        `a:${child.id}`, // a repeat collapses into the first
+        "junk",
+      );
+      await seen.until("the stream", (u) => u.type === "stream");
+      expect(seen.updates).toMatchObject([
+        { type: "agent", agent: { id: child.id, name: "kid" } },
+        { type: "event", event: { agent_id: root.id, kind: "fork" } },
+        { type: "input", agentId: root.id },
+        {
+          type: "stream",
+          stream: { agentId: root.id, text: "partial answ", reasoning: "hmm", live: true },
+        },
+      ]);
+    } finally {
+      await feed.close();
+    }
+  });
+
+  it("reports a failing read, retries it, and loses no hint; a throwing subscriber harms no one", async () => {
+    const root = await createTree(database().db, { name: "faulty" });
+    const feed = await openFeed(db, bus, root.id, { retryMs: 50 });
+    feed.subscribe(() => {
+      throw new Error("a subscriber's bug");
+    });
+    const seen = collect(feed);
+    const locker = new pg.Client({ connectionString: database().url });
+    await locker.connect();
+    try {
+      await locker.query("begin");
+      await locker.query("lock table agents in access exclusive mode");
+      await hint(root.id, `a:${root.id}`);
+      const trouble = await seen.until(
+        "a connection problem",
+        (u) => u.type === "connection" && u.problem !== undefined,
+      );
+      expect(trouble).toMatchObject({ problem: expect.stringMatching(/^database unreachable: /) });
+      expect(seen.updates.some((u) => u.type === "agent")).toBe(false);
+      await locker.query("rollback");
+      await seen.until(
+        "the agent, read on retry",
+        (u) => u.type === "agent" && u.agent.id === root.id,
+      );
+      const types = seen.updates.map((u) =>
+        u.type === "connection" ? `connection:${u.problem === undefined ? "ok" : "bad"}` : u.type,
+      );
+      expect(types).toEqual(["connection:bad", "connection:ok", "agent"]);
+    } finally {
+      await locker.end();
+      await feed.close();
+    }
+  });
+
+  it("turns a lost listener connection into a resync", async () => {
+    const root = await createTree(database().db, { name: "resync" });
+    const feed = await openFeed(db, bus, root.id);
+    const seen = collect(feed);
+    try {
+      await database().db.execute(sql`
+        select pg_terminate_backend(pid) from pg_stat_activity
+         where application_name = 'warren-listen' and datname = current_database()`);
+      await seen.until("a resync", (u) => u.type === "resync", 20_000);
+      // And it listens again afterwards.
+      await hint(root.id, `i:${root.id}`);
+      await seen.until("a hint after the reconnect", (u) => u.type === "input");
+    } finally {
+      await feed.close();
+    }
+  });
+});

@@ -1,0 +1,156 @@
+// The TUI in a real terminal (tmux), talking to the root: a chat turn, a stream shown before it
+// completes, Escape cutting it, input queued to a busy agent, a second TUI seeing a turn live, a
+// restart showing everything, hostile agent names shown literally, mistyped commands, quitting.
+import { sql } from "drizzle-orm";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createTree } from "../../src/agents/tree.js";
+import { useTestDatabase } from "../support/db.js";
+import { startFakeModel, type FakeModel, type RecordedRequest } from "../support/fake-model.js";
+import { warrenEnv } from "../support/warren.js";
+import { killAllTerminals, startTerminal, type Terminal } from "./tmux.js";
+
+const database = useTestDatabase();
+let model: FakeModel;
+const terminals: Terminal[] = [];
+
+beforeAll(async () => {
+  model = await startFakeModel();
+});
+afterEach(async () => {
+  await Promise.all(terminals.splice(0).map((t) => t.kill()));
+});
+afterAll(async () => {
+  await killAllTerminals();
+  await model.close();
+});
+
+async function open(args: string[] = ["--new"], size?: { width: number; height: number }) {
+  const env = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
+  const terminal = await startTerminal({ env, args, ...size });
+  terminals.push(terminal);
+  await terminal.waitFor(/tree [0-9a-f]{8}/);
+  return terminal;
+}
+
+const lastUser = (text: string) => (req: RecordedRequest) =>
+  req.lastMessage?.role === "user" && req.lastMessage.content === text;
+
+describe("the TUI in a terminal", () => {
+  it("runs a chat turn: the message, the answer, the status bar", async () => {
+    model.script({ match: lastUser("hello there"), reply: { text: "General Kenobi, you are a bold one" } });
+    const t = await open();
+    await t.type("hello there");
+    await t.keys("Enter");
+    const screen = await t.waitFor("● General Kenobi, you are a bold one");
+    expect(screen).toContain("❯ hello there");
+    expect(screen).toMatch(/root [0-9a-f]{8}/);
+    expect(screen).toContain("[root");
+    expect(t.stderr()).toBe("");
+  });
+
+  it("shows a stream before it completes, and Escape cuts it (the agent stays usable)", async () => {
+    const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
+    model.script([
+      {
+        match: lastUser("tell me a long story"),
+        reply: { text: `Once upon a time ${words} THE-END`, chunkSize: 8, chunkDelayMs: 80 },
+      },
+      { match: lastUser("still there?"), reply: { text: "yes, still here" } },
+    ]);
+    const t = await open();
+    await t.type("tell me a long story");
+    await t.keys("Enter");
+    const partial = await t.waitFor("Once upon a time");
+    expect(partial).not.toContain("THE-END");
+    expect(partial).toContain("▍");
+    await t.keys("Escape");
+    await t.waitFor(/⚠ interrupted/);
+    // The cut stream never completes, and the agent takes the next message.
+    await t.type("still there?");
+    await t.keys("Enter");
+    const after = await t.waitFor("● yes, still here");
+    expect(after).not.toContain("THE-END");
+  });
+
+  it("queues input to a busy agent, shows it pending, and delivers it when the turn ends", async () => {
+    model.script([
+      { match: lastUser("think slowly"), reply: { text: "slow answer done", delayMs: 2500 } },
+      { match: lastUser("and then this"), reply: { text: "got the queued one" } },
+    ]);
+    const t = await open();
+    await t.type("think slowly");
+    await t.keys("Enter");
+    await t.waitFor(/thinking/);
+    await t.type("and then this");
+    await t.keys("Enter");
+    const queued = await t.waitFor((s) => s.includes("❯ and then this") && s.includes("⧗ queued"));
+    expect(queued).not.toContain("slow answer done");
+    const done = await t.waitFor("● got the queued one");
+    expect(done).not.toContain("⧗ queued");
+    expect(done.indexOf("slow answer done")).toBeLessThan(done.indexOf("got the queued one"));
+    // The queued input reached the model as its own user message, after the first answer.
+    const request = model.requests.find(lastUser("and then this"))!;
+    expect(request.messages.map((m) => m.content)).toContain("slow answer done");
+  });
+
+  it("a second TUI on the same tree sees the first one's turn live; a restart shows everything", async () => {
+    const root = await createTree(database().db, { model: "fake-model" });
+    model.script({
+      match: lastUser("ping from the first"),
+      reply: { text: `pong ${"streaming ".repeat(20)}finished`, chunkSize: 10, chunkDelayMs: 60 },
+    });
+    const first = await open(["--tree", root.id]);
+    const second = await open(["--tree", root.id.slice(0, 8)]);
+    await first.type("ping from the first");
+    await first.keys("Enter");
+    // The second sees the person's message and the stream while it is still going.
+    const live = await second.waitFor("● pong streaming");
+    expect(live).toContain("❯ ping from the first");
+    expect(live).not.toContain("finished");
+    await second.waitFor("streaming finished");
+    await first.waitFor("streaming finished");
+    await Promise.all(terminals.splice(0).map((t) => t.kill()));
+    const again = await open(["--tree", root.id]);
+    const restored = await again.waitFor("streaming finished");
+    expect(restored).toContain("❯ ping from the first");
+  });
+
+  it("shows a hostile agent name literally and the terminal stays intact", async () => {
+    const { db } = database();
+    const root = await createTree(db, { model: "fake-model" });
+    const hostile = "x\x1b[2J\x1b]0;pwned\x07{bold}y";
+    // Written directly: today's validation refuses such names, but older rows or other writers may not.
+    await db.execute(sql`
+      insert into agents (tree_id, parent_id, name, depth, state)
+      values (${root.id}, ${root.id}, ${hostile}, 1, 'idle')`);
+    const t = await open(["--tree", root.id]);
+    await t.keys("C-Down");
+    // The separator shows the whole name, escaped; the panel and status bar a truncated one.
+    const screen = await t.waitFor("[x\\x1b[2J\\x1b]0;pwned\\x07{bold}y");
+    expect(screen).toMatch(/tree [0-9a-f]{8} │ x\\x1b\[2J/);
+    await t.keys("C-t");
+    const panel = await t.waitFor("agents — ");
+    expect(panel).toContain("○ x\\x1b[2J\\x1b]0;pwned");
+    expect(panel).toMatch(/tree [0-9a-f]{8}/); // the screen was not cleared
+    expect(await t.title()).not.toContain("pwned");
+  });
+
+  it("explains a mistyped command in one line, shows /help, and quits with Ctrl+C twice", async () => {
+    const t = await open();
+    await t.type("/kil");
+    await t.keys("Enter");
+    await t.waitFor("unknown command /kil — did you mean /kill? (/help lists commands)");
+    await t.type("/wait soon");
+    await t.keys("Enter");
+    await t.waitFor('/wait: timeout must be 0-3600 seconds, not "soon"');
+    await t.type("/help");
+    await t.keys("Enter");
+    await t.waitFor("/capture");
+    await t.keys("C-c");
+    await t.waitFor("Ctrl+C again to quit");
+    await t.keys("C-c");
+    const end = await t.waitFor("[warren exited 0]");
+    expect(end).not.toMatch(/at .*\.js:\d+/);
+    expect(t.stderr()).toBe("");
+  });
+});

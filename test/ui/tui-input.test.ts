@@ -1,0 +1,120 @@
+// The TUI's input in a real terminal (tmux): editing keys, Ctrl+J newlines, Alt+arrow word motion,
+// history, bracketed paste (never submitted, large ones collapsed, sent whole), /wait, NO_COLOR.
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { useTestDatabase } from "../support/db.js";
+import { startFakeModel, type FakeModel, type RecordedRequest } from "../support/fake-model.js";
+import { warrenEnv } from "../support/warren.js";
+import { killAllTerminals, startTerminal, type Terminal } from "./tmux.js";
+
+const database = useTestDatabase();
+let model: FakeModel;
+const terminals: Terminal[] = [];
+
+beforeAll(async () => {
+  model = await startFakeModel();
+});
+afterEach(async () => {
+  await Promise.all(terminals.splice(0).map((t) => t.kill()));
+});
+afterAll(async () => {
+  await killAllTerminals();
+  await model.close();
+});
+
+async function open(options: { color?: boolean } = {}) {
+  const env = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
+  if (options.color) delete env.NO_COLOR;
+  const terminal = await startTerminal({ env, args: ["--new"] });
+  terminals.push(terminal);
+  await terminal.waitFor(/tree [0-9a-f]{8}/);
+  return terminal;
+}
+
+const lastUser = (text: string) => (req: RecordedRequest) =>
+  req.lastMessage?.role === "user" && req.lastMessage.content === text;
+
+/** Foreground/background color SGR codes (30-37, 90-97, 38;…, 40-47, 48;…). */
+const COLOR_SGR = /\x1b\[(?:[0-9;]*;)?(?:3[0-8]|9[0-7]|4[0-8])(?:;[0-9;]*)?m/;
+
+describe("the TUI's input in a terminal", () => {
+  it("edits: Home, Ctrl+J newline, Alt+Left word motion; Enter sends it all; Up recalls", async () => {
+    model.script([
+      { match: lastUser("hello world\nsecond Xline"), reply: { text: "got two lines" } },
+      { match: lastUser("hello world\nsecond Xline!"), reply: { text: "got it again" } },
+    ]);
+    const t = await open();
+    await t.type("world");
+    await t.keys("Home");
+    await t.type("hello ");
+    await t.keys("End", "C-j");
+    await t.type("second line");
+    await t.keys("M-Left");
+    await t.type("X");
+    const editing = await t.waitFor("  second Xline");
+    expect(editing).toContain("❯ hello world");
+    await t.keys("Enter");
+    await t.waitFor("● got two lines");
+    // Up on the first row recalls the last message; edit it and send again.
+    await t.keys("Up");
+    await t.waitFor((s) => /\n❯ hello world\n\s+second Xline/.test(s.split("[root")[1] ?? ""));
+    await t.keys("End");
+    await t.type("!");
+    await t.keys("Enter");
+    await t.waitFor("● got it again");
+    model.assertAllUsed();
+  });
+
+  it("pastes with newlines without submitting; a large paste is collapsed and sent whole", async () => {
+    const lines = Array.from({ length: 30 }, (_, i) => `pasted line ${i + 1}`);
+    model.script([
+      { match: lastUser("a\nb"), reply: { text: "small paste arrived" } },
+      { match: lastUser(`see this: ${lines.join("\n")}`), reply: { text: "large paste arrived" } },
+    ]);
+    const t = await open();
+    await t.raw("\x1b[200~a\rb\x1b[201~");
+    await t.waitFor(/❯ a\n\s+b/);
+    expect(model.requests.length).toBe(0);
+    await t.keys("Enter");
+    await t.waitFor("● small paste arrived");
+    await t.type("see this: ");
+    await t.raw(`\x1b[200~${lines.join("\r")}\x1b[201~`);
+    const collapsed = await t.waitFor("[pasted 30 lines]");
+    expect(collapsed).not.toContain("pasted line 2\n");
+    expect(model.requests.length).toBe(1);
+    await t.keys("Enter");
+    await t.waitFor("● large paste arrived");
+    model.assertAllUsed();
+  });
+
+  it("/wait makes the agent wait as its own tool: spinner, status layer, recorded result", async () => {
+    model.script([
+      { match: (r) => r.lastMessage?.role === "tool", reply: { text: "the wait is over" } },
+    ]);
+    const t = await open();
+    await t.type("/fork --name sleeper");
+    await t.keys("Enter");
+    await t.waitFor(/\[sleeper [0-9a-f]{8}\]/);
+    await t.keys("C-Up");
+    await t.waitFor(/\[root [0-9a-f]{8}\]/);
+    await t.type("/wait 2 sleeper");
+    await t.keys("Enter");
+    const waiting = await t.waitFor(/○ idle\s+sleeper/);
+    expect(waiting).toContain("» /wait 2 sleeper");
+    await t.waitFor("● the wait is over");
+    const screen = await t.screen();
+    expect(screen).toMatch(/← wait/);
+  });
+
+  it("uses colors on a terminal and none with NO_COLOR", async () => {
+    const plain = await open();
+    await plain.type("/help");
+    await plain.keys("Enter");
+    await plain.waitFor("/capture");
+    expect(await plain.styledScreen()).not.toMatch(COLOR_SGR);
+    const colored = await open({ color: true });
+    await colored.type("/kil");
+    await colored.keys("Enter");
+    await colored.waitFor("did you mean /kill?");
+    expect(await colored.styledScreen()).toMatch(COLOR_SGR);
+  });
+});
