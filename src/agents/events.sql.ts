@@ -15,6 +15,8 @@ export const EVENT_KINDS = [
   "killed",
   "interrupted",
   "error",
+  /** Compaction: a model-written summary that later contexts start from (data.through_event). */
+  "summary",
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 

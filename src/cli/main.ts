@@ -73,6 +73,9 @@ Environment:
 Exit status: 0 ok, 1 error, 2 bad usage, 124 timeout (-p).`;
 
 export async function main(argv: string[], env: Env = process.env): Promise<void> {
+  // Library deprecation notices (pg-listen re-LISTENs concurrently after a reconnect) are for
+  // developers, not for people at the terminal: shown with WARREN_DEBUG=1 only.
+  if (env.WARREN_DEBUG !== "1") process.noDeprecation = true;
   // `warren … | head` closes stdout early: stop quietly instead of crashing on EPIPE.
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code !== "EPIPE")

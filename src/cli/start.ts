@@ -3,6 +3,7 @@
 // it prints the tree as `warren ls` does and says the TUI needs one.
 import { createTree } from "../agents/tree.js";
 import { createBus } from "../bus/bus.js";
+import { closeDb } from "../db/client.js";
 import { loadConfig } from "../config/config.js";
 import { startRuntime } from "../runtime/pool.js";
 import { startTui } from "../ui/app.js";
@@ -28,11 +29,14 @@ export async function runStart(options: StartOptions, io: Io): Promise<number> {
     });
     if (!tty) {
       await printTree(db, io, root.id, { json: false, all: false });
-      io.out(io.color.dim("the TUI needs a terminal; use warren ls, log, send, kill, export or -p"));
+      io.out(
+        io.color.dim("the TUI needs a terminal; use warren ls, log, send, kill, export or -p"),
+      );
       return;
     }
     // Warnings before the TUI is up are kept and shown once it is.
     const early: string[] = [];
+    let hungUp = false;
     let warn: (message: string) => void = (message) => {
       early.push(message);
     };
@@ -55,15 +59,25 @@ export async function runStart(options: StartOptions, io: Io): Promise<number> {
       });
       warn = tui.warn;
       early.forEach(tui.warn);
-      const onSignal = () => void tui.close();
-      process.once("SIGTERM", onSignal);
-      process.once("SIGHUP", onSignal);
+      const onTerm = () => void tui.close();
+      const onHangup = () => {
+        hungUp = true;
+        void tui.close();
+      };
+      process.once("SIGTERM", onTerm);
+      process.once("SIGHUP", onHangup);
       await tui.done;
-      process.off("SIGTERM", onSignal);
-      process.off("SIGHUP", onSignal);
+      process.off("SIGTERM", onTerm);
+      process.off("SIGHUP", onHangup);
     } finally {
       await runtime.stop();
       await bus.close();
+    }
+    if (hungUp) {
+      // The terminal is gone: Node's exit would try to restore its modes and abort on the dead
+      // descriptor (a native assertion). Everything is stopped and saved by now, so leave hard.
+      await closeDb(db);
+      process.kill(process.pid, "SIGKILL");
     }
   });
   return 0;

@@ -22,6 +22,8 @@ export interface ModelConfig {
   apiKey?: string;
   timeoutMs: number;
   maxRetries: number;
+  /** Context window in tokens, by model name ("*": any model); else /models, else a default. */
+  contextWindows: Record<string, number>;
 }
 
 export interface Config {
@@ -59,6 +61,8 @@ interface FileConfig {
   api_key?: string;
   timeout_seconds?: number;
   max_retries?: number;
+  /** Tokens: one number for every model, or {model name: tokens}. */
+  context_window?: number | Record<string, number>;
   limits?: Partial<Record<keyof Limits, number>>;
   budget?: Budget;
   root_budget?: Budget;
@@ -113,6 +117,7 @@ export function loadConfig(env: Env = process.env): Config {
       timeoutMs:
         positive(env.WARREN_MODEL_TIMEOUT ?? fc.timeout_seconds, "timeout_seconds", 120) * 1000,
       maxRetries: positive(fc.max_retries, "max_retries", 2),
+      contextWindows: contextWindows(env.WARREN_CONTEXT_WINDOW, fc.context_window),
     },
     limits,
     budget: { ...DEFAULT_BUDGET, ...fc.budget },
@@ -136,6 +141,27 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     configPath: fs.existsSync(file) ? file : undefined,
   };
+}
+
+function contextWindows(
+  fromEnv: string | undefined,
+  fromFile: FileConfig["context_window"],
+): Record<string, number> {
+  const windows: Record<string, number> = {};
+  const add = (key: string, value: unknown, name: string) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 256)
+      throw new ConfigError(`${name} must be a whole number of tokens (at least 256)`);
+    windows[key] = n;
+  };
+  if (typeof fromFile === "number") add("*", fromFile, "context_window");
+  else if (fromFile && typeof fromFile === "object") {
+    for (const [model, value] of Object.entries(fromFile))
+      add(model, value, `context_window.${model}`);
+  } else if (fromFile !== undefined)
+    throw new ConfigError("context_window must be a number or an object");
+  if (fromEnv) add("*", fromEnv, "WARREN_CONTEXT_WINDOW");
+  return windows;
 }
 
 /** The one line shown when a turn needs a model and none is configured; undefined when fine. */

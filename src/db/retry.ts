@@ -168,8 +168,9 @@ export function unreachableLine(err: unknown): string {
 }
 
 /**
- * Passes warnings through, but shows "database unreachable" at most once per outage: again only
- * after `quietMs` without such a warning.
+ * Passes warnings through, but folds an outage into one line: "database unreachable" (from any
+ * thread or agent) and the listener's reconnect notices show once, then again only after
+ * `quietMs` without any of them.
  */
 export function outageFilter(
   warn: (message: string) => void,
@@ -177,10 +178,11 @@ export function outageFilter(
 ): (message: string) => void {
   let last = -Infinity;
   return (message) => {
-    if (!message.startsWith("database unreachable")) return warn(message);
+    const listener = /^notification listener/.test(message);
+    if (!listener && !message.startsWith("database unreachable")) return warn(message);
     const now = Date.now();
     const fresh = now - last > quietMs;
     last = now;
-    if (fresh) warn(message);
+    if (fresh) warn(listener ? "database unreachable (connection lost); retrying" : message);
   };
 }

@@ -1,7 +1,8 @@
-// openFeed: the live feed of one tree. One LISTEN on the tree's channel however many agents; hints
-// (`a:`, `e:`, `s:`, `i:`) are collected for a few ms, then the rows are read in batches and handed
-// to subscribers in the order the hints arrived. A failed read is retried with backoff (reported as
+// openFeed: the live feed of one tree. One LISTEN on the tree's channel however many agents (and a
+// feed_watchers row, so the tree's writes NOTIFY); hints (`a:`, `e:`, `s:`, `i:`) are collected for
+// a few ms, then the rows are read in batches and handed to subscribers in the order they arrived. A failed read is retried with backoff (reported as
 // a `connection` update); a subscriber never sees an exception.
+import { randomUUID } from "node:crypto";
 import { inArray } from "drizzle-orm";
 import { agents } from "../agents/agents.sql.js";
 import { events } from "../agents/events.sql.js";
@@ -10,6 +11,13 @@ import { treeChannel } from "../bus/channels.js";
 import type { Db } from "../db/client.js";
 import { errorMessage } from "../tools/tool.js";
 import { agentStreams } from "./streams.sql.js";
+import {
+  settleAfterWatch,
+  unwatchTree,
+  WATCH_REFRESH_MS,
+  WATCH_TTL_MS,
+  watchTree,
+} from "./watchers.js";
 import type { Feed, FeedUpdate, StreamSnapshot } from "./types.js";
 
 export interface FeedOptions {
@@ -122,6 +130,34 @@ export async function openFeed(
     const hint = parseHint(payload);
     if (hint) add(hint);
   });
+  // Triggers NOTIFY only watched trees: register, then let writes that missed it finish.
+  const watcherId = randomUUID();
+  try {
+    await watchTree(db, watcherId, treeId);
+    const settle = await settleAfterWatch(db);
+    if (!settle.settled) {
+      // A long transaction may commit rows without a hint after the first read: say so later.
+      void settle
+        .wait(30_000)
+        .catch(() => false)
+        .then(() => add({ kind: "resync" }));
+    }
+  } catch (err) {
+    unsubscribe();
+    throw err;
+  }
+  let registeredAt = Date.now();
+  const refresh = setInterval(() => {
+    watchTree(db, watcherId, treeId).then(
+      () => {
+        // The row expired meanwhile (a long outage): hints may have been skipped.
+        if (Date.now() - registeredAt > WATCH_TTL_MS) add({ kind: "resync" });
+        registeredAt = Date.now();
+      },
+      () => undefined, // retried at the next tick; the read path reports the trouble
+    );
+  }, WATCH_REFRESH_MS);
+  refresh.unref();
 
   return {
     treeId,
@@ -139,8 +175,10 @@ export async function openFeed(
       closed = true;
       unsubscribe();
       clearTimeout(timer);
+      clearInterval(refresh);
       listeners.clear();
       await draining;
+      await unwatchTree(db, watcherId).catch(() => undefined);
     },
   };
 }

@@ -13,9 +13,11 @@ export const STREAM_INTERVAL_MS = 50;
 const PUBLISH_STREAM: Prepared = {
   name: "warren_publish_stream",
   text: `
-    with u as (
+    with w as (
+      select 1 from feed_watchers where tree_id = $5::uuid and expires_at > now() limit 1
+    ), u as (
       insert into agent_streams as s (agent_id, text, reasoning, live, updated_at)
-      values ($1::uuid, $2::text, $3::text, true, now())
+      select $1::uuid, $2::text, $3::text, true, now() from w
       on conflict (agent_id) do update
          set text = excluded.text, reasoning = excluded.reasoning, live = true, updated_at = now()
       returning agent_id
@@ -32,7 +34,8 @@ export interface StreamPublisher {
 
 /**
  * Coalesces a response's deltas into at most one write per `intervalMs`; each write carries the
- * whole text so far (a reader never needs the earlier writes).
+ * whole text so far (a reader never needs the earlier writes). Nothing is stored for a tree that
+ * no feed watches (see feed_watchers).
  */
 export function createStreamPublisher(
   db: Db,
@@ -53,7 +56,7 @@ export function createStreamPublisher(
     if (!dirty || settled) return;
     dirty = false;
     last = Date.now();
-    inflight = runPrepared(db, PUBLISH_STREAM, [agent.id, text, reasoning, channel])
+    inflight = runPrepared(db, PUBLISH_STREAM, [agent.id, text, reasoning, channel, agent.tree_id])
       .then(
         () => undefined,
         () => undefined, // dropped: the next write (or the assistant event) carries everything

@@ -50,6 +50,16 @@ function quoteMessage(
   }
 }
 
+/** A conversation as plain text: one labelled block per message, `speaker` for the assistant. */
+export function transcriptText(speaker: string, messages: ChatMessage[]): string {
+  const toolNames = new Map<string, string>();
+  for (const message of messages) {
+    if (message.role !== "assistant") continue;
+    for (const call of message.tool_calls ?? []) toolNames.set(call.id, call.name);
+  }
+  return messages.map((m) => quoteMessage(m, speaker, toolNames)).join("\n\n");
+}
+
 /**
  * A parent's conversation (without its system prompt) as one user message that reads as a
  * quotation, so the child does not take the parent's turns for its own.
@@ -59,12 +69,7 @@ export function quotedConversation(
   childName: string,
   messages: ChatMessage[],
 ): ChatMessage {
-  const toolNames = new Map<string, string>();
-  for (const message of messages) {
-    if (message.role !== "assistant") continue;
-    for (const call of message.tool_calls ?? []) toolNames.set(call.id, call.name);
-  }
-  const body = messages.map((m) => quoteMessage(m, parentName, toolNames)).join("\n\n");
+  const body = transcriptText(parentName, messages);
   return {
     role: "user",
     content:
@@ -77,4 +82,12 @@ export function quotedConversation(
 /** The first message of a child: its task, marked as such. */
 export function taskText(prompt: string): string {
   return `Your task:\n${prompt}`;
+}
+
+/** A compaction summary, standing in for the older part of a conversation. */
+export function summaryText(summary: string): string {
+  return (
+    "Summary of your earlier conversation (older messages were replaced by this summary to " +
+    `save space):\n<summary>\n${neutraliseTag(summary, "summary")}\n</summary>`
+  );
 }

@@ -43,6 +43,8 @@ export interface ModelResponse {
 
 export interface Model {
   complete(request: ModelRequest): Promise<ModelResponse>;
+  /** The context window (tokens) the server reports for `model`, if it reports one. */
+  contextWindow?(model: string): Promise<number | undefined>;
 }
 
 /** A model failure worth showing a person in one line (status, server message). */
@@ -54,4 +56,12 @@ export class ModelError extends Error {
     super(message);
     this.name = "ModelError";
   }
+}
+
+/** Whether a model failure says the request was longer than the model's context window. */
+export function isContextOverflow(err: unknown): boolean {
+  if (!(err instanceof ModelError)) return false;
+  return /context_length_exceeded|context length|context window|context size|maximum context|too many tokens|prompt is too long/i.test(
+    err.message,
+  );
 }

@@ -3,7 +3,6 @@
 // server rejects are dropped and remembered, and a 429 is retried after the wait it asks for.
 import OpenAI from "openai";
 import type {
-  ChatCompletionChunk,
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
@@ -24,6 +23,7 @@ import {
   sleep,
   type OptionalParam,
 } from "./server-quirks.js";
+import { listModels, type ListedModel } from "./model-list.js";
 import { createAssembly, estimateTokens } from "./stream-assembly.js";
 
 export interface OpenAIModelOptions {
@@ -77,7 +77,14 @@ export function createOpenAIModel(options: OpenAIModelOptions = {}): Model {
     maxRetryAfterMs: options.maxRetryAfterMs ?? 120_000,
     dropped: new Set(),
   };
-  return { complete: (request) => rejectOnAbort(request.signal, complete(settings, request)) };
+  let listing: Promise<ListedModel[] | undefined> | undefined;
+  return {
+    complete: (request) => rejectOnAbort(request.signal, complete(settings, request)),
+    async contextWindow(model) {
+      listing ??= listModels({ baseURL: options.baseURL, apiKey: options.apiKey });
+      return (await listing)?.find((m) => m.id === model)?.contextWindow;
+    },
+  };
 }
 
 /** One response, retrying a 429 as asked, and a 400 without the optional parameters it rejects. */

@@ -1,13 +1,14 @@
-// The model's context, derived from events: system prompt, the inherited part of the parent's
-// conversation (for `inherit` children), then the agent's own transcript. `capture` and display
-// kinds never enter it; every tool call is paired with exactly one result, in call order.
+// The model's context, derived from events: system prompt, then the newest summary or else the
+// inherited part of the parent's conversation (for `inherit` children), then the agent's own
+// transcript. `capture` and display kinds never enter it; every tool call is paired with exactly
+// one result, in call order.
 import type { AgentRow } from "../agents/agents.sql.js";
 import type { EventRow } from "../agents/events.sql.js";
 import { listEvents } from "../agents/events.js";
 import { getAgent } from "../agents/refs.js";
 import type { Queryable } from "../db/client.js";
 import type { ChatMessage, ToolCall } from "../llm/model.js";
-import { quotedConversation, taskText } from "../llm/framing.js";
+import { quotedConversation, summaryText, taskText } from "../llm/framing.js";
 import { systemPrompt } from "./system-prompt.js";
 
 export const INTERRUPTED_RESULT = JSON.stringify({
@@ -43,6 +44,7 @@ export function eventToMessage(event: EventRow): ChatMessage | undefined {
     case "killed":
     case "interrupted":
     case "error":
+    case "summary":
       return undefined;
   }
 }
@@ -79,41 +81,80 @@ export function repairToolPairs(messages: ChatMessage[]): ChatMessage[] {
   return out;
 }
 
+/** A message of the context and the event it came from (none for quoted or summary text). */
+export interface ContextEntry {
+  message: ChatMessage;
+  eventId?: number;
+}
+
+export interface ContextOptions {
+  /** A tool result longer than this is cut, with a note saying how to read the rest. */
+  maxToolResultChars?: number;
+}
+
 /**
- * The conversation of `agent` (without its system prompt) up to, not including, event `before`:
- * for an `inherit` child, its parent's conversation quoted as one message; then its own events,
- * the first `user` message of a child framed as its task.
+ * The conversation of `agent` (without its system prompt) up to, not including, event `before`.
+ * It starts from the newest `summary` event when there is one (compaction: the summary stands
+ * for everything up to its `through_event`); otherwise, for an `inherit` child, from its parent's
+ * conversation quoted as one message. Then its own events, a child's first `user` message framed
+ * as its task.
  */
-async function conversation(
+export async function conversation(
   q: Queryable,
   agent: AgentRow,
   before?: number,
-): Promise<ChatMessage[]> {
-  const inherited = await inheritedPrefix(q, agent);
+): Promise<ContextEntry[]> {
   const own = await listEvents(q, agent.id, before === undefined ? {} : { before });
+  const summary = own.findLast((e) => e.kind === "summary");
+  const through = summary ? Number(summary.data?.through_event ?? summary.id) : undefined;
+  const prefix: ContextEntry[] = summary
+    ? [{ message: { role: "user", content: summaryText(summary.content) } }]
+    : await inheritedPrefix(q, agent);
   const firstUser = agent.parent_id ? own.find((e) => e.kind === "user") : undefined;
-  const messages = own
-    .map((event) =>
+  const entries: ContextEntry[] = [];
+  for (const event of own) {
+    if (through !== undefined && event.id <= through) continue;
+    const message =
       event === firstUser
         ? { role: "user" as const, content: taskText(event.content) }
-        : eventToMessage(event),
-    )
-    .filter((m) => m !== undefined);
-  return [...inherited, ...messages];
+        : eventToMessage(event);
+    if (message) entries.push({ message, eventId: event.id });
+  }
+  return [...prefix, ...entries];
 }
 
-async function inheritedPrefix(q: Queryable, agent: AgentRow): Promise<ChatMessage[]> {
+async function inheritedPrefix(q: Queryable, agent: AgentRow): Promise<ContextEntry[]> {
   if (agent.context_mode !== "inherit" || !agent.parent_id) return [];
   const parent = await getAgent(q, agent.parent_id);
   if (!parent) return [];
   const quoted = repairToolPairs(
-    await conversation(q, parent, agent.context_parent_event ?? undefined),
+    (await conversation(q, parent, agent.context_parent_event ?? undefined)).map((e) => e.message),
   );
-  return quoted.length ? [quotedConversation(parent.name, agent.name, quoted)] : [];
+  return quoted.length ? [{ message: quotedConversation(parent.name, agent.name, quoted) }] : [];
 }
 
-export async function buildContext(q: Queryable, agent: AgentRow): Promise<ChatMessage[]> {
+export async function buildContext(
+  q: Queryable,
+  agent: AgentRow,
+  options: ContextOptions = {},
+): Promise<ChatMessage[]> {
   const parent = agent.parent_id ? await getAgent(q, agent.parent_id) : undefined;
-  const messages = await conversation(q, agent);
-  return [{ role: "system", content: systemPrompt(agent, parent) }, ...repairToolPairs(messages)];
+  const messages = (await conversation(q, agent)).map((e) => e.message);
+  const system: ChatMessage = { role: "system", content: systemPrompt(agent, parent) };
+  const max = options.maxToolResultChars;
+  return [system, ...repairToolPairs(messages)].map((m) =>
+    m.role === "tool" && max !== undefined && m.content.length > max
+      ? { ...m, content: truncatedResult(m.content, max) }
+      : m,
+  );
+}
+
+/** A tool result cut to `max` characters, saying so and how to get the rest. */
+export function truncatedResult(content: string, max: number): string {
+  const keep = Math.max(0, max - 300);
+  return (
+    `${content.slice(0, keep)}\n[truncated by warren: ${content.length - keep} more characters ` +
+    "did not fit in the context. Read the rest in smaller parts: read_file with offset and " +
+    "limit, or a command that prints less (head, tail, grep).]"
+  );
 }

@@ -65,7 +65,7 @@ export async function resumeDanglingCalls(
 ): Promise<void> {
   const dangling = await findDanglingCalls(deps.db, agent.id);
   if (!dangling) return;
-  for (const call of dangling.calls) {
+  for (const call of dangling.calls.filter((c) => c.name !== "wait")) {
     await appendEvent(deps.db, agent.id, "tool_result", INTERRUPTED_RESULT, {
       tool_call_id: call.id,
       name: call.name,
@@ -73,7 +73,7 @@ export async function resumeDanglingCalls(
     });
   }
   const waits = dangling.calls
-    .filter(() => false)
+    .filter((c) => c.name === "wait")
     .map((c) => ({ ...c, arguments: remainingWait(c.arguments, dangling.ageSeconds) }));
   if (waits.length === 0) return;
   if (!dangling.byPerson) {

@@ -17,7 +17,7 @@ import { toolsFor, toolSpecs } from "../tools/registry.js";
 import { createStreamPublisher, endStream, setActivity } from "../feed/publish.js";
 import type { EventRow } from "../agents/events.sql.js";
 import { isPersonCall } from "./person-wait.js";
-import { buildContext } from "./context.js";
+import { completeFitting, fitContext } from "./compaction.js";
 import { findDanglingCalls, resumeDanglingCalls } from "./resume.js";
 import { runToolCalls } from "./tool-calls.js";
 import { budgetProblem, markIdle, takePendingMail } from "./turn-end.js";
@@ -170,24 +170,24 @@ async function step(deps: TurnDeps, agent: AgentRow, signal: AbortSignal): Promi
   const { db, config } = deps;
   const profile = agent.profile ? config.profiles[agent.profile] : undefined;
   const tools = toolsFor(profile);
-  const messages = await buildContext(db, agent);
+  const modelName = agent.model ?? config.model.name ?? "";
+  // Compacted first when it would not fit the model's context window (compaction.ts).
+  const messages = await fitContext(deps, agent, modelName, toolSpecs(tools), signal);
   await setActivity(db, agent.id, "thinking");
   // Partial text reaches feeds through agent_streams; the assistant event then replaces it.
   const stream = createStreamPublisher(db, agent);
-  const response = await deps.model
-    .complete({
-      model: agent.model ?? config.model.name ?? "",
-      messages,
-      tools: toolSpecs(tools),
-      signal,
-      onText: stream.onText,
-      onReasoning: stream.onReasoning,
-    })
-    .catch(async (err: unknown) => {
-      await stream.settle();
-      await endStream(db, agent).catch(() => undefined);
-      throw err;
-    });
+  const response = await completeFitting(deps, agent, {
+    model: modelName,
+    messages,
+    tools: toolSpecs(tools),
+    signal,
+    onText: stream.onText,
+    onReasoning: stream.onReasoning,
+  }).catch(async (err: unknown) => {
+    await stream.settle();
+    await endStream(db, agent).catch(() => undefined);
+    throw err;
+  });
   await stream.settle();
   // Retried on its own, so that a response the model already gave is not lost to a blip.
   const assistant = await withRetry(

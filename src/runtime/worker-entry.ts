@@ -19,6 +19,9 @@ export type WorkerMessage =
   | { type: "stopped" }
   | { type: "failed"; message: string };
 
+// As in cli/main.ts: library deprecation notices are for developers (WARREN_DEBUG=1).
+if (process.env.WARREN_DEBUG !== "1") process.noDeprecation = true;
+
 const port = parentPort;
 if (!port) throw new Error("worker-entry must run in a worker thread");
 const post = (message: WorkerMessage) => port.postMessage(message);

@@ -85,8 +85,10 @@ export function createActions(options: ActionsOptions): Actions {
       case "agents":
         return say(options.treeLines().join("\n"));
       case "capture":
-        if (mode === "capture") return say("already capturing: /fork makes the child, /cancel stops");
-        if (current()?.state === "dead") return complain("this agent is dead: capture for a living one");
+        if (mode === "capture")
+          return say("already capturing: /fork makes the child, /cancel stops");
+        if (current()?.state === "dead")
+          return complain("this agent is dead: capture for a living one");
         setMode("capture");
         return say(
           "capture mode: what you type now is saved here and sent to no model; /fork makes a child with it as its task, /cancel stops",
@@ -95,7 +97,9 @@ export function createActions(options: ActionsOptions): Actions {
         if (mode !== "capture") return complain("not capturing (/capture starts)");
         const lines = captured.length;
         setMode("normal");
-        return say(`capture cancelled; the ${lines} captured line(s) stay visible and reach no model`);
+        return say(
+          `capture cancelled; the ${lines} captured line(s) stay visible and reach no model`,
+        );
       }
       case "fork": {
         const parent = current();
@@ -106,7 +110,8 @@ export function createActions(options: ActionsOptions): Actions {
         const prompt = parts.join("\n").trim();
         // Recorded first so the transcript reads "» /fork", then "⑂ forked"; the captured task is
         // the child's first message, the parent's record names the child only.
-        await record(here, `/fork ${name}`, {
+        await record(here, typed, {
+          name,
           ...(command.prompt ? { prompt: command.prompt } : {}),
           ...(mode === "capture" ? { captured_lines: captured.length } : {}),
         });
@@ -146,6 +151,7 @@ export function createActions(options: ActionsOptions): Actions {
         );
       }
       case "send": {
+        if (current()?.state === "dead") return complain("this agent is dead: it sends no mail");
         const to = await resolve(command.agent);
         await record(here, typed, { to: to.id });
         const receipt = await sendMail(db, {
@@ -288,4 +294,3 @@ async function fetchModels(config: Config): Promise<string[]> {
   const body = (await response.json()) as { data?: { id?: unknown }[] };
   return (body.data ?? []).flatMap((m) => (typeof m.id === "string" ? [m.id] : [])).sort();
 }
-

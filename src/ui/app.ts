@@ -8,8 +8,16 @@ import { openFeed } from "../feed/feed.js";
 import { createActions, treeLines } from "./actions.js";
 import { completeCommand } from "./commands.js";
 import { createController, UNREACHABLE } from "./controller.js";
+import { isDatabaseTrouble } from "./failure.js";
 import { createInputEditor, createInputHistory, type InputHistory } from "./input-editor.js";
-import { createKeyParser, MOUSE_OFF, MOUSE_ON, PASTE_OFF, PASTE_ON, type KeyEvent } from "./keys.js";
+import {
+  createKeyParser,
+  MOUSE_OFF,
+  MOUSE_ON,
+  PASTE_OFF,
+  PASTE_ON,
+  type KeyEvent,
+} from "./keys.js";
 import { createLayout } from "./layout.js";
 import {
   createScrollbackView,
@@ -33,6 +41,8 @@ export const PANEL_KEY = "Ctrl+T";
 export const MOUSE_KEY = "Ctrl+O";
 const FRAME_MS = 30;
 const QUIT_WINDOW_MS = 2000;
+/** A database warning keeps "reconnecting…" in the status bar this long (retries repeat it). */
+const TROUBLE_MS = 10_000;
 
 export interface TuiOptions {
   db: Db;
@@ -69,6 +79,8 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   let dirty = true;
   let frameTimer: NodeJS.Timeout | undefined;
   let scroll = 0;
+  let troubleUntil = 0;
+  const noticed = new Map<string, number>();
   let paintedId = root.id;
   let panelOpen = false;
   let panelSelected = root.id;
@@ -96,6 +108,9 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     rootId: root.id,
     onChange: requestPaint,
     onError: (message) => controller.notice(message, "error"),
+    onResync: () => {
+      troubleUntil = 0;
+    },
   });
   const actions = createActions({
     db,
@@ -122,7 +137,10 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   /** Runs an async action; a failure becomes a notice, never an unhandled rejection. */
   const spawn = (action: () => Promise<unknown>) => {
     action().catch((error: unknown) =>
-      controller.notice(error instanceof Error ? error.message.split("\n")[0]! : String(error), "error"),
+      controller.notice(
+        error instanceof Error ? error.message.split("\n")[0]! : String(error),
+        "error",
+      ),
     );
   };
 
@@ -139,7 +157,12 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   const move = (dir: Direction) => {
     const target = navigate([...controller.state.agents.values()], controller.state.currentId, dir);
     if (!target) {
-      const what = { parent: "no parent", child: "no children", prev: "no siblings", next: "no siblings" };
+      const what = {
+        parent: "no parent",
+        child: "no children",
+        prev: "no siblings",
+        next: "no siblings",
+      };
       setFlash(what[dir], 1200);
       return;
     }
@@ -171,9 +194,14 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
         : [];
     const spinner = busy ? renderSpinner(current, spinnerFrame, width, theme) : "";
     const prompt = promptFor(actions.mode, dead);
-    const input = editor.isEmpty() && dead
-      ? [paint(theme, "✗ dead agent: no input — commands only (/reap, /kill …); Ctrl+↑ parent", { dim: true })]
-      : editor.render(width, 6, prompt, !panelOpen).lines;
+    const input =
+      editor.isEmpty() && dead
+        ? [
+            paint(theme, "✗ dead agent: no input — commands only (/reap, /kill …); Ctrl+↑ parent", {
+              dim: true,
+            }),
+          ]
+        : editor.render(width, 6, prompt, !panelOpen).lines;
     const rows = layout.scrollbackRows({
       statusLayer: statusLayer.length,
       spinner: spinner !== "",
@@ -185,6 +213,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     const nav = navInfo(agents, current.id) ?? { current, children: 0 };
     const counts = { running: 0, waiting: 0, idle: 0, dead: 0 };
     for (const agent of agents) counts[agent.state]++;
+    const problem = state.problem ?? (troubleUntil > now ? UNREACHABLE : undefined);
     const showFlash = flash && flash.until > now ? flash.text : undefined;
     const keysHint =
       showFlash ??
@@ -210,7 +239,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
           tokens: Number(current.input_tokens) + Number(current.output_tokens),
           mode: dead ? "dead" : actions.mode,
           keysHint,
-          ...(state.problem ? { problem: state.problem } : {}),
+          ...(problem ? { problem } : {}),
         },
         width,
         theme,
@@ -222,7 +251,10 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   const promptFor = (mode: "normal" | "capture", dead: boolean) => {
     if (dead) return { text: "✗ ", painted: paint(theme, "✗ ", { fg: "red" }) };
     if (mode === "capture") {
-      return { text: "✎ capture › ", painted: paint(theme, "✎ capture › ", { fg: "magenta", bold: true }) };
+      return {
+        text: "✎ capture › ",
+        painted: paint(theme, "✎ capture › ", { fg: "magenta", bold: true }),
+      };
     }
     return { text: "❯ ", painted: paint(theme, "❯ ", { fg: "cyan", bold: true }) };
   };
@@ -259,11 +291,15 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     if (event.type !== "key") return;
     const at = Math.max(0, panelOrder.indexOf(panelSelected));
     if (event.name === "up") panelSelected = panelOrder[Math.max(0, at - 1)] ?? panelSelected;
-    else if (event.name === "down") panelSelected = panelOrder[Math.min(panelOrder.length - 1, at + 1)] ?? panelSelected;
+    else if (event.name === "down")
+      panelSelected = panelOrder[Math.min(panelOrder.length - 1, at + 1)] ?? panelSelected;
     else if (event.name === "enter") {
       panelOpen = false;
       go(panelSelected);
-    } else if (event.name === "escape" || (event.ctrl && (event.name === "t" || event.name === "c"))) {
+    } else if (
+      event.name === "escape" ||
+      (event.ctrl && (event.name === "t" || event.name === "c"))
+    ) {
       panelOpen = false;
     }
     requestPaint();
@@ -335,8 +371,8 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
         else if (name === "tab") spawn(complete);
         else if (name === "backspace") editor.backspace();
         else if (name === "delete" || (ctrl && name === "d")) editor.deleteForward();
-        else if (name === "left") meta ? editor.wordLeft() : editor.left();
-        else if (name === "right") meta ? editor.wordRight() : editor.right();
+        else if (name === "left") (meta ? editor.wordLeft : editor.left)();
+        else if (name === "right") (meta ? editor.wordRight : editor.right)();
         else if (name === "home" || (ctrl && name === "a")) editor.home();
         else if (name === "end" || (ctrl && name === "e")) editor.end();
         else if (ctrl && name === "u") editor.clear();
@@ -413,11 +449,17 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   return {
     done,
     warn: (message) => {
-      if (/database unreachable|listener lost its connection|notification listener/.test(message)) {
-        controller.setProblem(UNREACHABLE);
-      } else {
-        controller.notice(message, "error");
+      const now = Date.now();
+      if (isDatabaseTrouble(message)) {
+        // Workers and the listener repeat these while they retry: one status-bar line, not a flood.
+        troubleUntil = now + TROUBLE_MS;
+        requestPaint();
+        setTimeout(requestPaint, TROUBLE_MS + 10).unref();
+        return;
       }
+      if ((noticed.get(message) ?? 0) > now) return;
+      noticed.set(message, now + TROUBLE_MS * 3);
+      controller.notice(message, "error");
     },
     close: quit,
   };

@@ -36,7 +36,9 @@ const ALIASES: Record<string, UiCommand["name"]> = { quit: "exit", q: "exit", "?
 export const WAIT_MAX_SECONDS = 3600;
 
 /** Splits like a shell: spaces separate, quotes group ('…' literal, "…" with \ escapes). */
-export function splitArgs(text: string): { ok: true; args: string[] } | { ok: false; error: string } {
+export function splitArgs(
+  text: string,
+): { ok: true; args: string[] } | { ok: false; error: string } {
   const args: string[] = [];
   let current = "";
   let started = false;
@@ -50,7 +52,8 @@ export function splitArgs(text: string): { ok: true; args: string[] } | { ok: fa
     }
     if (quote === '"') {
       if (ch === '"') quote = undefined;
-      else if (ch === "\\" && i + 1 < text.length && /["\\$`]/.test(text[i + 1]!)) current += text[++i];
+      else if (ch === "\\" && i + 1 < text.length && /["\\$`]/.test(text[i + 1]!))
+        current += text[++i];
       else current += ch;
       continue;
     }
@@ -132,7 +135,8 @@ function parseFork(args: string[], usage: string): ParsedCommand {
     const arg = args[i]!;
     if (arg === "--name" || arg === "-n") {
       const value = args[++i];
-      if (value === undefined || !value.trim()) return fail(`/fork: --name needs a value (${usage})`);
+      if (value === undefined || !value.trim())
+        return fail(`/fork: --name needs a value (${usage})`);
       childName = value;
     } else if (arg.startsWith("--name=")) {
       childName = arg.slice("--name=".length);

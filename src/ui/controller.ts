@@ -63,6 +63,8 @@ export interface ControllerOptions {
   feed: Feed;
   rootId: string;
   onChange: () => void;
+  /** The listener reconnected (hints may have been lost; the connection is back). */
+  onResync?: () => void;
   /** Called with a one-line message when a background read fails. */
   onError: (message: string) => void;
 }
@@ -151,6 +153,7 @@ export function createController(options: ControllerOptions): Controller {
         case "resync":
           // The listener is back (it reconnected): whatever was unreachable is reachable again.
           state.problem = undefined;
+          options.onResync?.();
           resync = true;
           break;
         case "connection":
@@ -230,7 +233,8 @@ export function createController(options: ControllerOptions): Controller {
           reasoning: stream.reasoning,
         });
       }
-      for (const input of state.pending) out.push({ kind: "pending", id: input.id, text: input.body });
+      for (const input of state.pending)
+        out.push({ kind: "pending", id: input.id, text: input.body });
       return out;
     },
     current: () => state.agents.get(state.currentId),

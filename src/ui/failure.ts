@@ -5,7 +5,9 @@ import { describeDbError, isTransient } from "../db/retry.js";
 
 export function describeFailure(error: unknown): string {
   if (isAgentError(error)) return firstLine(error.message);
-  if (isTransient(error)) return `database unreachable (${describeDbError(error)}); try again`;
+  if (isTransient(error) || unavailable(error)) {
+    return `database unreachable (${describeDbError(error)}); try again`;
+  }
   const message = error instanceof Error ? error.message : String(error);
   if (message.startsWith("Failed query:")) return describeDbError(error);
   return firstLine(message) || "unexpected error";
@@ -13,4 +15,27 @@ export function describeFailure(error: unknown): string {
 
 function firstLine(text: string): string {
   return text.trim().split("\n")[0] ?? "";
+}
+
+/** Connecting failed for a reason isTransient does not retry (e.g. connections not allowed). */
+function unavailable(error: unknown): boolean {
+  for (
+    let e = error as { message?: unknown; cause?: unknown } | undefined, i = 0;
+    e && i < 5;
+    i++
+  ) {
+    if (
+      typeof e.message === "string" &&
+      /accepting connections|connection terminated|connect E/i.test(e.message)
+    ) {
+      return true;
+    }
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
+/** Is this warning (from the runtime or the listener) about the database being away? */
+export function isDatabaseTrouble(message: string): boolean {
+  return /database|listener lost its connection|notification listener/i.test(message);
 }

@@ -210,7 +210,10 @@ function renderCells(
   const visible = rows.slice(first, first + maxRows);
   const pad = " ".repeat(indent);
   return {
-    lines: visible.map((pieces, i) => (first + i === 0 ? (prompt.painted ?? blessed.escape(prompt.text)) : pad) + pieces.join("")),
+    lines: visible.map(
+      (pieces, i) =>
+        (first + i === 0 ? (prompt.painted ?? blessed.escape(prompt.text)) : pad) + pieces.join(""),
+    ),
     rows: total,
   };
 }

@@ -183,7 +183,8 @@ function matchEscape(buffer: string, i: number, final: boolean): Match | "incomp
   const second = rest[1]!;
   if (second === "[") return matchCsi(rest, final);
   if (second === "O") {
-    if (rest.length < 3) return final ? { length: 2, event: key("O", { meta: true }) } : "incomplete";
+    if (rest.length < 3)
+      return final ? { length: 2, event: key("O", { meta: true }) } : "incomplete";
     return { length: 3, event: ss3(rest[2]!) };
   }
   if (second === "\x1b") {
@@ -203,7 +204,10 @@ function matchEscape(buffer: string, i: number, final: boolean): Match | "incomp
   if (second === "f") return { length: 2, event: key("right", { meta: true }) };
   const code = second.codePointAt(0)!;
   if (code < 0x20) return { length: 2, event: { ...controlKey(second), meta: true } as KeyEvent };
-  return { length: 1 + (code > 0xffff ? 2 : 1), event: key(String.fromCodePoint(code), { meta: true }) };
+  return {
+    length: 1 + (code > 0xffff ? 2 : 1),
+    event: key(String.fromCodePoint(code), { meta: true }),
+  };
 }
 
 function ss3(ch: string): KeyEvent {
@@ -218,19 +222,21 @@ function ss3(ch: string): KeyEvent {
 function matchCsi(rest: string, final: boolean): Match | "incomplete" {
   // X10 mouse: ESC [ M b x y (three raw bytes).
   if (rest[2] === "M") {
-    if (rest.length < 6) return final ? { length: rest.length, event: mouse("other") } : "incomplete";
+    if (rest.length < 6)
+      return final ? { length: rest.length, event: mouse("other") } : "incomplete";
     const button = rest.charCodeAt(3) - 32;
     return { length: 6, event: mouse(wheel(button)) };
   }
   // Parameters and intermediates, then a final byte 0x40-0x7e.
-  const match = /^\x1b\[([<?]?)([\d;:]*)([\x20-\x2f]*)([\x40-\x7e])/.exec(rest);
+  const body = rest.slice(2); // after ESC [
+  const match = /^([<?]?)([\d;:]*)([\x20-\x2f]*)([\x40-\x7e])/.exec(body);
   if (!match) {
-    if (!final && /^\x1b\[[<?]?[\d;:]*[\x20-\x2f]*$/.test(rest)) return "incomplete";
+    if (!final && /^[<?]?[\d;:]*[\x20-\x2f]*$/.test(body)) return "incomplete";
     return { length: 2, event: key("[", { meta: true }) };
   }
   const [whole, lead, params, , last] = match;
   const parts = params!.split(";");
-  const length = whole.length;
+  const length = 2 + whole.length;
   if (lead === "<") {
     // SGR mouse: ESC [ < b ; x ; y M|m
     return { length, event: mouse(wheel(Number(parts[0]))) };

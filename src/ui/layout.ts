@@ -61,7 +61,15 @@ export function createLayout(options: LayoutOptions): Layout {
   // and some terminfo entries get wrong: "─" would show as "q").
   (screen as unknown as { tput: { brokenACS: boolean } }).tput.brokenACS = true;
   const box = (extra: blessed.Widgets.BoxOptions = {}) =>
-    blessed.box({ parent: screen, left: 0, width: "100%", height: 1, tags: true, wrap: false, ...extra });
+    blessed.box({
+      parent: screen,
+      left: 0,
+      width: "100%",
+      height: 1,
+      tags: true,
+      wrap: false,
+      ...extra,
+    });
   const scrollback = box({ top: 0 });
   const statusLayer = box();
   const spinner = box();

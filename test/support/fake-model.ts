@@ -72,6 +72,18 @@ export interface ServerQuirks {
   rejectParams?: string[];
   /** Served by GET /v1/models; undefined = 404 (servers without a listing). */
   models?: string[];
+  /** Listed with the models, as vLLM's max_model_len. */
+  contextLengths?: Record<string, number>;
+  /** Requests longer than this (see requestTokens) get OpenAI's 400 context_length_exceeded. */
+  maxContextTokens?: number;
+}
+
+/** A request's size in tokens as the fake counts it: about four characters a token. */
+export function requestTokens(req: RecordedRequest): number {
+  return (
+    Math.ceil(JSON.stringify(req.messages).length / 4) +
+    Math.ceil(JSON.stringify(req.body.tools ?? []).length / 4)
+  );
 }
 
 export interface Rule {
@@ -91,6 +103,8 @@ export interface FakeModel {
   requests: RecordedRequest[];
   /** Requests no rule accepted (answered 500). */
   unmatched: RecordedRequest[];
+  /** Requests refused as longer than `maxContextTokens`. */
+  tooLong: RecordedRequest[];
   script(rules: Rule | Rule[]): void;
   /** Makes the server behave like a given kind of server from now on. */
   quirks(quirks: ServerQuirks): void;
@@ -119,6 +133,7 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
   const rules: ScriptedRule[] = [];
   const requests: RecordedRequest[] = [];
   const unmatched: RecordedRequest[] = [];
+  const tooLong: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let counter = 0;
@@ -140,7 +155,13 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
 
   async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method === "GET" && req.url?.endsWith("/models") && serverQuirks.models) {
-      const data = serverQuirks.models.map((id) => ({ id, object: "model", owned_by: "fake" }));
+      const lengths = serverQuirks.contextLengths ?? {};
+      const data = serverQuirks.models.map((id) => ({
+        id,
+        object: "model",
+        owned_by: "fake",
+        ...(lengths[id] ? { max_model_len: lengths[id] } : {}),
+      }));
       res.writeHead(200, { "content-type": "application/json" });
       return void res.end(JSON.stringify({ object: "list", data }));
     }
@@ -156,6 +177,14 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     const recorded = record(body);
     requests.push(recorded);
     if (body.stream !== true) return sendError(res, 400, "fake model answers only stream: true");
+    const limit = serverQuirks.maxContextTokens;
+    if (limit !== undefined && requestTokens(recorded) > limit) {
+      tooLong.push(recorded);
+      const message =
+        `This model's maximum context length is ${limit} tokens. However, your messages ` +
+        `resulted in ${requestTokens(recorded)} tokens. Please reduce the length of the messages.`;
+      return sendError(res, 400, message, {}, "context_length_exceeded");
+    }
     const rejected = serverQuirks.rejectParams?.find((param) => param in body);
     if (rejected) {
       return sendError(res, 400, `Unrecognized request argument supplied: ${rejected}`);
@@ -212,6 +241,7 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     baseURL: `http://127.0.0.1:${port}/v1`,
     requests,
     unmatched,
+    tooLong,
     quirks(quirks) {
       serverQuirks = { ...quirks };
     },
@@ -358,8 +388,9 @@ function sendError(
   status: number,
   message: string,
   headers: Record<string, string> = {},
+  code: string | null = null,
 ): void {
-  const body = JSON.stringify({ error: { message, type: "fake_error", param: null, code: null } });
+  const body = JSON.stringify({ error: { message, type: "fake_error", param: null, code } });
   res.writeHead(status, { "content-type": "application/json", ...headers });
   res.end(body);
 }

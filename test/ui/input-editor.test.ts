@@ -6,9 +6,12 @@ const prompt = { text: "> " };
 
 /** The rendered rows without tags. */
 function shown(editor: ReturnType<typeof createInputEditor>, width = 40, rows = 10) {
-  return editor
-    .render(width, rows, prompt, true)
-    .lines.map((l) => l.replace(/\{\/?(inverse|bold)\}/g, "").replace(/\{open\}/g, "{").replace(/\{close\}/g, "}"));
+  return editor.render(width, rows, prompt, true).lines.map((l) =>
+    l
+      .replace(/\{\/?(inverse|bold)\}/g, "")
+      .replace(/\{open\}/g, "{")
+      .replace(/\{close\}/g, "}"),
+  );
 }
 
 describe("input editor", () => {

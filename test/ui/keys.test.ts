@@ -34,7 +34,10 @@ describe("key parser", () => {
       k("left", { ctrl: true }),
     ]);
     expect(parse("\x1bOa")).toEqual([k("up", { ctrl: true })]);
-    expect(parse("\x1b[1;3D\x1b[1;3C")).toEqual([k("left", { meta: true }), k("right", { meta: true })]);
+    expect(parse("\x1b[1;3D\x1b[1;3C")).toEqual([
+      k("left", { meta: true }),
+      k("right", { meta: true }),
+    ]);
     expect(parse("\x1bb\x1bf")).toEqual([k("left", { meta: true }), k("right", { meta: true })]);
     expect(parse("\x1b\x1b[D")).toEqual([k("left", { meta: true })]);
   });

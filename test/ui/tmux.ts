@@ -29,7 +29,10 @@ export interface Terminal {
   /** The visible screen, one string (rows joined by "\n", trailing spaces trimmed). */
   screen(): Promise<string>;
   /** Polls the screen until `expected` matches; returns that screen, or throws with it. */
-  waitFor(expected: string | RegExp | ((screen: string) => boolean), timeoutMs?: number): Promise<string>;
+  waitFor(
+    expected: string | RegExp | ((screen: string) => boolean),
+    timeoutMs?: number,
+  ): Promise<string>;
   /** Polls until `unexpected` no longer matches. */
   waitForGone(unexpected: string | RegExp, timeoutMs?: number): Promise<string>;
   resize(width: number, height: number): Promise<void>;
@@ -104,7 +107,11 @@ export async function startTerminal(options: TmuxOptions): Promise<Terminal> {
     waitFor: (expected, timeoutMs = 15_000) =>
       poll((s) => matches(s, expected), JSON.stringify(String(expected)), timeoutMs),
     waitForGone: (unexpected, timeoutMs = 15_000) =>
-      poll((s) => !matches(s, unexpected), `${JSON.stringify(String(unexpected))} to go`, timeoutMs),
+      poll(
+        (s) => !matches(s, unexpected),
+        `${JSON.stringify(String(unexpected))} to go`,
+        timeoutMs,
+      ),
     resize: async (width, height) =>
       void (await tmux("resize-window", "-t", "0", "-x", String(width), "-y", String(height))),
     styledScreen: async () => (await tmux("capture-pane", "-p", "-e", "-t", "0")).stdout,
@@ -115,7 +122,8 @@ export async function startTerminal(options: TmuxOptions): Promise<Terminal> {
         return "";
       }
     },
-    title: async () => (await tmux("display-message", "-p", "-t", "0", "#{pane_title}")).stdout.trim(),
+    title: async () =>
+      (await tmux("display-message", "-p", "-t", "0", "#{pane_title}")).stdout.trim(),
     kill: async () => {
       sockets.delete(socket);
       await tmux("kill-server").catch(() => undefined);
@@ -126,9 +134,7 @@ export async function startTerminal(options: TmuxOptions): Promise<Terminal> {
 /** Kills every tmux server this process started and did not kill yet (for afterAll). */
 export async function killAllTerminals(): Promise<void> {
   await Promise.all(
-    [...sockets].map((socket) =>
-      run("tmux", ["-L", socket, "kill-server"]).catch(() => undefined),
-    ),
+    [...sockets].map((socket) => run("tmux", ["-L", socket, "kill-server"]).catch(() => undefined)),
   );
   sockets.clear();
 }

@@ -37,7 +37,10 @@ const lastUser = (text: string) => (req: RecordedRequest) =>
 
 describe("the TUI in a terminal", () => {
   it("runs a chat turn: the message, the answer, the status bar", async () => {
-    model.script({ match: lastUser("hello there"), reply: { text: "General Kenobi, you are a bold one" } });
+    model.script({
+      match: lastUser("hello there"),
+      reply: { text: "General Kenobi, you are a bold one" },
+    });
     const t = await open();
     await t.type("hello there");
     await t.keys("Enter");

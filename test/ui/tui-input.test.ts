@@ -1,5 +1,6 @@
 // The TUI's input in a real terminal (tmux): editing keys, Ctrl+J newlines, Alt+arrow word motion,
 // history, bracketed paste (never submitted, large ones collapsed, sent whole), /wait, NO_COLOR.
+import { sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { useTestDatabase } from "../support/db.js";
 import { startFakeModel, type FakeModel, type RecordedRequest } from "../support/fake-model.js";
@@ -34,6 +35,7 @@ const lastUser = (text: string) => (req: RecordedRequest) =>
   req.lastMessage?.role === "user" && req.lastMessage.content === text;
 
 /** Foreground/background color SGR codes (30-37, 90-97, 38;…, 40-47, 48;…). */
+// eslint-disable-next-line no-control-regex
 const COLOR_SGR = /\x1b\[(?:[0-9;]*;)?(?:3[0-8]|9[0-7]|4[0-8])(?:;[0-9;]*)?m/;
 
 describe("the TUI's input in a terminal", () => {
@@ -71,38 +73,83 @@ describe("the TUI's input in a terminal", () => {
       { match: lastUser(`see this: ${lines.join("\n")}`), reply: { text: "large paste arrived" } },
     ]);
     const t = await open();
+    const before = model.requests.length;
     await t.raw("\x1b[200~a\rb\x1b[201~");
     await t.waitFor(/❯ a\n\s+b/);
-    expect(model.requests.length).toBe(0);
+    expect(model.requests.length).toBe(before);
     await t.keys("Enter");
     await t.waitFor("● small paste arrived");
     await t.type("see this: ");
     await t.raw(`\x1b[200~${lines.join("\r")}\x1b[201~`);
     const collapsed = await t.waitFor("[pasted 30 lines]");
     expect(collapsed).not.toContain("pasted line 2\n");
-    expect(model.requests.length).toBe(1);
+    expect(model.requests.length).toBe(before + 1);
     await t.keys("Enter");
     await t.waitFor("● large paste arrived");
     model.assertAllUsed();
   });
 
-  it("/wait makes the agent wait as its own tool: spinner, status layer, recorded result", async () => {
-    model.script([
-      { match: (r) => r.lastMessage?.role === "tool", reply: { text: "the wait is over" } },
-    ]);
+  it("/wait makes the agent wait as its own tool: status layer, recorded result", async () => {
+    model.script({ agent: "sleeper", reply: { text: "nap taken", delayMs: 3000 } });
     const t = await open();
-    await t.type("/fork --name sleeper");
+    await t.type('/fork --name sleeper "take a nap"');
     await t.keys("Enter");
     await t.waitFor(/\[sleeper [0-9a-f]{8}\]/);
     await t.keys("C-Up");
     await t.waitFor(/\[root [0-9a-f]{8}\]/);
-    await t.type("/wait 2 sleeper");
+    await t.type("/wait 30 sleeper");
     await t.keys("Enter");
-    const waiting = await t.waitFor(/○ idle\s+sleeper/);
-    expect(waiting).toContain("» /wait 2 sleeper");
-    await t.waitFor("● the wait is over");
-    const screen = await t.screen();
-    expect(screen).toMatch(/← wait/);
+    // While the child works: the status layer and the spinner; then the recorded result.
+    const waiting = await t.waitFor(/◐ running\s+sleeper/);
+    expect(waiting).toContain("» /wait 30 sleeper");
+    expect(waiting).toMatch(/waiting for 1 agent/);
+    const done = await t.waitFor(/← wait[^]*○ sleeper [0-9a-f]{8} idle/);
+    expect(done).not.toMatch(/◐ running\s+sleeper/);
+    model.assertAllUsed();
+  });
+
+  it("/model completes from the server's list with Tab and sets the model; Ctrl+O; /exit", async () => {
+    model.quirks({ models: ["fake-model", "fake-large-2", "other"] });
+    const t = await open();
+    await t.type("/model fake-l");
+    await t.keys("Tab");
+    await t.waitFor("❯ /model fake-large-2");
+    await t.keys("Enter");
+    await t.waitFor("model of this agent set to fake-large-2");
+    await t.waitFor(/│ fake-large-2 │/);
+    // Ctrl+O lets the terminal select text (mouse capture off), shown in the status bar.
+    await t.keys("C-o");
+    await t.waitFor("mouse off");
+    await t.type("/exit");
+    await t.keys("Enter");
+    await t.waitFor("[warren exited 0]");
+    expect(t.stderr()).toBe("");
+  });
+
+  it("pages older history in from the database as you scroll up", async () => {
+    const t = await open();
+    const root = /tree ([0-9a-f]{8})/.exec(await t.screen())![1]!;
+    const { db } = database();
+    await db.execute(sql`
+      insert into events (agent_id, kind, content)
+      select a.id, 'system', 'history entry ' || n
+        from agents a, generate_series(1, 450) as n
+       where a.id::text like ${root + "%"} and a.parent_id is null
+       order by n`);
+    await t.kill();
+    const again = await startTerminal({
+      env: warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL }),
+      args: ["--tree", root],
+    });
+    terminals.push(again);
+    await again.waitFor("history entry 450");
+    let screen = "";
+    for (let i = 0; i < 80 && !/history entry 1\n/.test(screen); i++) {
+      await again.keys("PPage");
+      screen = await again.screen();
+    }
+    expect(screen).toMatch(/history entry 1\n/);
+    expect(screen).not.toContain("history entry 450");
   });
 
   it("uses colors on a terminal and none with NO_COLOR", async () => {

@@ -99,7 +99,18 @@ describe("the TUI working a tree", () => {
   });
 
   it("navigates with Ctrl+arrows and the panel, talks to a child, kills, visits the dead, reaps", async () => {
-    model.script({ agent: "beta", reply: { text: "beta here, hello" } });
+    model.script([
+      {
+        agent: "beta",
+        match: (r) => r.messages.length <= 3 || !mentions(r, "status report"),
+        reply: { text: "beta here, hello" },
+      },
+      {
+        agent: "beta",
+        match: (r) => mentions(r, "status report"),
+        reply: { text: "beta got the mail" },
+      },
+    ]);
     const t = await open();
     await enter(t, "/fork --name alpha");
     await t.waitFor(at("alpha"));
@@ -149,6 +160,8 @@ describe("the TUI working a tree", () => {
     expect(dead).toContain("dead agent: no input");
     await enter(t, "some text");
     await t.waitFor(/alpha [0-9a-f]{8} is dead: it takes no input/);
+    await enter(t, "/agents");
+    await t.waitFor(/alpha [0-9a-f]{8}\s+dead/);
     // /reap removes it from navigation and moves the view to the nearest living ancestor.
     await enter(t, "/reap");
     const reaped = await t.waitFor(at("root"));
@@ -157,6 +170,18 @@ describe("the TUI working a tree", () => {
     const after = await t.waitFor("agents — ");
     expect(after).not.toMatch(/alpha [0-9a-f]{8}/);
     expect(after).toMatch(/beta [0-9a-f]{8}/);
+    await t.keys("Escape");
+    await t.waitForGone("agents — ");
+
+    // /send mails from the current agent (the root); beta wakes up with it.
+    await enter(t, '/send beta "status report, please"');
+    await t.waitFor(/mail sent to beta [0-9a-f]{8}/);
+    await t.keys("C-Down");
+    await t.waitFor("● beta got the mail");
+    const mailed = model.requests.find(
+      (r) => agentNameOf(r) === "beta" && mentions(r, "status report"),
+    );
+    expect(mailed?.lastMessage?.content).toMatch(/root/); // the mail names its sender
   });
 
   it("shows the fan-in status layer changing as children finish", async () => {
@@ -175,7 +200,9 @@ describe("the TUI working a tree", () => {
       },
       {
         match: (r) => isRoot(r) && lastTool(r).includes("agent_id"),
-        reply: { toolCalls: [{ name: "wait", arguments: { timeout: 60, from_agents: ["quick", "slow"] } }] },
+        reply: {
+          toolCalls: [{ name: "wait", arguments: { timeout: 60, from_agents: ["quick", "slow"] } }],
+        },
       },
       {
         match: (r) => isRoot(r) && lastTool(r).includes("results"),
@@ -184,13 +211,19 @@ describe("the TUI working a tree", () => {
       {
         agent: "quick",
         match: (r) => r.lastMessage?.role === "user",
-        reply: { delayMs: 300, toolCalls: [{ name: "send", arguments: { to: "parent", message: "quick result" } }] },
+        reply: {
+          delayMs: 300,
+          toolCalls: [{ name: "send", arguments: { to: "parent", message: "quick result" } }],
+        },
       },
       { agent: "quick", match: (r) => r.lastMessage?.role === "tool", reply: { text: "sent" } },
       {
         agent: "slow",
         match: (r) => r.lastMessage?.role === "user",
-        reply: { delayMs: 3500, toolCalls: [{ name: "send", arguments: { to: "parent", message: "slow result" } }] },
+        reply: {
+          delayMs: 3500,
+          toolCalls: [{ name: "send", arguments: { to: "parent", message: "slow result" } }],
+        },
       },
       { agent: "slow", match: (r) => r.lastMessage?.role === "tool", reply: { text: "sent" } },
     ]);

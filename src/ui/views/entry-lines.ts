@@ -3,6 +3,7 @@
 import type { EventRow } from "../../agents/events.sql.js";
 import { shortId } from "../../cli/format.js";
 import { collapseSpans, endRowWith, paintRows, wrapSpans, type Row } from "./spans.js";
+import { knownResultRows } from "./tool-results.js";
 import { cleanText, type Line, type Span, type Style, type Theme } from "./theme.js";
 
 export type ScrollEntry =
@@ -19,6 +20,9 @@ export const RESULT_ROWS = 8;
 export const MAIL_ROWS = 12;
 export const ARGS_ROWS = 3;
 export const REASONING_ROWS = 6;
+/** A message longer than LONG_CHARS shows only its first LONG_ROWS rows. */
+export const LONG_CHARS = 50_000;
+export const LONG_ROWS = 400;
 
 const S = {
   user: { bold: true } as Style,
@@ -32,7 +36,6 @@ const S = {
   warn: { fg: "yellow" } as Style,
   capture: { fg: "magenta" } as Style,
   captureLabel: { fg: "magenta", bold: true } as Style,
-  mail: { fg: "cyan" } as Style,
   mailLabel: { fg: "cyan", bold: true } as Style,
   fork: { fg: "green" } as Style,
   dim: { dim: true } as Style,
@@ -165,7 +168,9 @@ function reasoningRows(reasoning: string, width: number): Row[] {
 
 function toolCallRows(event: EventRow, width: number): Row[] {
   const data = event.data ?? {};
-  const name = str(data.name) ?? str(data.tool) ?? "tool";
+  const name = str(data.name) ?? str(data.tool);
+  // Without data the content is the call as text ("name(args)").
+  if (!name) return block([{ text: "→ ", style: S.call }], event.content, undefined, width);
   const rawArgs = data.arguments ?? data.args;
   const args = typeof rawArgs === "string" ? (parseJson(rawArgs) ?? rawArgs) : rawArgs;
   const obj = args && typeof args === "object" ? (args as Record<string, unknown>) : undefined;
@@ -221,6 +226,9 @@ function toolResultRows(event: EventRow, width: number): Row[] {
     );
   }
   const name = str(data.name);
+  const parsed = parseJson(event.content);
+  const known = parsed && knownResultRows(name, parsed, width, mailRows);
+  if (known) return known;
   const head: Span[] = [{ text: "← ", style: S.call }];
   if (name) head.push({ text: `${cleanText(name, false)}: `, style: S.dim });
   const body = event.content.replace(/\s+$/, "");
@@ -268,14 +276,28 @@ function block(
   width: number,
   cont?: string,
 ): Row[] {
-  const body = cleanText(text.replace(/\s+$/, ""));
+  let body = cleanText(text.replace(/\s+$/, ""));
+  let hidden = 0;
+  if (body.length > LONG_CHARS) {
+    // A huge message shows its first LONG_ROWS rows: a frame never wraps megabytes.
+    if (!cont) return withMore(collapseSpans(head, body, style, width, 2, LONG_ROWS), width);
+    const total = body.split("\n").length;
+    const cut = body.slice(0, LONG_ROWS * width);
+    let kept = cut.split("\n");
+    // The last kept line is partial when the cut fell inside it (and it was not dropped below).
+    let partial = cut.length < body.length && body[cut.length] !== "\n" ? 1 : 0;
+    if (kept.length > LONG_ROWS) [kept, partial] = [kept.slice(0, LONG_ROWS), 0];
+    hidden = total - kept.length + partial;
+    body = kept.join("\n");
+  }
   if (!cont) return wrapSpans([...head, { text: body, style }], width, 2);
   // A continuation prefix drawn on every row (e.g. the capture bar).
   const inner = Math.max(1, width - cont.length);
-  return wrapSpans([{ text: body, style }], inner, 0).map((row) => [
+  const rows = wrapSpans([{ text: body, style }], inner, 0).map((row) => [
     { text: cont, style: head[0]?.style },
     ...row,
   ]);
+  return withMore({ rows: rows.slice(0, LONG_ROWS), hidden }, width);
 }
 
 function withMore({ rows, hidden }: { rows: Row[]; hidden: number }, width: number): Row[] {

@@ -1,37 +1,50 @@
 // Plain-text screens: the /help text (shown by the app as a notice) and the too-small message.
-import { padToWidth, truncateToWidth } from "./text-width.js";
+import { displayWidth, padToWidth, truncateToWidth } from "./text-width.js";
 import type { Line } from "./theme.js";
 
 export const MIN_WIDTH = 40;
 export const MIN_HEIGHT = 10;
 
-/** The keys and commands, one per line; `panelKey` is the key that opens the agent panel. */
-export function renderHelp(panelKey: string): string[] {
-  return [
-    "Keys",
-    "  Enter              send (queued while the agent is busy)",
-    "  Shift+Enter, Ctrl+J  new line",
-    "  Up / Down          input history",
-    "  PageUp / PageDown  scroll (also the mouse wheel)",
-    "  Ctrl+Up            parent",
-    "  Ctrl+Down          newest child",
-    "  Ctrl+Left / Right  previous / next sibling",
-    `  ${padToWidth(panelKey, 18)} agent panel (Enter jumps)`,
-    "  Alt+Left / Right   word left / right in the input",
-    "  Escape             interrupt this agent (not its children)",
-    "  Ctrl+C             interrupt; twice within 2 s quits",
-    "Commands",
-    "  /capture           type text no model sees; /fork makes it a child's task",
-    "  /cancel            end capture without forking (the text stays)",
-    '  /fork [--name N] ["prompt"]  new child (inherits the context) and switch to it',
-    "  /kill [AGENT]      kill an agent and its descendants (default: this one)",
-    "  /send AGENT MESSAGE  mail from this agent",
-    "  /wait TIMEOUT [AGENT…]  this agent waits for mail (fan-in with agents)",
-    "  /reap              remove dead agents from navigation",
-    "  /agents            the tree with states",
-    "  /model NAME        this agent's model",
-    "  /help, /exit",
+/**
+ * The keys and commands, one per line; `panelKey` opens the agent panel, `mouseKey` (when the
+ * app has one) toggles mouse reporting.
+ */
+export function renderHelp(panelKey: string, mouseKey?: string): string[] {
+  const keys: [string, string][] = [
+    ["Enter", "send (queued while the agent is busy)"],
+    ["Shift+Enter, Ctrl+J", "new line"],
+    ["Up / Down", "input history"],
+    ["PageUp / PageDown", "scroll (also the mouse wheel)"],
+    ["Ctrl+Up", "parent"],
+    ["Ctrl+Down", "newest child"],
+    ["Ctrl+Left / Right", "previous / next sibling (wrapping)"],
+    [panelKey, "agent panel (Enter jumps)"],
+    ...(mouseKey
+      ? [[mouseKey, "mouse on/off (off: select text with the terminal)"] as [string, string]]
+      : []),
+    ["Shift+drag", "select text while the mouse is on"],
+    ["Alt+Left / Right", "word left / right in the input"],
+    ["Escape", "interrupt this agent (not its children)"],
+    ["Ctrl+C", "interrupt; twice within 2 s quits"],
   ];
+  const commands: [string, string][] = [
+    ["/capture", "type text no model sees; /fork makes it a child's task"],
+    ["/cancel", "end capture without forking (the text stays)"],
+    ['/fork [--name N] ["prompt"]', "new child (inherits the context); switch to it"],
+    ["/kill [AGENT]", "kill an agent and its descendants (default: this one)"],
+    ["/send AGENT MESSAGE", "mail from this agent"],
+    ["/wait TIMEOUT [AGENT…]", "this agent waits for mail (from these agents)"],
+    ["/reap", "remove dead agents from navigation"],
+    ["/agents", "the tree with states"],
+    ["/model NAME", "this agent's model"],
+    ["/help, /exit", "this help; quit"],
+  ];
+  return ["Keys", ...table(keys), "Commands", ...table(commands)];
+}
+
+function table(rows: [string, string][]): string[] {
+  const column = Math.max(...rows.map(([key]) => displayWidth(key))) + 2;
+  return rows.map(([key, text]) => `  ${padToWidth(key, column)}${text}`);
 }
 
 /** Shown instead of the UI when the terminal is smaller than MIN_WIDTH×MIN_HEIGHT. */

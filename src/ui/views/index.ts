@@ -1,6 +1,7 @@
 // The TUI's views: pure functions from state to lines (blessed tag strings, pre-wrapped to a
 // width). Agent text is escaped here, once; blessed widgets only place the lines.
-export type { Line, Theme } from "./theme.js";
+export type { Line, Style, Theme } from "./theme.js";
+export { paint } from "./theme.js";
 export type { ScrollEntry } from "./entry-lines.js";
 export { renderEntry } from "./entry-lines.js";
 export { createScrollbackView, entryKey } from "./scrollback.js";

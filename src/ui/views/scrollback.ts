@@ -9,8 +9,8 @@ export interface ScrollbackRender {
   lines: Line[];
   /**
    * The largest useful `scrollFromBottom`. Exact once every entry has been laid out; before that
-   * a lower bound (each entry not yet laid out counts as one line and its blank separator), which
-   * grows as you scroll up.
+   * it is one line past what has been laid out (older entries exist, of unknown height), so
+   * scrolling up stays possible and the bound grows as you go.
    */
   maxScroll: number;
   /** The first line of the oldest entry given is visible: time to page older history in. */
@@ -85,8 +85,7 @@ export function createScrollbackView(
         count += separated.length;
       }
       const complete = i < 0;
-      const remaining = complete ? 0 : i + 1;
-      const maxScroll = Math.max(0, count + remaining * 2 - rows);
+      const maxScroll = Math.max(0, count - rows + (complete ? 0 : 1));
       const scroll = Math.min(Math.max(0, Math.floor(scrollFromBottom)), maxScroll);
       const all: Line[] = [];
       for (let c = chunks.length - 1; c >= 0; c--) all.push(...chunks[c]!);

@@ -296,3 +296,61 @@ describe("the virtual list", () => {
     expect(laidOut.at(-1)).toBe("e1");
   });
 });
+
+describe("tool results read as what they mean", () => {
+  const A = "a1a1a1a1-0000-4000-8000-000000000001";
+  const B = "b2b2b2b2-0000-4000-8000-000000000002";
+
+  it("shows a fan-in wait as one row per agent with its status", () => {
+    const result = {
+      results: [
+        { agent_id: A, name: "alpha", status: "received", message: "found 3 bugs\nsee below" },
+        { agent_id: B, name: "bravo", status: "dead" },
+      ],
+    };
+    const text = show([ev(event("tool_result", JSON.stringify(result), { name: "wait" }))]);
+    expect(text).toBe(
+      "← wait: 2 agents\n  ✓ alpha a1a1a1a1: found 3 bugs\n    see below\n  ✗ bravo b2b2b2b2 dead",
+    );
+  });
+
+  it("shows a wait's mail, its timeout and a send's receipt", () => {
+    const text = show([
+      ev(
+        event("tool_result", JSON.stringify({ from: A, from_name: "alpha", message: "hi" }), {
+          name: "wait",
+        }),
+      ),
+      ev(
+        event("tool_result", JSON.stringify({ from: "human", from_name: "human", message: "yo" }), {
+          name: "wait",
+        }),
+      ),
+      ev(event("tool_result", '{"status":"timeout"}', { name: "wait" })),
+      ev(
+        event(
+          "tool_result",
+          JSON.stringify({ status: "sent", to: B, to_name: "bravo", mail_id: 4 }),
+          { name: "send" },
+        ),
+      ),
+    ]);
+    expect(text).toBe(
+      "← ✉ from alpha a1a1a1a1: hi\n\n← ✉ from human: yo\n\n← wait: timed out, no mail\n\n← send: sent to bravo b2b2b2b2",
+    );
+  });
+});
+
+describe("huge messages", () => {
+  it("shows the first rows of a megabyte message and says how much is hidden", () => {
+    const huge = Array.from({ length: 20_000 }, (_, i) => `line ${i} ${"x".repeat(40)}`).join("\n");
+    for (const kind of ["user", "assistant", "capture"] as const) {
+      const view = createScrollbackView(color);
+      const lines = view.render([ev(event(kind, huge))], 80, 100_000, 0).lines;
+      expect(lines.length).toBeLessThanOrEqual(402);
+      const text = screenText(lines, 80);
+      expect(text).toContain("line 0 ");
+      expect(text).toMatch(/… 19[56]\d\d more lines/);
+    }
+  });
+});

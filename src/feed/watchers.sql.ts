@@ -1,0 +1,14 @@
+// The feed_watchers table: one row per open feed (a TUI on a tree), kept alive by the feed. The
+// feed triggers NOTIFY only trees someone watches, so headless runs and workers pay nothing.
+import { index, pgTable, timestamp, uuid } from "drizzle-orm/pg-core";
+
+export const feedWatchers = pgTable(
+  "feed_watchers",
+  {
+    id: uuid("id").primaryKey(),
+    tree_id: uuid("tree_id").notNull(),
+    /** Refreshed while the feed is open; a crashed feed's row simply expires. */
+    expires_at: timestamp("expires_at", { withTimezone: true }).notNull(),
+  },
+  (t) => [index("feed_watchers_tree_idx").on(t.tree_id, t.expires_at)],
+);

@@ -1,0 +1,47 @@
+// Registering an open feed in feed_watchers, so the triggers and the stream publisher NOTIFY its
+// tree (and only watched trees pay for NOTIFY). A row lives WATCH_TTL_MS unless refreshed.
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client.js";
+
+export const WATCH_TTL_MS = 60_000;
+export const WATCH_REFRESH_MS = 20_000;
+/** How long opening a feed waits for transactions that may have missed its registration. */
+const SETTLE_MS = 1_000;
+
+/** Registers (or re-registers) a feed; returns once committed. */
+export async function watchTree(db: Db, watcherId: string, treeId: string): Promise<void> {
+  await db.execute(sql`
+    insert into feed_watchers (id, tree_id, expires_at)
+    values (${watcherId}, ${treeId}, now() + make_interval(secs => ${WATCH_TTL_MS / 1000}))
+    on conflict (id) do update set expires_at = excluded.expires_at`);
+}
+
+export async function unwatchTree(db: Db, watcherId: string): Promise<void> {
+  await db.execute(sql`
+    delete from feed_watchers where id = ${watcherId} or expires_at < now() - interval '10 minutes'`);
+}
+
+/**
+ * After watchTree: a transaction that wrote rows of the tree before the registration committed
+ * sent no hint, and may commit after the subscriber's first read. Resolves true once every
+ * transaction running at registration has ended (within `ms`), false if some still runs.
+ */
+export async function settleAfterWatch(
+  db: Db,
+  ms = SETTLE_MS,
+): Promise<{ settled: boolean; wait: (ms: number) => Promise<boolean> }> {
+  const snap = await db.execute<{ snap: string }>(sql`select pg_current_snapshot()::text as snap`);
+  const snapshot = snap.rows[0]!.snap;
+  const wait = async (limit: number) => {
+    const deadline = Date.now() + limit;
+    while (true) {
+      const running = await db.execute<{ n: number }>(sql`
+        select count(*)::int as n from pg_snapshot_xip(${snapshot}::pg_snapshot) x
+         where pg_xact_status(x) = 'in progress'`);
+      if (running.rows[0]!.n === 0) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  return { settled: await wait(ms), wait };
+}

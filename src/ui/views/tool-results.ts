@@ -1,0 +1,84 @@
+// Results of the agent tools a person reads most, shown as what they mean rather than JSON: a
+// wait's mail or fan-in (one row per agent with its status glyph), a send's receipt.
+import { shortId } from "../../cli/format.js";
+import { clipRow, collapseSpans, type Row } from "./spans.js";
+import { cleanText, type Span, type Style } from "./theme.js";
+
+/** Rows kept of each message in a fan-in result. */
+export const FAN_IN_ROWS = 3;
+
+const FAN_IN: Record<string, { glyph: string; style: Style }> = {
+  received: { glyph: "✓", style: { fg: "green" } },
+  idle: { glyph: "○", style: { dim: true } },
+  dead: { glyph: "✗", style: { fg: "red" } },
+  running: { glyph: "◐", style: { fg: "yellow" } },
+};
+
+const ARROW: Span = { text: "← ", style: { fg: "yellow" } };
+const LABEL: Style = { dim: true };
+
+/**
+ * The rows of a known tool's result, or undefined to show the text as it is. `mailRows` lays out
+ * a mail label and body the way mail events are shown.
+ */
+export function knownResultRows(
+  tool: string | undefined,
+  value: Record<string, unknown>,
+  width: number,
+  mailRows: (label: string, body: string, width: number) => Row[],
+): Row[] | undefined {
+  if (tool === "wait") {
+    if (Array.isArray(value.results)) return fanInRows(value.results, width);
+    if (typeof value.message === "string") {
+      const from = typeof value.from === "string" ? value.from : "human";
+      const name = typeof value.from_name === "string" ? value.from_name : from;
+      const who = from === "human" ? "human" : `${name} ${shortId(from)}`;
+      return mailRows(`← ✉ from ${who}: `, value.message, width);
+    }
+    if (value.status === "timeout") {
+      return [
+        clipRow([ARROW, { text: "wait: ", style: LABEL }, { text: "timed out, no mail" }], width),
+      ];
+    }
+  }
+  if (tool === "send" && value.status === "sent" && typeof value.to === "string") {
+    const name = typeof value.to_name === "string" ? `${cleanText(value.to_name, false)} ` : "";
+    const row: Row = [
+      ARROW,
+      { text: "send: ", style: LABEL },
+      { text: `sent to ${name}${shortId(value.to)}` },
+    ];
+    return [clipRow(row, width)];
+  }
+  return undefined;
+}
+
+function fanInRows(results: unknown[], width: number): Row[] {
+  const rows: Row[] = [
+    clipRow([ARROW, { text: `wait: ${results.length} agents`, style: LABEL }], width),
+  ];
+  for (const item of results) {
+    if (!item || typeof item !== "object") continue;
+    const entry = item as Record<string, unknown>;
+    const status = typeof entry.status === "string" ? entry.status : "running";
+    const look = FAN_IN[status] ?? FAN_IN.running!;
+    const id = typeof entry.agent_id === "string" ? ` ${shortId(entry.agent_id)}` : "";
+    const name = typeof entry.name === "string" ? cleanText(entry.name, false) : "?";
+    const head: Span[] = [
+      { text: "  " },
+      { text: `${look.glyph} `, style: look.style },
+      { text: `${name}${id}`, style: { bold: true } },
+    ];
+    if (typeof entry.message === "string") {
+      head.push({ text: ": " });
+      const body = cleanText(entry.message.replace(/\s+$/, ""));
+      const { rows: kept, hidden } = collapseSpans(head, body, undefined, width, 4, FAN_IN_ROWS);
+      rows.push(...kept);
+      if (hidden > 0)
+        rows.push(clipRow([{ text: `    … ${hidden} more lines`, style: LABEL }], width));
+    } else {
+      rows.push(clipRow([...head, { text: ` ${status}`, style: look.style }], width));
+    }
+  }
+  return rows;
+}

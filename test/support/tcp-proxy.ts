@@ -1,0 +1,102 @@
+// A small TCP proxy in front of the test database, for fault injection without restarting a
+// Postgres that other tests share: forward, cut every connection, refuse new ones for a while,
+// or stop forwarding while keeping sockets open (a half-open connection).
+import net from "node:net";
+
+export interface TcpProxy {
+  port: number;
+  /** `url` with its host and port replaced by the proxy's. */
+  urlFor(url: string): string;
+  /** Destroys every open connection (both sides). */
+  cutAll(): void;
+  /** Cuts everything and refuses new connections for `ms` (as a restarting server does). */
+  outage(ms: number): Promise<void>;
+  /** Stops forwarding bytes on open connections (and holds new ones) until resume(). */
+  blackhole(): void;
+  resume(): void;
+  /** Connections accepted so far. */
+  accepted(): number;
+  close(): Promise<void>;
+}
+
+export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  const pairs = new Set<{ client: net.Socket; server: net.Socket }>();
+  let refusing = false;
+  let holding = false;
+  let count = 0;
+  const held: net.Socket[] = [];
+
+  const connect = (client: net.Socket) => {
+    const server = net.connect(targetPort, targetHost);
+    const pair = { client, server };
+    pairs.add(pair);
+    const end = () => {
+      pairs.delete(pair);
+      client.destroy();
+      server.destroy();
+    };
+    client.on("error", end).on("close", end);
+    server.on("error", end).on("close", end);
+    client.on("data", (chunk) => {
+      if (!holding) server.write(chunk);
+    });
+    server.on("data", (chunk) => {
+      if (!holding) client.write(chunk);
+    });
+  };
+
+  const proxy = net.createServer((client) => {
+    count++;
+    if (refusing) {
+      client.destroy();
+      return;
+    }
+    if (holding) {
+      held.push(client);
+      client.on("error", () => undefined);
+      return;
+    }
+    connect(client);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  const port = (proxy.address() as net.AddressInfo).port;
+
+  const cutAll = () => {
+    for (const { client, server } of [...pairs]) {
+      client.destroy();
+      server.destroy();
+    }
+    pairs.clear();
+  };
+
+  return {
+    port,
+    urlFor(url) {
+      const parsed = new URL(url);
+      parsed.hostname = "127.0.0.1";
+      parsed.port = String(port);
+      return parsed.toString();
+    },
+    cutAll,
+    async outage(ms) {
+      refusing = true;
+      cutAll();
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      refusing = false;
+    },
+    blackhole() {
+      holding = true;
+    },
+    resume() {
+      holding = false;
+      for (const client of held.splice(0)) if (!client.destroyed) connect(client);
+    },
+    accepted: () => count,
+    async close() {
+      refusing = true;
+      cutAll();
+      for (const client of held.splice(0)) client.destroy();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    },
+  };
+}
