@@ -110,7 +110,7 @@ export interface RetryOptions {
   signal?: AbortSignal;
   /** Called before each pause with the failure, the attempt number (1-based) and the pause. */
   onRetry?: (err: unknown, attempt: number, delayMs: number) => void;
-  /** Give up once this much time has passed since the first attempt. Default 60 s. */
+  /** Give up once failures have lasted this long (from the first failure). Default 60 s. */
   maxElapsedMs?: number;
   /** First pause; doubled each attempt up to maxDelayMs, with jitter. Defaults 100 ms / 5 s. */
   baseDelayMs?: number;
@@ -134,15 +134,16 @@ export async function withRetry<T>(
   fn: (attempt: number) => Promise<T>,
   options: RetryOptions = {},
 ): Promise<T> {
-  const started = Date.now();
+  let failingSince: number | undefined;
   const maxElapsed = options.maxElapsedMs ?? DEFAULT_RETRY_MS;
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn(attempt);
     } catch (err) {
       if (!isTransient(err) || options.signal?.aborted) throw err;
+      failingSince ??= Date.now();
       const delay = backoffDelay(attempt, options.baseDelayMs, options.maxDelayMs);
-      if (Date.now() - started + delay > maxElapsed) throw err;
+      if (Date.now() - failingSince + delay > maxElapsed) throw err;
       options.onRetry?.(err, attempt, delay);
       await pause(delay, options.signal);
     }

@@ -149,12 +149,36 @@ export async function buildContext(
   );
 }
 
-/** A tool result cut to `max` characters, saying so and how to get the rest. */
+/**
+ * A tool result cut to about `max` characters, saying so and how to get the rest. A JSON object
+ * stays valid JSON: its longest string field is cut and a `truncated_by_warren` note added.
+ */
 export function truncatedResult(content: string, max: number): string {
+  const cutChars = (dropped: number) =>
+    `[truncated by warren: ${dropped} more characters did not fit in the context. Read the ` +
+    "rest in smaller parts: read_file with offset and limit, or a command that prints less " +
+    "(head, tail, grep).]";
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(content);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) {
+    const object = parsed as Record<string, unknown>;
+    const longest = Object.keys(object)
+      .filter((k) => typeof object[k] === "string")
+      .sort((a, b) => (object[b] as string).length - (object[a] as string).length)[0];
+    if (longest !== undefined) {
+      const value = object[longest] as string;
+      const keep = Math.max(0, value.length - (content.length - max) - 400);
+      return JSON.stringify({
+        ...object,
+        [longest]: value.slice(0, keep),
+        truncated_by_warren: cutChars(value.length - keep),
+      });
+    }
+  }
   const keep = Math.max(0, max - 300);
-  return (
-    `${content.slice(0, keep)}\n[truncated by warren: ${content.length - keep} more characters ` +
-    "did not fit in the context. Read the rest in smaller parts: read_file with offset and " +
-    "limit, or a command that prints less (head, tail, grep).]"
-  );
+  return `${content.slice(0, keep)}\n${cutChars(content.length - keep)}`;
 }

@@ -1,6 +1,7 @@
 // wait {timeout, from_agents?}: the oldest mail, or fan-in over several agents. The result is
 // recorded by waitForMail itself, in the same statement/transaction that consumes the mail.
 import { resolveAgentRef } from "../agents/refs.js";
+import { unreachableLine, withRetry } from "../db/retry.js";
 import { waitForMail } from "../mail/wait.js";
 import { fail, type Tool } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
@@ -50,12 +51,20 @@ export const waitTool: Tool<AgentToolContext> = {
         return fail("INVALID_ARGS", '"from_agents" must be a non-empty array of strings');
       }
     }
+    // A database blip does not end the wait: it is retried with the time it has left (a wait
+    // consumes mail and records its result in one statement, so a failed attempt took nothing).
+    const started = Date.now();
+    const retry = {
+      signal: ctx.signal,
+      onRetry: (err: unknown) => ctx.onWarning?.(unreachableLine(err)),
+    };
     try {
       const scope = { treeId: ctx.agent.tree_id, selfId: ctx.agent.id };
       let fromAgents: string[] | undefined;
       if (Array.isArray(from)) {
-        const resolved = await Promise.all(
-          (from as string[]).map((ref) => resolveAgentRef(ctx.db, scope, ref)),
+        const resolved = await withRetry(
+          () => Promise.all((from as string[]).map((ref) => resolveAgentRef(ctx.db, scope, ref))),
+          retry,
         );
         if (resolved.some((a) => a.id === ctx.agent.id)) {
           return fail("INVALID_ARGS", "you cannot wait for yourself");
@@ -64,14 +73,19 @@ export const waitTool: Tool<AgentToolContext> = {
       }
       if (timeout > 0) await ctx.setWaiting(true);
       try {
-        const outcome = await waitForMail(ctx.db, ctx.bus, {
-          agentId: ctx.agent.id,
-          timeoutSeconds: timeout,
-          fromAgents,
-          signal: ctx.signal,
-          record: { kind: "tool_result", data: { tool_call_id: ctx.toolCallId, name: "wait" } },
-          onProgress: ctx.onWaitProgress,
-        });
+        const left = () => Math.max(0, timeout - (Date.now() - started) / 1000);
+        const outcome = await withRetry(
+          () =>
+            waitForMail(ctx.db, ctx.bus, {
+              agentId: ctx.agent.id,
+              timeoutSeconds: left(),
+              fromAgents,
+              signal: ctx.signal,
+              record: { kind: "tool_result", data: { tool_call_id: ctx.toolCallId, name: "wait" } },
+              onProgress: ctx.onWaitProgress,
+            }),
+          retry,
+        );
         return { ok: true, value: outcome.result, recordedEventId: outcome.eventId };
       } finally {
         if (timeout > 0 && !ctx.signal.aborted) await ctx.setWaiting(false);

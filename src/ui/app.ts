@@ -32,7 +32,10 @@ import {
   renderTooSmall,
   MIN_HEIGHT,
   MIN_WIDTH,
+  entryKey,
+  renderEntry,
   type Direction,
+  type ScrollEntry,
   type Theme,
 } from "./views/index.js";
 import { paint } from "./views/theme.js";
@@ -82,6 +85,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   let troubleUntil = 0;
   const noticed = new Map<string, number>();
   let paintedId = root.id;
+  let anchor: Anchor | undefined;
   let panelOpen = false;
   let panelSelected = root.id;
   let panelOrder: string[] = [];
@@ -182,6 +186,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       // Another agent (by a key, the panel, /fork, /kill or /reap): start at its bottom.
       paintedId = state.currentId;
       scroll = 0;
+      anchor = undefined;
     }
     const now = Date.now();
     const agents = [...state.agents.values()];
@@ -207,7 +212,11 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       spinner: spinner !== "",
       input: input.length,
     });
-    const scrolled = scrollbackView.render(controller.entries(), width, rows, scroll);
+    const entries = controller.entries();
+    // Scrolled up to read: what arrives below pushes the window up by as much, so it stays put.
+    if (scroll > 0) scroll += grownBelow(anchor, entries, width, theme);
+    anchor = bottomAnchor(entries, width, theme);
+    const scrolled = scrollbackView.render(entries, width, rows, scroll);
     scroll = Math.min(scroll, scrolled.maxScroll);
     if (scrolled.atTop && state.hasOlder) spawn(() => controller.loadOlder());
     const nav = navInfo(agents, current.id) ?? { current, children: 0 };
@@ -463,6 +472,37 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     },
     close: quit,
   };
+}
+
+/** The newest entry at the last paint and how many lines it took. */
+interface Anchor {
+  key: string;
+  lines: number;
+}
+
+function bottomAnchor(entries: readonly ScrollEntry[], width: number, theme: Theme) {
+  const last = entries.at(-1);
+  return last && { key: entryKey(last), lines: renderEntry(last, width, theme).length };
+}
+
+/** Lines added below `anchor` since it was taken (new entries, or the anchor entry growing). */
+function grownBelow(
+  anchor: Anchor | undefined,
+  entries: readonly ScrollEntry[],
+  width: number,
+  theme: Theme,
+): number {
+  if (!anchor) return 0;
+  let at = entries.length - 1;
+  // Only the last few entries can be new between two frames; look no further back than that.
+  const stop = Math.max(0, entries.length - 50);
+  while (at >= stop && entryKey(entries[at]!) !== anchor.key) at--;
+  if (at < stop) return 0;
+  let added = renderEntry(entries[at]!, width, theme).length - anchor.lines;
+  for (let i = at + 1; i < entries.length; i++) {
+    added += renderEntry(entries[i]!, width, theme).length + 1;
+  }
+  return Math.max(0, added);
 }
 
 function emptyFrame() {

@@ -129,11 +129,17 @@ export function createController(options: ControllerOptions): Controller {
 
   const handle = (updates: FeedUpdate[]) => {
     let resync = false;
+    let moveTo: string | undefined;
     for (const update of updates) {
       switch (update.type) {
         case "agent":
-          if (update.agent.reaped_at) state.agents.delete(update.agent.id);
-          else state.agents.set(update.agent.id, update.agent);
+          if (!update.agent.reaped_at) {
+            state.agents.set(update.agent.id, update.agent);
+            break;
+          }
+          state.agents.delete(update.agent.id);
+          // Reaped elsewhere (another TUI, `warren reap`) while shown here: go up to the living.
+          if (update.agent.id === state.currentId) moveTo = livingAbove(update.agent.parent_id);
           break;
         case "event":
           if (update.event.agent_id !== state.currentId) break;
@@ -162,8 +168,22 @@ export function createController(options: ControllerOptions): Controller {
           break;
       }
     }
-    if (resync) void guard("reloading", () => controller.reload());
+    if (moveTo) {
+      const target = moveTo;
+      void guard("switching agents", () => controller.view(target));
+    } else if (resync) {
+      void guard("reloading", () => controller.reload());
+    }
     onChange();
+  };
+
+  /** The first living agent from `id` upwards (the root when none is known). */
+  const livingAbove = (id: string | null): string => {
+    for (let at = id ? state.agents.get(id) : undefined; at;) {
+      if (at.state !== "dead") return at.id;
+      at = at.parent_id ? state.agents.get(at.parent_id) : undefined;
+    }
+    return state.rootId;
   };
 
   const loadAgents = async () => {

@@ -10,7 +10,10 @@ import { treeChannel } from "../../src/bus/channels.js";
 import { closeDb, createDb, type Db } from "../../src/db/client.js";
 import { openFeed } from "../../src/feed/feed.js";
 import type { Feed, FeedUpdate } from "../../src/feed/types.js";
+import { appendEvent } from "../../src/agents/events.js";
+import { recordNotifications } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
+import { until } from "./rig.js";
 
 const database = useTestDatabase();
 let db: Db; // the feed's own pool: reads give up after 300 ms (so a lock makes them fail)
@@ -138,6 +141,39 @@ describe("openFeed (hints by hand)", () => {
     } finally {
       await locker.end();
       await feed.close();
+    }
+  });
+
+  it("makes the tree's writes NOTIFY only while a feed watches it", async () => {
+    const root = await createTree(database().db, { name: "watched" });
+    const raw = await recordNotifications(bus, [treeChannel(root.id)]);
+    const marker = async (label: string) => {
+      // NOTIFYs arrive in commit order: once the marker is in, anything sent before it is too.
+      await hint(root.id, label);
+      await until(`marker ${label}`, async () =>
+        raw.payloads(treeChannel(root.id)).includes(label) ? true : undefined,
+      );
+    };
+    try {
+      await appendEvent(database().db, root.id, "system", "nobody is watching");
+      await marker("m1");
+      expect(raw.payloads(treeChannel(root.id))).toEqual(["m1"]);
+
+      const feed = await openFeed(db, bus, root.id);
+      const seen = collect(feed);
+      const event = await appendEvent(database().db, root.id, "system", "now someone is");
+      await seen.until("the event", (u) => u.type === "event" && u.event.id === event.id);
+      await feed.close();
+      const rows = await database().db.execute(
+        sql`select 1 from feed_watchers where tree_id = ${root.id}`,
+      );
+      expect(rows.rows).toHaveLength(0);
+
+      await appendEvent(database().db, root.id, "system", "gone again");
+      await marker("m2");
+      expect(raw.payloads(treeChannel(root.id))).toEqual(["m1", `e:${root.id}:${event.id}`, "m2"]);
+    } finally {
+      raw.stop();
     }
   });
 

@@ -109,13 +109,13 @@ describe("long conversations", () => {
     const fake = e2e.fake();
     // The configured window is far larger than the server's real one.
     fake.quirks({ maxContextTokens: 5000 });
-    fake.script([summariser(), rootRunningSteps(12, { text: "12 steps done." })]);
+    fake.script([summariser(), rootRunningSteps(30, { text: "30 steps done." })]);
 
     const run = await e2e.prompt("Run the steps.", {
       env: { WARREN_CONTEXT_WINDOW: "100000" },
     });
     expect(run.stderr).toBe("");
-    expect(run.json?.text).toBe("12 steps done.");
+    expect(run.json?.text).toBe("30 steps done.");
     expect(run.code).toBe(0);
 
     expect(fake.tooLong.length).toBeGreaterThan(0);
@@ -142,11 +142,15 @@ describe("long conversations", () => {
     ]);
 
     const run = await e2e.prompt("Print a lot.", { env: { WARREN_CONTEXT_WINDOW: "8000" } });
+    expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
 
     const seen = requestsOf(fake, "root")[1]!.lastMessage!.content!;
     expect(seen.length).toBeLessThanOrEqual(8000);
-    expect(seen).toMatch(
+    // Still JSON: the long field cut, a note beside it.
+    const value = JSON.parse(seen) as { output: string; truncated_by_warren: string };
+    expect(value.output).toMatch(/^x+$/);
+    expect(value.truncated_by_warren).toMatch(
       /\[truncated by warren: \d+ more characters did not fit in the context\. Read the rest in smaller parts/,
     );
     const db = e2e.db();

@@ -103,8 +103,9 @@ describe("the TUI's input in a terminal", () => {
     const waiting = await t.waitFor(/◐ running\s+sleeper/);
     expect(waiting).toContain("» /wait 30 sleeper");
     expect(waiting).toMatch(/waiting for 1 agent/);
-    const done = await t.waitFor(/← wait[^]*○ sleeper [0-9a-f]{8} idle/);
-    expect(done).not.toMatch(/◐ running\s+sleeper/);
+    await t.waitFor(/← wait[^]*○ sleeper [0-9a-f]{8} idle/);
+    // The status layer goes with the wait.
+    await t.waitForGone(/◐ running\s+sleeper/);
     model.assertAllUsed();
   });
 

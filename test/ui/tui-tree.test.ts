@@ -149,8 +149,7 @@ describe("the TUI working a tree", () => {
 
     // /kill of the current agent moves the view to its parent.
     await enter(t, "/kill");
-    const killed = await t.waitFor(at("root"));
-    expect(killed).toMatch(/killed alpha [0-9a-f]{8}/);
+    await t.waitFor((s) => at("root").test(s) && /killed alpha [0-9a-f]{8}/.test(s));
     // The dead agent is still visitable: frozen scrollback with the kill event, no input.
     await t.keys("C-Down");
     await t.waitFor(at("beta"));
@@ -235,8 +234,9 @@ describe("the TUI working a tree", () => {
     );
     expect(partial).toContain("waiting for 2 agents");
     await t.waitFor("● both children reported", 20_000);
-    const done = await t.screen();
-    expect(done).not.toMatch(/◐ running\s+slow/);
+    await t.waitForGone(/◐ running\s+slow/);
+    // Every agent settles idle (the children end their turns after sending).
+    await t.waitFor(/◐0 ⧗0 ○3 ✗0/);
     model.assertAllUsed();
   });
 });

@@ -1,5 +1,5 @@
 // Results of the agent tools a person reads most, shown as what they mean rather than JSON: a
-// wait's mail or fan-in (one row per agent with its status glyph), a send's receipt.
+// wait's mail or fan-in (one row per agent with its status glyph), a send's, fork's or kill's receipt.
 import { shortId } from "../../cli/format.js";
 import { clipRow, collapseSpans, type Row } from "./spans.js";
 import { cleanText, type Span, type Style } from "./theme.js";
@@ -40,6 +40,24 @@ export function knownResultRows(
         clipRow([ARROW, { text: "wait: ", style: LABEL }, { text: "timed out, no mail" }], width),
       ];
     }
+  }
+  if (tool === "fork" && typeof value.agent_id === "string") {
+    const name = typeof value.name === "string" ? `${cleanText(value.name, false)} ` : "";
+    const row: Row = [
+      ARROW,
+      { text: "fork: ", style: LABEL },
+      { text: `${name}${shortId(value.agent_id)}` },
+    ];
+    return [clipRow(row, width)];
+  }
+  if (tool === "kill" && Array.isArray(value.killed)) {
+    const ids = value.killed.filter((id): id is string => typeof id === "string").map(shortId);
+    const row: Row = [
+      ARROW,
+      { text: "kill: ", style: LABEL },
+      { text: `killed ${ids.join(", ") || "none"}` },
+    ];
+    return [clipRow(row, width)];
   }
   if (tool === "send" && value.status === "sent" && typeof value.to === "string") {
     const name = typeof value.to_name === "string" ? `${cleanText(value.to_name, false)} ` : "";

@@ -334,9 +334,12 @@ describe("tool results read as what they mean", () => {
           { name: "send" },
         ),
       ),
+      ev(event("tool_result", JSON.stringify({ agent_id: A, name: "alpha" }), { name: "fork" })),
+      ev(event("tool_result", JSON.stringify({ killed: [A, B] }), { name: "kill" })),
     ]);
     expect(text).toBe(
-      "← ✉ from alpha a1a1a1a1: hi\n\n← ✉ from human: yo\n\n← wait: timed out, no mail\n\n← send: sent to bravo b2b2b2b2",
+      "← ✉ from alpha a1a1a1a1: hi\n\n← ✉ from human: yo\n\n← wait: timed out, no mail\n\n" +
+        "← send: sent to bravo b2b2b2b2\n\n← fork: alpha a1a1a1a1\n\n← kill: killed a1a1a1a1, b2b2b2b2",
     );
   });
 });

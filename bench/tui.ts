@@ -1,0 +1,358 @@
+// The TUI, measured on its own screen buffer (a real blessed screen on a fake terminal): opening an
+// agent with 10,000 events beside one with 10; keystroke-to-screen latency while 50 agents stream
+// beside none; and the delay from a model delta leaving the fake server to its text on the screen of
+// a second process (the agent runs in a `warren worker` child process).
+import { spawn, type ChildProcess } from "node:child_process";
+import os from "node:os";
+import path from "node:path";
+import { PassThrough } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { sql } from "drizzle-orm";
+import pg from "pg";
+import type { AgentRow } from "../src/agents/agents.sql.js";
+import { createTree, forkAgent, killAgent } from "../src/agents/tree.js";
+import { createBus, type Bus } from "../src/bus/bus.js";
+import { closeDb, createDb, type Db } from "../src/db/client.js";
+import { sendInput } from "../src/mail/input.js";
+import { startRuntime, type Runtime } from "../src/runtime/pool.js";
+import { startTui, type Tui } from "../src/ui/app.js";
+import { startFakeModel, type FakeModel } from "../test/support/fake-model.js";
+import { row, type BenchContext, type BenchRow } from "./report.js";
+import { benchConfig } from "./rig.js";
+import { median, nowMs, percentile } from "./stats.js";
+
+const COLS = 120;
+const ROWS = 40;
+const BIG_HISTORY = 10_000;
+const SMALL_HISTORY = 10;
+const OPEN_ROUNDS = 15;
+const KEYSTROKES = 60;
+const STREAMING_AGENTS = 50;
+const DELTA_TOKENS = 80;
+const FRAME_TIMEOUT_MS = 10_000;
+
+const CTRL_DOWN = "\x1b[1;5B";
+const CTRL_LEFT = "\x1b[1;5D";
+const CTRL_RIGHT = "\x1b[1;5C";
+const CTRL_U = "\x15";
+
+/** A TUI on a fake terminal, with a way to await a frame whose text satisfies a check. */
+interface Harness {
+  tui: Tui;
+  type(keys: string): void;
+  /** Resolves with the time (nowMs) of the first frame, from now on, for which `check` holds. */
+  frame(check: (text: string) => boolean, what: string): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function openHarness(db: Db, bus: Bus, root: AgentRow, modelURL: string): Promise<Harness> {
+  const stdin = new PassThrough() as PassThrough & { isTTY: boolean };
+  stdin.isTTY = false;
+  const stdout = new PassThrough() as PassThrough & {
+    isTTY: boolean;
+    columns: number;
+    rows: number;
+  };
+  Object.assign(stdout, { isTTY: true, columns: COLS, rows: ROWS });
+  stdout.resume(); // the bytes go nowhere; the screen buffer is what is read
+  let waiters: { check: (text: string) => boolean; resolve: (at: number) => void }[] = [];
+  const tui = await startTui({
+    db,
+    bus,
+    config: benchConfig(modelURL),
+    root,
+    env: { NO_COLOR: "1", TERM: "xterm-256color" },
+    stdin: stdin as unknown as NodeJS.ReadStream,
+    stdout: stdout as unknown as NodeJS.WriteStream,
+    onFrame: (screenText) => {
+      if (waiters.length === 0) return;
+      const at = nowMs();
+      const text = screenText().join("\n");
+      waiters = waiters.filter((w) => {
+        if (!w.check(text)) return true;
+        w.resolve(at);
+        return false;
+      });
+    },
+  });
+  return {
+    tui,
+    type: (keys) => void stdin.write(keys),
+    frame(check, what) {
+      return new Promise<number>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`tui bench: no frame with ${what} within ${FRAME_TIMEOUT_MS} ms`)),
+          FRAME_TIMEOUT_MS,
+        );
+        waiters.push({
+          check,
+          resolve: (at) => {
+            clearTimeout(timer);
+            resolve(at);
+          },
+        });
+      });
+    },
+    close: () => tui.close(),
+  };
+}
+
+export async function tuiBench(context: BenchContext): Promise<BenchRow[]> {
+  const { url, log } = context;
+  process.env.TERM ??= "xterm-256color";
+  const db = createDb(url, { max: 4, applicationName: "warren-bench-tui" });
+  const bus = await createBus(url);
+  const fake = await startFakeModel();
+  const rows: BenchRow[] = [];
+  try {
+    log("tui: opening agents with 10,000 and 10 events");
+    rows.push(...(await openTimes(db, bus, fake)));
+    log(`tui: keystroke latency, quiet and with ${STREAMING_AGENTS} agents streaming`);
+    rows.push(...(await keystrokeLatency(db, bus, fake, url)));
+    log("tui: model delta → second process's screen");
+    rows.push(...(await deltaLatency(db, bus, fake, url)));
+    return rows;
+  } finally {
+    await fake.close();
+    await bus.close();
+    await closeDb(db);
+  }
+}
+
+/** Ctrl+Left / Ctrl+Right between two siblings, one with 10,000 events and one with 10. */
+async function openTimes(db: Db, bus: Bus, fake: FakeModel): Promise<BenchRow[]> {
+  const root = await createTree(db, { cwd: os.tmpdir() });
+  const small = await forkAgent(db, root.id, { name: "small", context: "fresh" });
+  const big = await forkAgent(db, root.id, { name: "big", context: "fresh" });
+  await fillHistory(db, small.id, SMALL_HISTORY, "END-small");
+  await fillHistory(db, big.id, BIG_HISTORY, "END-big");
+  const h = await openHarness(db, bus, root, fake.baseURL);
+  try {
+    const visit = async (keys: string, marker: string) => {
+      const shown = h.frame((text) => text.includes(marker), marker);
+      const start = nowMs();
+      h.type(keys);
+      return (await shown) - start;
+    };
+    await visit(CTRL_DOWN, "END-big"); // warm-up: the newest child is "big"
+    const bigMs: number[] = [];
+    const smallMs: number[] = [];
+    for (let i = 0; i < OPEN_ROUNDS; i++) {
+      smallMs.push(await visit(CTRL_LEFT, "END-small"));
+      bigMs.push(await visit(CTRL_RIGHT, "END-big"));
+    }
+    return [
+      row(
+        "tui: open an agent with 10,000 events (p50)",
+        median(bigMs),
+        "ms",
+        "open an agent with 10 events",
+        median(smallMs),
+      ),
+    ];
+  } finally {
+    await h.close();
+  }
+}
+
+/** `count` events alternating user / assistant, a few lines each, ending with `marker`. */
+async function fillHistory(db: Db, agentId: string, count: number, marker: string) {
+  await db.execute(sql`
+    insert into events (agent_id, kind, content)
+    select ${agentId}::uuid, case when i % 2 = 0 then 'user' else 'assistant' end,
+           'message ' || i || E' of a long history\nwith a second line\nand a third one'
+      from generate_series(1, ${count - 1}) as i`);
+  await db.execute(sql`
+    insert into events (agent_id, kind, content) values (${agentId}, 'assistant', ${marker})`);
+}
+
+/** Types into a child's input, one key at a time, quiet and then while 50 agents stream. */
+async function keystrokeLatency(
+  db: Db,
+  bus: Bus,
+  fake: FakeModel,
+  url: string,
+): Promise<BenchRow[]> {
+  const limits = { maxChildren: STREAMING_AGENTS + 1, maxAgentsPerTree: STREAMING_AGENTS + 10 };
+  const root = await createTree(db, { cwd: os.tmpdir(), model: "fake-model" });
+  const children: AgentRow[] = [];
+  for (let i = 0; i < STREAMING_AGENTS; i++) {
+    const name = `streamer-${String(i).padStart(2, "0")}`;
+    children.push(await forkAgent(db, root.id, { name, context: "fresh" }, limits));
+  }
+  // Long, slow streams: ~20 s of text each, longer than the measurement.
+  fake.script({
+    reply: { text: "lorem ipsum dolor sit amet ".repeat(400), chunkSize: 6, chunkDelayMs: 10 },
+    times: Infinity,
+    label: "streamers",
+  });
+  const runtime: Runtime = await startRuntime({
+    url,
+    config: { ...benchConfig(fake.baseURL, limits), concurrency: STREAMING_AGENTS + 5 },
+    treeId: root.id,
+  });
+  const h = await openHarness(db, bus, root, fake.baseURL);
+  try {
+    await (async () => {
+      const shown = h.frame((text) => text.includes("[streamer-49"), "the newest child");
+      h.type(CTRL_DOWN);
+      await shown;
+    })();
+    const quiet = await typeKeys(h);
+    for (const child of children) await sendInput(db, child.id, "write a long text");
+    await h.frame((text) => text.includes("lorem ipsum dolor"), "a streaming answer");
+    const streaming = await typeKeys(h);
+    return [
+      row(
+        `tui: keystroke to screen, ${STREAMING_AGENTS} agents streaming (p50)`,
+        median(streaming),
+        "ms",
+        "keystroke to screen, none streaming",
+        median(quiet),
+      ),
+      row(
+        `tui: keystroke to screen, ${STREAMING_AGENTS} agents streaming (p99)`,
+        percentile(streaming, 99),
+        "ms",
+        "keystroke to screen p99, none streaming",
+        percentile(quiet, 99),
+      ),
+    ];
+  } finally {
+    await h.close();
+    for (const child of children) await killAgent(db, { targetId: child.id, byAgentId: null });
+    await runtime.stop();
+  }
+}
+
+/** Latency of each key until the input row shows it, typed with small human-like gaps. */
+async function typeKeys(h: Harness): Promise<number[]> {
+  const samples: number[] = [];
+  let typed = "";
+  for (let i = 0; i < KEYSTROKES; i++) {
+    if (typed.length >= 24) {
+      const cleared = h.frame((text) => text.includes("❯ \n") || /❯\s*$/m.test(text), "a cleared input");
+      h.type(CTRL_U);
+      await cleared;
+      typed = "";
+    }
+    typed += "abcdefghijklmnopqrstuvwxyz"[i % 26]!;
+    const want = `❯ ${typed}`;
+    const shown = h.frame((text) => text.includes(want), `"${want}"`);
+    const start = nowMs();
+    h.type(typed.at(-1)!);
+    samples.push((await shown) - start);
+    await new Promise((resolve) => setTimeout(resolve, 15 + Math.random() * 25));
+  }
+  return samples;
+}
+
+/** A root run by a `warren worker` child process; this process's TUI watches its stream. */
+async function deltaLatency(db: Db, bus: Bus, fake: FakeModel, url: string): Promise<BenchRow[]> {
+  const root = await createTree(db, { cwd: os.tmpdir(), model: "fake-model" });
+  const tokens = Array.from({ length: DELTA_TOKENS }, (_, i) => `<${String(i).padStart(3, "0")}>`);
+  const sentAt: number[] = [];
+  fake.script({
+    match: (req) => req.messages.some((m) => m.content === "stream for the bench"),
+    reply: {
+      text: tokens.join(" "),
+      chunkSize: 6,
+      chunkDelayMs: 40,
+      onChunk: (text: string) => {
+        const match = /<(\d{3})>/.exec(text);
+        if (match) sentAt[Number(match[1])] = nowMs();
+      },
+    },
+    label: "delta stream",
+  });
+  const worker = startWorker(url, fake.baseURL);
+  const h = await openHarness(db, bus, root, fake.baseURL);
+  const seenAt: number[] = [];
+  try {
+    const done = h.frame((text) => {
+      const at = nowMs();
+      for (const match of text.matchAll(/<(\d{3})>/g)) {
+        const i = Number(match[1]);
+        if (seenAt[i] === undefined) seenAt[i] = at;
+      }
+      return seenAt[DELTA_TOKENS - 1] !== undefined;
+    }, "the whole stream");
+    await sendInput(db, root.id, "stream for the bench");
+    await done;
+    const delays = tokens
+      .map((_, i) => (seenAt[i] ?? NaN) - (sentAt[i] ?? NaN))
+      .filter((d) => Number.isFinite(d) && d >= 0);
+    const raw = await rawNotifyRoundTrips(url, 50);
+    return [
+      row(
+        "tui: model delta → second process's screen (p50)",
+        median(delays),
+        "ms",
+        "raw INSERT+NOTIFY round trip p50",
+        median(raw),
+      ),
+      row(
+        "tui: model delta → second process's screen (p99)",
+        percentile(delays, 99),
+        "ms",
+        "raw INSERT+NOTIFY round trip p99",
+        percentile(raw, 99),
+      ),
+    ];
+  } finally {
+    await h.close();
+    await stopWorker(worker);
+  }
+}
+
+function startWorker(url: string, modelURL: string): ChildProcess {
+  const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../bin/warren");
+  return spawn(process.execPath, [bin, "worker", "--threads", "1"], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: os.tmpdir(),
+      WARREN_CONFIG: path.join(os.tmpdir(), "warren-bench-no-config.json"),
+      DATABASE_URL: url,
+      OPENAI_BASE_URL: modelURL,
+      OPENAI_API_KEY: "bench",
+      WARREN_MODEL: "fake-model",
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+}
+
+async function stopWorker(worker: ChildProcess): Promise<void> {
+  if (worker.exitCode !== null) return;
+  const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+  worker.kill("SIGINT");
+  const force = setTimeout(() => worker.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(force);
+}
+
+/** INSERT + NOTIFY on one connection, LISTENed on another: the floor of any feed. */
+async function rawNotifyRoundTrips(url: string, count: number): Promise<number[]> {
+  const sender = new pg.Client({ connectionString: url });
+  const listener = new pg.Client({ connectionString: url });
+  await Promise.all([sender.connect(), listener.connect()]);
+  try {
+    await sender.query("create temp table bench_raw (id serial primary key, v text)");
+    await listener.query("listen bench_raw_feed");
+    const samples: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const heard = new Promise<number>((resolve) =>
+        listener.once("notification", () => resolve(nowMs())),
+      );
+      const start = nowMs();
+      await sender.query(
+        "with r as (insert into bench_raw (v) values ($1) returning id) " +
+          "select pg_notify('bench_raw_feed', id::text) from r",
+        [String(i)],
+      );
+      samples.push((await heard) - start);
+    }
+    return samples;
+  } finally {
+    await Promise.all([sender.end(), listener.end()]);
+  }
+}
