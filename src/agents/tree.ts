@@ -96,8 +96,8 @@ export async function forkAgentIn(
   if (!known) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
   // The root first: it serialises forks and kills within a tree, so the counts below cannot
   // race and a kill of the parent either sees this child or is seen by this fork.
-  const [parent] = await tx.select().from(agents).where(eq(agents.id, parentId)).for("update");
   await tx.execute(sql`select 1 from agents where id = ${known.tree_id} for update`);
+  const [parent] = await tx.select().from(agents).where(eq(agents.id, parentId)).for("update");
   if (!parent) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
   if (options.leaseOwner !== undefined && parent.lease_owner !== options.leaseOwner) {
     throw new LeaseLost(parentId);

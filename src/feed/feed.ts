@@ -9,7 +9,7 @@ import { events } from "../agents/events.sql.js";
 import { RECONNECTED, type Bus } from "../bus/bus.js";
 import { treeChannel } from "../bus/channels.js";
 import type { Db } from "../db/client.js";
-import { errorMessage } from "../tools/tool.js";
+import { describeDbError } from "../db/retry.js";
 import { agentStreams } from "./streams.sql.js";
 import {
   settleAfterWatch,
@@ -121,7 +121,9 @@ export async function openFeed(
       for (const [key, hint] of pending) if (!batch.has(key)) batch.set(key, hint);
       pending = batch;
       if (failures++ === 0) {
-        deliver([{ type: "connection", problem: `database unreachable: ${errorMessage(err)}` }]);
+        // One line without SQL text (a drizzle error's message is the whole query).
+        const problem = `database unreachable: ${describeDbError(err)}; retrying`;
+        deliver([{ type: "connection", problem }]);
       }
     }
   }

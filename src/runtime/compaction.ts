@@ -71,7 +71,7 @@ export async function fitContext(
   const window = await contextWindowFor(deps, modelName);
   const options = { maxToolResultChars: Math.floor(window * MAX_RESULT_SHARE * 4) };
   const messages = await buildContext(deps.db, agent, options);
-  return messages;
+  if (estimateRequest(messages, tools) <= window * COMPACT_AT) return messages;
   const compacted = await compact(deps, agent, modelName, window, signal);
   return compacted ? buildContext(deps.db, agent, options) : messages;
 }

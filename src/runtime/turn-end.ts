@@ -5,6 +5,7 @@ import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { agentChannel, notify } from "../bus/channels.js";
 import type { Db, Queryable } from "../db/client.js";
+import { LeaseLost } from "../agents/errors.js";
 import { mailText } from "../llm/framing.js";
 
 /** One clear line when a budget is exhausted. Turns are checked only as a new turn starts. */
@@ -49,12 +50,20 @@ export { mailText };
  * Takes all pending mail into the transcript ("continue"), or goes idle ("idle"). In id order:
  * mail becomes `mail_in`, the person's queued input (kind 'input') a `user` event.
  */
-export async function takePendingMail(db: Db, agent: AgentRow): Promise<"continue" | "idle"> {
+export async function takePendingMail(
+  db: Db,
+  agent: AgentRow,
+  /** The worker's lease owner: a worker that lost the lease takes nothing (LeaseLost). */
+  leaseOwner?: string,
+): Promise<"continue" | "idle"> {
   return db.transaction(async (tx) => {
     // The row lock orders this against a concurrent send's wake-up (which needs the same row).
-    const locked = await tx.execute<{ state: string }>(
-      sql`select state from agents where id = ${agent.id} for update`,
+    const locked = await tx.execute<{ state: string; lease_owner: string | null }>(
+      sql`select state, lease_owner from agents where id = ${agent.id} for update`,
     );
+    if (leaseOwner !== undefined && locked.rows[0]?.lease_owner !== leaseOwner) {
+      throw new LeaseLost(agent.id);
+    }
     if (locked.rows[0]?.state === "dead") return "idle";
     const pending = await tx.execute<{
       id: string;

@@ -98,15 +98,17 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     if (!last || turnIsOver(events, last)) {
       // The model has answered (or the person's /wait or an interrupt ended the turn): the turn
       // is over unless mail or input arrived meanwhile.
-      if ((await takePendingMail(db, agent)) === "idle") return;
+      if ((await takePendingMail(db, agent, deps.leaseOwner)) === "idle") return;
       continue;
     }
     const startingTurn = last.kind === "user" || last.kind === "mail_in";
     const problem = budgetProblem(agent, startingTurn) ?? modelProblem(deps.config.model);
     if (problem) {
       await appendEvent(db, agent.id, "error", problem);
-      await goIdle(db, agent.id);
-      return;
+      // Like any end of turn, mail that arrived meanwhile is taken in, never stranded under an
+      // idle agent; it cannot loop: each pass consumes the mail it finds.
+      if ((await takePendingMail(db, agent, deps.leaseOwner)) === "idle") return;
+      continue;
     }
     if (startingTurn) await countTurn(db, agent.id);
     if (!(await guarded(deps, agent, signal, () => step(deps, agent, signal)))) return;
@@ -115,7 +117,8 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
 
 /**
  * Runs one piece of a turn. False when the turn ended instead: stopped from outside, or failed
- * (then an `error` event records why and the agent goes idle).
+ * (then an `error` event records why and the agent goes idle, unless mail is pending: then it
+ * is taken in and the loop goes on, as at a normal end of turn).
  */
 async function guarded(
   deps: TurnDeps,
@@ -136,8 +139,7 @@ async function guarded(
     }
     const what = err instanceof ModelError ? "model error" : "internal error";
     await appendEvent(deps.db, agent.id, "error", `${what}: ${shownError(err)}`);
-    await goIdle(deps.db, agent.id);
-    return false;
+    return (await takePendingMail(deps.db, agent, deps.leaseOwner)) === "continue";
   }
 }
 

@@ -55,6 +55,8 @@ export interface TuiOptions {
   env: Record<string, string | undefined>;
   stdin: NodeJS.ReadStream;
   stdout: NodeJS.WriteStream;
+  /** Keys typed before the TUI was up, handled as if typed now. */
+  typedAhead?: string;
 }
 
 export interface Tui {
@@ -453,6 +455,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   });
   requestPaint();
   await controller.start();
+  if (options.typedAhead) onData(options.typedAhead);
   requestPaint();
 
   return {

@@ -144,7 +144,7 @@ describe("against the database", () => {
     expect(start.code).toBe(0);
     expect(start.stdout).toMatch(/^tree [0-9a-f]{8} · 1 agent: 1 idle$/m);
     expect(start.stdout).toMatch(/^root [0-9a-f]{8}\s+idle\s/m);
-    expect(start.stdout).toContain("TUI is not available yet");
+    expect(start.stdout).toContain("the TUI needs a terminal");
 
     const listed = await warren(["ls", "--json"]);
     expect(listed.code).toBe(0);

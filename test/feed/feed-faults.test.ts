@@ -128,6 +128,8 @@ describe("openFeed (hints by hand)", () => {
         (u) => u.type === "connection" && u.problem !== undefined,
       );
       expect(trouble).toMatchObject({ problem: expect.stringMatching(/^database unreachable: /) });
+      const problem = (trouble as { problem: string }).problem;
+      expect(problem).not.toMatch(/Failed query|select|\n/i);
       expect(seen.updates.some((u) => u.type === "agent")).toBe(false);
       await locker.query("rollback");
       await seen.until(

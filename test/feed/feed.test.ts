@@ -23,7 +23,13 @@ describe("openFeed", () => {
     rig.fake().script({
       agent: "streamer",
       // 38 deltas, one every 10 ms: about 0.4 s of streaming.
-      reply: { text: answer, chunkSize, chunkDelayMs: 10, usage: { input: 11, output: 22 } },
+      reply: {
+        text: answer,
+        reasoning: "The person asks about a fox; describe it.",
+        chunkSize,
+        chunkDelayMs: 10,
+        usage: { input: 11, output: 22 },
+      },
     });
     const root = await createTree(db, { name: "streamer" });
     const observer = await openObserver(url, root.id);
@@ -66,6 +72,8 @@ describe("openFeed", () => {
       );
       expect(partial.length).toBeGreaterThanOrEqual(3);
       for (const s of partial) expect(answer.startsWith(s.text)).toBe(true);
+      // Thinking streams too (it comes first), and is kept beside the text.
+      expect(partial.at(-1)!.reasoning).toBe("The person asks about a fox; describe it.");
       // Text only grows.
       const lengths = before.map((s) => s.text.length);
       expect([...lengths].sort((a, b) => a - b)).toEqual(lengths);

@@ -68,6 +68,7 @@ describe("the TUI in a terminal", () => {
     expect(partial).toContain("▍");
     await t.keys("Escape");
     await t.waitFor(/⚠ interrupted/);
+    expect(await t.screen()).not.toContain("THE-END");
     // The cut stream never completes, and the agent takes the next message.
     await t.type("still there?");
     await t.keys("Enter");

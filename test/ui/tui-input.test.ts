@@ -153,6 +153,24 @@ describe("the TUI's input in a terminal", () => {
     expect(screen).not.toContain("history entry 450");
   });
 
+  it("reflows on resize and says when the terminal is too small", async () => {
+    const long = Array.from({ length: 30 }, (_, i) => `w${i}`).join(" ");
+    model.script({ match: lastUser("reflow me"), reply: { text: long } });
+    const t = await open();
+    await t.type("reflow me");
+    await t.keys("Enter");
+    const wide = await t.waitFor(`● ${long}`);
+    expect(wide).toContain(long); // one row at 120 columns
+    await t.resize(30, 8);
+    await t.waitFor("terminal too small: need 40×10");
+    await t.resize(50, 20);
+    const narrow = await t.waitFor(/\[root [0-9a-f]{8}\]/);
+    expect(narrow).not.toContain("too small");
+    expect(narrow).toContain("● w0 w1 w2");
+    expect(narrow).not.toContain(long);
+    for (const row of narrow.split("\n")) expect([...row].length).toBeLessThanOrEqual(50);
+  });
+
   it("uses colors on a terminal and none with NO_COLOR", async () => {
     const plain = await open();
     await plain.type("/help");
