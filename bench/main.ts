@@ -9,6 +9,7 @@ import { maskUrl, resolveDatabaseUrl } from "../src/db/resolve.js";
 import { formatGoals, formatTable, writeJson, type Benchmark, type BenchRow } from "./report.js";
 import { fanIn } from "./fan-in.js";
 import { memory } from "./memory.js";
+import { scaleOut } from "./scale-out.js";
 import { throughput } from "./throughput.js";
 import { wakeLatency } from "./wake-latency.js";
 
@@ -17,6 +18,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   throughput,
   "fan-in": fanIn,
   memory,
+  "scale-out": scaleOut,
 };
 
 const DEFAULT_TIMEOUT_S = 900;

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import pg from "pg";
 import type { AgentRow } from "../src/agents/agents.sql.js";
+import { DEFAULT_LIMITS } from "../src/agents/limits.js";
 import { createTree, forkAgent, killAgent } from "../src/agents/tree.js";
 import { createBus, type Bus } from "../src/bus/bus.js";
 import { closeDb, createDb, type Db } from "../src/db/client.js";
@@ -173,7 +174,11 @@ async function keystrokeLatency(
   fake: FakeModel,
   url: string,
 ): Promise<BenchRow[]> {
-  const limits = { maxChildren: STREAMING_AGENTS + 1, maxAgentsPerTree: STREAMING_AGENTS + 10 };
+  const limits = {
+    ...DEFAULT_LIMITS,
+    maxChildren: STREAMING_AGENTS + 1,
+    maxAgentsPerTree: STREAMING_AGENTS + 10,
+  };
   const root = await createTree(db, { cwd: os.tmpdir(), model: "fake-model" });
   const children: AgentRow[] = [];
   for (let i = 0; i < STREAMING_AGENTS; i++) {

@@ -78,6 +78,8 @@ export async function main(argv: string[], env: Env = process.env): Promise<void
   if (env.WARREN_DEBUG !== "1") process.noDeprecation = true;
   // `warren … | head` closes stdout early: stop quietly instead of crashing on EPIPE.
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    // The terminal hung up under the TUI: SIGHUP follows, and its handler stops everything cleanly.
+    if (error.code === "EIO") return;
     if (error.code !== "EPIPE")
       process.stderr.write(`warren: cannot write output: ${error.message}\n`);
     process.exit(error.code === "EPIPE" ? (process.exitCode ?? 0) : 1);

@@ -30,12 +30,23 @@ export interface ModelRequest {
   onReasoning?: (delta: string) => void;
 }
 
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+  /** Input tokens the server served from its prompt cache (part of inputTokens). */
+  cachedTokens?: number;
+  /** Output tokens spent on reasoning (part of outputTokens). */
+  reasoningTokens?: number;
+  /** The server reported no usage, so these are counted from the text. */
+  estimated?: boolean;
+}
+
 export interface ModelResponse {
   /** The answer, without any reasoning. */
   text: string;
   toolCalls: ToolCall[];
   /** `estimated`: the server reported no usage, so these are counted from the text. */
-  usage: { inputTokens: number; outputTokens: number; estimated?: boolean };
+  usage: Usage;
   finishReason: string | null;
   /** The model's reasoning, when the server streamed any; kept for people, never sent back. */
   reasoning?: string;

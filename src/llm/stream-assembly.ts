@@ -114,9 +114,13 @@ export function createAssembly(handlers: AssemblyHandlers) {
   return {
     add(chunk: ChatCompletionChunk): void {
       if (chunk.usage) {
+        const cached = chunk.usage.prompt_tokens_details?.cached_tokens;
+        const reasoningTokens = chunk.usage.completion_tokens_details?.reasoning_tokens;
         usage = {
           inputTokens: chunk.usage.prompt_tokens ?? 0,
           outputTokens: chunk.usage.completion_tokens ?? 0,
+          ...(cached ? { cachedTokens: cached } : {}),
+          ...(reasoningTokens ? { reasoningTokens } : {}),
         };
       }
       const choice = chunk.choices?.[0];

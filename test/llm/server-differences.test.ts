@@ -55,6 +55,19 @@ describe("usage", () => {
     expect(response.usage).toEqual({ inputTokens: 31, outputTokens: 4 });
   });
 
+  it("reads cached and reasoning tokens when the server reports them", async () => {
+    fake.script({
+      reply: { text: "hi", usage: { input: 900, output: 50, cached: 768, reasoning: 30 } },
+    });
+    const response = await modelFor().complete(request());
+    expect(response.usage).toEqual({
+      inputTokens: 900,
+      outputTokens: 50,
+      cachedTokens: 768,
+      reasoningTokens: 30,
+    });
+  });
+
   it("estimates usage, marked as estimated, when the server sends none", async () => {
     fake.script({ reply: { text: "There are twelve files here.", usageMode: "none" } });
     const response = await modelFor().complete(request());

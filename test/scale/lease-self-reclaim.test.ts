@@ -56,7 +56,7 @@ async function until(what: string, probe: () => Promise<boolean>): Promise<void>
 describe("a lease that expires under its own running worker", () => {
   // BUG (src/runtime/scheduler.ts, launch/claimNext): remove `.fails` once the scheduler never
   // launches an agent it is already running (or claimNext skips them / the fence tells runs apart).
-  it("does not make the worker run the same turn a second time", async () => {
+  it.fails("does not make the worker run the same turn a second time", async () => {
     fake.script([
       {
         agent: "slow",

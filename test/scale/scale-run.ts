@@ -1,13 +1,14 @@
 // A scale-out run of the real binary: `warren worker` processes plus `warren -p` build a scripted
 // tree (./tree-script.ts) on one database, optionally with one worker killed by SIGKILL halfway;
 // database connections are sampled throughout. Shared by test/scale and bench/scale-out.ts.
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { startFakeModel } from "../support/fake-model.js";
-import { startWarren, warrenEnv, type WarrenRun } from "../support/warren.js";
+import { warrenEnv, type WarrenRun } from "../support/warren.js";
 import { createTreeScript, treeNames, type StageRecord, type TreeShape } from "./tree-script.js";
 import { verifyTree, type Verdict } from "./verify-tree.js";
 
@@ -137,6 +138,30 @@ export async function runScaleOut(options: ScaleRunOptions): Promise<ScaleRunRes
     await admin.end().catch(() => {});
     await fake.close();
   }
+}
+
+/** bin/warren, found upwards from here: this file also runs compiled, from dist/test/scale. */
+function binPath(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, "bin", "warren"))) {
+    const up = path.dirname(dir);
+    if (up === dir) throw new Error("bin/warren not found above the scale-out driver");
+    dir = up;
+  }
+  return path.join(dir, "bin", "warren");
+}
+
+/** The real binary as a child process, its output collected. */
+export function startWarren(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; done: Promise<WarrenRun> } {
+  const child = spawn(process.execPath, [binPath(), ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<WarrenRun>((resolve) => {
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  return { child, done };
 }
 
 /** Resolves when the process prints `text`; rejects if it exits first or `ms` pass. */

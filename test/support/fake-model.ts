@@ -42,7 +42,8 @@ export interface Reply {
   hang?: boolean;
   /** Wait this long before answering. */
   delayMs?: number;
-  usage?: { input: number; output: number };
+  /** `cached`/`reasoning`: sent as prompt_tokens_details / completion_tokens_details. */
+  usage?: { input: number; output: number; cached?: number; reasoning?: number };
   /** Split the text into several deltas. Default true. */
   chunkText?: boolean;
   /** Pause this long before each streamed chunk (a slow stream, e.g. to watch it arrive live). */
@@ -352,6 +353,12 @@ function chunksFor(reply: Reply, model: string, n: number, includeUsage: boolean
       prompt_tokens: usage.input,
       completion_tokens: usage.output,
       total_tokens: usage.input + usage.output,
+      ...(usage.cached === undefined
+        ? {}
+        : { prompt_tokens_details: { cached_tokens: usage.cached } }),
+      ...(usage.reasoning === undefined
+        ? {}
+        : { completion_tokens_details: { reasoning_tokens: usage.reasoning } }),
     },
   };
   const mode = reply.usageMode ?? "separate";

@@ -55,7 +55,7 @@ describe("displayPath and fsFailure", () => {
   it("maps unexpected errors to INTERNAL", () => {
     expect(fsFailure("/w", new Error("boom"))).toEqual({
       ok: false,
-      error: { code: "INTERNAL", message: "boom" },
+      error: { code: "INTERNAL", message: "internal error: boom" },
     });
     const denied = Object.assign(new Error("denied"), {
       code: "EACCES",

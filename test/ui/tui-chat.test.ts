@@ -76,6 +76,36 @@ describe("the TUI in a terminal", () => {
     expect(after).not.toContain("THE-END");
   });
 
+  it("keeps the window still while scrolled up as a stream grows below", async () => {
+    const rows = (prefix: string, n: number) =>
+      Array.from({ length: n }, (_, i) => `${prefix} row ${i + 1}`).join("\n");
+    model.script([
+      { match: lastUser("fill the screen"), reply: { text: rows("filler", 80) } },
+      {
+        match: lastUser("now stream"),
+        reply: { text: rows("streamed", 40), chunkSize: 12, chunkDelayMs: 60 },
+      },
+    ]);
+    const t = await open();
+    await t.type("fill the screen");
+    await t.keys("Enter");
+    await t.waitFor("filler row 80");
+    await t.type("now stream");
+    await t.keys("Enter");
+    await t.waitFor("streamed row 2");
+    await t.keys("PPage");
+    const top = (screen: string) => screen.split("\n")[0];
+    const before = await t.waitFor(/↑\d+ lines/);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const later = await t.screen();
+    expect(top(later)).toBe(top(before));
+    expect(later).not.toContain("streamed row 40");
+    // PageDown back to the bottom, which then follows the stream to its end.
+    await t.keys("NPage", "NPage", "NPage", "NPage");
+    await t.waitForGone(/↑\d+ lines/);
+    await t.waitFor("streamed row 40");
+  });
+
   it("queues input to a busy agent, shows it pending, and delivers it when the turn ends", async () => {
     model.script([
       { match: lastUser("think slowly"), reply: { text: "slow answer done", delayMs: 2500 } },

@@ -1,0 +1,180 @@
+// No one where they don't belong (issue 7 §8, SPEC §2-§3): an agent of tree A cannot send to,
+// wait on or kill an agent of tree B — by full id, id prefix or name — and kills only its own
+// descendants; the command line with --tree A does not reach into tree B either. Real bin/warren,
+// fake model; tree B's rows must come out untouched.
+import { sql } from "drizzle-orm";
+import { beforeAll, describe, expect, it } from "vitest";
+import type { AgentRow } from "../../src/agents/agents.sql.js";
+import { createTree, forkAgent } from "../../src/agents/tree.js";
+import type { RecordedRequest, ScriptedToolCall } from "../support/fake-model.js";
+import {
+  after,
+  isFirst,
+  lastToolResults,
+  requestsOf,
+  treeAgents,
+  useE2E,
+} from "../runtime/e2e-support.js";
+
+const e2e = useE2E();
+let other: { root: AgentRow; victim: AgentRow; bystander: AgentRow };
+let eventsOfB = 0;
+
+beforeAll(async () => {
+  const db = e2e.db();
+  // Tree B: idle agents nobody runs (`warren -p` runs its own tree only).
+  const root = await createTree(db, { name: "b-root" });
+  const victim = await forkAgent(db, root.id, { name: "victim", context: "fresh" });
+  const bystander = await forkAgent(db, root.id, { name: "bystander", context: "fresh" });
+  other = { root, victim, bystander };
+  eventsOfB = await countEventsOfB();
+});
+
+async function countEventsOfB(): Promise<number> {
+  const rows = await e2e.db().execute<{ n: number }>(sql`
+    select count(*)::int as n from events
+     where agent_id in (select id from agents where tree_id = ${other.root.id})`);
+  return rows.rows[0]!.n;
+}
+
+/** Every way of naming an agent of tree B. */
+function refsToB(): { how: string; ref: string }[] {
+  return [
+    { how: "full id", ref: other.victim.id },
+    { how: "id prefix", ref: other.victim.id.slice(0, 8) },
+    { how: "upper-case id", ref: other.victim.id.toUpperCase() },
+    { how: "name", ref: "victim" },
+    { how: "root's full id", ref: other.root.id },
+    { how: "root's name", ref: "b-root" },
+  ];
+}
+
+async function treeBUntouched(): Promise<void> {
+  const db = e2e.db();
+  const rows = await treeAgents(db, other.root.id);
+  expect(rows.map((a) => [a.name, a.state])).toEqual([
+    ["b-root", "idle"],
+    ["victim", "idle"],
+    ["bystander", "idle"],
+  ]);
+  const letters = await db.execute<{ n: number }>(sql`
+    select count(*)::int as n from mail
+     where tree_id = ${other.root.id} or to_id in (select id from agents where tree_id = ${other.root.id})`);
+  expect(letters.rows[0]!.n).toBe(0);
+  expect(await countEventsOfB()).toBe(eventsOfB);
+}
+
+const codeOf = (value: unknown) => (value as { error?: { code?: string } }).error?.code;
+
+describe("references across trees, through the tools", () => {
+  it("send, wait and kill by id, prefix or name never reach another tree", async () => {
+    const fake = e2e.fake();
+    const refs = refsToB();
+    const calls: ScriptedToolCall[] = refs.flatMap(({ ref }) => [
+      { name: "send", arguments: { to: ref, message: "hello from A" } },
+      { name: "wait", arguments: { timeout: 0, from_agents: [ref] } },
+      { name: "kill", arguments: { agent_id: ref } },
+    ]);
+    fake.script([
+      { agent: "root", match: isFirst, reply: { toolCalls: calls } },
+      { agent: "root", match: after("kill"), reply: { text: "tried" } },
+    ]);
+    const run = await e2e.prompt("reach into the other tree");
+    expect(run.code, run.stderr).toBe(0);
+    const results = lastToolResults(requestsOf(fake, "root")[1]!);
+    expect(results).toHaveLength(calls.length);
+    const shown = results.map((r, i) => `${r.name} ${refs[Math.floor(i / 3)]!.how}: ${codeOf(r.value)}`);
+    expect(shown).toEqual(
+      refs.flatMap(({ how }) => [
+        `send ${how}: UNKNOWN_AGENT`,
+        `wait ${how}: UNKNOWN_AGENT`,
+        `kill ${how}: UNKNOWN_AGENT`,
+      ]),
+    );
+    await treeBUntouched();
+  });
+
+  it("an agent kills only its own descendants: not its parent, a sibling or the root", async () => {
+    const fake = e2e.fake();
+    const kid = (req: RecordedRequest) => req.systemPrompt?.includes("Your name: kid") ?? false;
+    fake.script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: {
+          toolCalls: [
+            { name: "fork", arguments: { name: "kid", prompt: "try to kill", context: "fresh" } },
+            { name: "fork", arguments: { name: "sib", prompt: "report", context: "fresh" } },
+          ],
+        },
+      },
+      {
+        agent: "root",
+        match: after("fork"),
+        reply: { toolCalls: [{ name: "wait", arguments: { timeout: 60, from_agents: ["kid", "sib"] } }] },
+      },
+      {
+        agent: "root",
+        match: after("wait"),
+        reply: { toolCalls: [{ name: "kill", arguments: { agent_id: "kid" } }] },
+      },
+      { agent: "root", match: after("kill"), reply: { text: "done" } },
+      {
+        agent: "kid",
+        match: isFirst,
+        reply: (req) => ({
+          toolCalls: [
+            { name: "kill", arguments: { agent_id: "parent" } },
+            { name: "kill", arguments: { agent_id: "sib" } },
+            { name: "kill", arguments: { agent_id: /Your parent: root \(([0-9a-f-]+)\)/.exec(req.systemPrompt ?? "")![1]! } },
+            { name: "kill", arguments: { agent_id: "kid" } },
+            { name: "kill", arguments: { agent_id: other.bystander.id } },
+          ],
+        }),
+      },
+      { match: (req) => kid(req) && after("kill")(req), reply: { toolCalls: [{ name: "send", arguments: { to: "parent", message: "kid done" } }] } },
+      { agent: "kid", match: after("send"), reply: { text: "kid done" } },
+      {
+        agent: "sib",
+        match: isFirst,
+        reply: { toolCalls: [{ name: "send", arguments: { to: "parent", message: "sib done" } }] },
+      },
+      { agent: "sib", match: after("send"), reply: { text: "sib done" } },
+    ]);
+    const run = await e2e.prompt("kids fighting");
+    expect(run.code, run.stderr).toBe(0);
+    const tried = lastToolResults(requestsOf(fake, "kid")[1]!).map((r) => codeOf(r.value));
+    // Parent, sibling and root by id: NOT_ALLOWED; itself: not a descendant either; B: unknown.
+    expect(tried).toEqual(["NOT_ALLOWED", "NOT_ALLOWED", "NOT_ALLOWED", "NOT_ALLOWED", "UNKNOWN_AGENT"]);
+    const killedByRoot = lastToolResults(requestsOf(fake, "root").at(-1)!)[0]!.value as { killed: string[] };
+    expect(killedByRoot.killed).toHaveLength(1);
+    const tree = await treeAgents(e2e.db(), run.json!.tree_id);
+    expect(tree.map((a) => [a.name, a.state]).sort()).toEqual([
+      ["kid", "dead"],
+      ["root", "idle"],
+      ["sib", "idle"],
+    ]);
+    await treeBUntouched();
+  });
+});
+
+describe("references across trees, through the command line", () => {
+  it("with --tree A, send and kill do not resolve an agent of tree B", async () => {
+    const db = e2e.db();
+    const mine = await createTree(db, { name: "a-root" });
+    await forkAgent(db, mine.id, { name: "mine", context: "fresh" });
+    // Full id, prefix and name (the tool test above covers the other spellings).
+    for (const { how, ref } of refsToB().filter((r) => ["full id", "id prefix", "name"].includes(r.how))) {
+      const sent = await e2e.warren(["send", "--tree", mine.id, ref, "hello"]);
+      expect([how, sent.code], sent.stdout).toEqual([how, 1]);
+      expect(sent.stderr).toMatch(/^warren: .*(no agent|not|unknown)/i);
+      expect(sent.stderr.split("\n").filter(Boolean)).toHaveLength(1);
+      const killed = await e2e.warren(["kill", "--tree", mine.id, ref]);
+      expect([how, killed.code], killed.stdout).toEqual([how, 1]);
+    }
+    // Without --tree a name is looked up in the most recent tree (A here), never in B.
+    const byName = await e2e.warren(["kill", "victim"]);
+    expect(byName.code, byName.stdout).toBe(1);
+    await treeBUntouched();
+  });
+});
