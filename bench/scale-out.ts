@@ -40,7 +40,9 @@ export async function scaleOut(context: BenchContext): Promise<BenchRow[]> {
   const three = await run("3 processes (warren -p + 2 workers)", 2, false);
   const killed = await run("4 processes (warren -p + 3 workers), one killed -9 halfway", 3, true);
   const flagged = (result: ScaleRunResult, name: string) =>
-    result.verdict.problems.length === 0 ? name : `${name} (${result.verdict.problems.length} PROBLEMS)`;
+    result.verdict.problems.length === 0
+      ? name
+      : `${name} (${result.verdict.problems.length} PROBLEMS)`;
   return [
     row(
       flagged(three, `scale-out model requests/s, ${three.agents} agents, 3 processes vs 1`),
@@ -82,6 +84,7 @@ function report(label: string, result: ScaleRunResult, log: (line: string) => vo
       `${result.maxConnections} connections (bound ${result.connectionBound}) ` +
       JSON.stringify(result.connectionsByApp),
   );
-  if (result.run.code !== 0) log(`scale-out: warren -p exited ${result.run.code}: ${result.run.stderr.trim()}`);
+  if (result.run.code !== 0)
+    log(`scale-out: warren -p exited ${result.run.code}: ${result.run.stderr.trim()}`);
   for (const problem of result.verdict.problems) log(`scale-out: PROBLEM ${problem}`);
 }

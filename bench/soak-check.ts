@@ -34,11 +34,18 @@ export async function checkSoak(
 ): Promise<{ ok: boolean; lines: string[] }> {
   const failures: string[] = [];
   const lines: string[] = [];
-  if (!check.drained) failures.push("mail still unconsumed or agents still busy 120 s after the soak");
+  if (!check.drained)
+    failures.push("mail still unconsumed or agents still busy 120 s after the soak");
 
   // Each token travelled hop 0, 1, 2, … : every hop exists once (nothing doubled), no hop is
   // missing (nothing lost), and every mail was consumed once (consumed_by_event set).
-  const rows = await probe.query<{ token: number; hops: number; distinct_hops: number; top: number; unconsumed: number }>(
+  const rows = await probe.query<{
+    token: number;
+    hops: number;
+    distinct_hops: number;
+    top: number;
+    unconsumed: number;
+  }>(
     `select substring(body from 'token (\\d+) hop')::int as token, count(*)::int as hops,
             count(distinct substring(body from 'hop (\\d+)'))::int as distinct_hops,
             max(substring(body from 'hop (\\d+)')::int) as top,
@@ -50,8 +57,10 @@ export async function checkSoak(
     failures.push(`${rows.rows.length} tokens found in the mail, ${check.tokens} sent`);
   }
   for (const r of rows.rows) {
-    if (r.hops !== r.distinct_hops) failures.push(`token ${r.token}: ${r.hops - r.distinct_hops} hops doubled`);
-    if (r.distinct_hops !== r.top + 1) failures.push(`token ${r.token}: ${r.top + 1 - r.distinct_hops} hops missing`);
+    if (r.hops !== r.distinct_hops)
+      failures.push(`token ${r.token}: ${r.hops - r.distinct_hops} hops doubled`);
+    if (r.distinct_hops !== r.top + 1)
+      failures.push(`token ${r.token}: ${r.top + 1 - r.distinct_hops} hops missing`);
     if (r.unconsumed > 0) failures.push(`token ${r.token}: ${r.unconsumed} mails not consumed`);
   }
   const consumers = await probe.query<{ shared: number; errors: number }>(
@@ -59,9 +68,12 @@ export async function checkSoak(
               group by 1 having count(*) > 1) d) as shared,
             (select count(*)::int from events where kind = 'error') as errors`,
   );
-  if (consumers.rows[0]!.shared > 0) failures.push(`${consumers.rows[0]!.shared} events consumed more than one mail`);
+  if (consumers.rows[0]!.shared > 0)
+    failures.push(`${consumers.rows[0]!.shared} events consumed more than one mail`);
   if (consumers.rows[0]!.errors > 0) failures.push(`${consumers.rows[0]!.errors} error events`);
-  lines.push(`mail: ${total} delivered over ${rows.rows.length} tokens, each hop once, all consumed: ${failures.length === 0 ? "yes" : "NO"}`);
+  lines.push(
+    `mail: ${total} delivered over ${rows.rows.length} tokens, each hop once, all consumed: ${failures.length === 0 ? "yes" : "NO"}`,
+  );
 
   const third = Math.floor(check.samples.length / 3);
   if (third < 1) {
@@ -81,8 +93,10 @@ export async function checkSoak(
       `connections: max ${connFirst} first third, ${connLast} last third (limit +${CONNECTION_MARGIN})`,
       `send→wake p50: ${p50First.toFixed(1)} ms first third, ${p50Last.toFixed(1)} ms last third (${(p50Last / p50First).toFixed(2)}×, reported, not asserted)`,
     );
-    if (rssLast > rssFirst * RSS_MARGIN) failures.push(`RSS grew ${(rssLast / rssFirst).toFixed(2)}×`);
-    if (connLast > connFirst + CONNECTION_MARGIN) failures.push(`connections grew from ${connFirst} to ${connLast}`);
+    if (rssLast > rssFirst * RSS_MARGIN)
+      failures.push(`RSS grew ${(rssLast / rssFirst).toFixed(2)}×`);
+    if (connLast > connFirst + CONNECTION_MARGIN)
+      failures.push(`connections grew from ${connFirst} to ${connLast}`);
   }
   lines.push(failures.length === 0 ? "soak: OK" : `soak: FAILED\n  ${failures.join("\n  ")}`);
   return { ok: failures.length === 0, lines };

@@ -60,7 +60,9 @@ async function main(): Promise<number> {
   const sampleMs = num("sample-seconds") * 1000;
 
   const baseUrl =
-    process.env.SOAK_DATABASE_URL || process.env.DATABASE_URL || (await resolveDatabaseUrl(process.env));
+    process.env.SOAK_DATABASE_URL ||
+    process.env.DATABASE_URL ||
+    (await resolveDatabaseUrl(process.env));
   const scratch = `warren_soak_${randomBytes(6).toString("hex")}`;
   await adminQuery(baseUrl, `CREATE DATABASE "${scratch}"`);
   const url = withDatabase(baseUrl, scratch);
@@ -74,7 +76,10 @@ async function main(): Promise<number> {
     await migrate(url);
     await probe.connect();
     let soaking = true;
-    fake.script({ reply: (req) => reply(req, agentCount, thinkMs, () => soaking), times: Infinity });
+    fake.script({
+      reply: (req) => reply(req, agentCount, thinkMs, () => soaking),
+      times: Infinity,
+    });
 
     // The agents: a root and children ten to a parent, all idle until mail wakes them.
     const limits = { ...DEFAULT_LIMITS, maxAgentsPerTree: agentCount + 10 };
@@ -84,30 +89,52 @@ async function main(): Promise<number> {
       const parent = ids[Math.floor((i - 1) / 10)]!;
       ids.push((await forkAgent(db, parent, { name: `s${i}`, context: "fresh" }, limits)).id);
     }
-    const configFile = path.join(mkdtempSync(path.join(os.tmpdir(), "warren-soak-")), "config.json");
+    const configFile = path.join(
+      mkdtempSync(path.join(os.tmpdir(), "warren-soak-")),
+      "config.json",
+    );
     const huge = 1_000_000_000;
-    writeFileSync(configFile, JSON.stringify({ budget: { turns: huge, tool_calls: huge, tokens: huge } }));
+    writeFileSync(
+      configFile,
+      JSON.stringify({ budget: { turns: huge, tool_calls: huge, tokens: huge } }),
+    );
     for (let i = 0; i < workerCount; i++) {
-      const env = warrenEnv({ databaseUrl: url, modelUrl: fake.baseURL, extra: { WARREN_CONFIG: configFile } });
+      const env = warrenEnv({
+        databaseUrl: url,
+        modelUrl: fake.baseURL,
+        extra: { WARREN_CONFIG: configFile },
+      });
       workers.push(startWarren(["worker"], env));
     }
     for (let t = 0; t < tokens; t++) {
       const to = ids[Math.floor(Math.random() * ids.length)]!;
       await sendMail(db, { treeId: root.id, fromId: null, toId: to, body: `token ${t} hop 0` });
     }
-    log(`${agentCount} agents, ${tokens} tokens, ${workerCount} workers, ${minutes} min; sampling every ${sampleMs / 1000} s`);
+    log(
+      `${agentCount} agents, ${tokens} tokens, ${workerCount} workers, ${minutes} min; sampling every ${sampleMs / 1000} s`,
+    );
     process.stdout.write(`${formatHeader()}\n`);
 
     const samples: Sample[] = [];
     const started = Date.now();
     let windowStart = await dbNow(probe);
     while (Date.now() - started < minutes * 60_000) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(sampleMs, minutes * 60_000 - (Date.now() - started))));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(sampleMs, minutes * 60_000 - (Date.now() - started))),
+      );
       for (const w of workers) {
-        if (w.child.exitCode !== null) throw new Error(`a worker exited (${w.child.exitCode})`);
+        if (w.child.exitCode !== null) {
+          const { stderr } = await w.done;
+          throw new Error(`a worker exited (${w.child.exitCode}): ${stderr.trim()}`);
+        }
       }
       const windowEnd = await dbNow(probe);
-      const sample = await takeSample(probe, workers.map((w) => w.child.pid!), windowStart, windowEnd);
+      const sample = await takeSample(
+        probe,
+        workers.map((w) => w.child.pid!),
+        windowStart,
+        windowEnd,
+      );
       sample.seconds = (Date.now() - started) / 1000;
       samples.push(sample);
       windowStart = windowEnd;
@@ -131,7 +158,12 @@ async function main(): Promise<number> {
 }
 
 /** Forwards every token that arrived since the agent's last answer to a random other agent. */
-function reply(req: RecordedRequest, agents: number, thinkMs: number, soaking: () => boolean): Reply {
+function reply(
+  req: RecordedRequest,
+  agents: number,
+  thinkMs: number,
+  soaking: () => boolean,
+): Reply {
   const last = req.lastMessage;
   if (last?.role !== "user") return { text: "ok" }; // after its sends: end the turn
   const at = req.messages.findLastIndex((m) => m.role === "assistant");
@@ -144,16 +176,29 @@ function reply(req: RecordedRequest, agents: number, thinkMs: number, soaking: (
     toolCalls: hops.map((hop) => {
       let to = Math.floor(Math.random() * agents);
       if (String(to) === self) to = (to + 1) % agents;
-      return { name: "send", arguments: { to: `s${to}`, message: `token ${hop[1]} hop ${Number(hop[2]) + 1}` } };
+      return {
+        name: "send",
+        arguments: { to: `s${to}`, message: `token ${hop[1]} hop ${Number(hop[2]) + 1}` },
+      };
     }),
   };
 }
 
-async function takeSample(probe: pg.Client, pids: number[], from: string, to: string): Promise<Sample> {
-  const latency = await probe.query<{ n: number; p50: number | null; p95: number | null; max: number | null }>(
+async function takeSample(
+  probe: pg.Client,
+  pids: number[],
+  from: string,
+  to: string,
+): Promise<Sample> {
+  const latency = await probe.query<{
+    n: number;
+    p50: number | null;
+    p95: number | null;
+    max: number | null;
+  }>(
     `select count(*)::int as n,
             percentile_cont(0.5) within group (order by ms) as p50,
-            percentile_cont(0.95) within group (order by ms) as p95, max(ms) as max
+            percentile_cont(0.95) within group (order by ms) as p95, max(ms)::float8 as max
        from (select extract(epoch from consumed_at - created_at) * 1000 as ms from mail
               where consumed_at > $1 and consumed_at <= $2) w`,
     [from, to],
@@ -197,12 +242,23 @@ async function drain(probe: pg.Client, ms: number): Promise<boolean> {
 }
 
 function formatHeader(): string {
-  return ["   t s", " mails", "mail/s", "p50 ms", "p95 ms", "max ms", "RSS MB", "conns"].join(" | ");
+  return ["   t s", " mails", "mail/s", "p50 ms", "p95 ms", "max ms", "RSS MB", "conns"].join(
+    " | ",
+  );
 }
 
 function formatSample(s: Sample): string {
   const f = (n: number, w: number, d = 0) => (Number.isFinite(n) ? n.toFixed(d) : "-").padStart(w);
-  return [f(s.seconds, 6), f(s.mails, 6), f(s.mailsPerSecond, 6, 1), f(s.p50, 6, 1), f(s.p95, 6, 1), f(s.max, 6), f(s.rssMb, 6, 1), f(s.connections, 5)].join(" | ");
+  return [
+    f(s.seconds, 6),
+    f(s.mails, 6),
+    f(s.mailsPerSecond, 6, 1),
+    f(s.p50, 6, 1),
+    f(s.p95, 6, 1),
+    f(s.max, 6),
+    f(s.rssMb, 6, 1),
+    f(s.connections, 5),
+  ].join(" | ");
 }
 
 async function dbNow(probe: pg.Client): Promise<string> {

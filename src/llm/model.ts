@@ -45,7 +45,6 @@ export interface ModelResponse {
   /** The answer, without any reasoning. */
   text: string;
   toolCalls: ToolCall[];
-  /** `estimated`: the server reported no usage, so these are counted from the text. */
   usage: Usage;
   finishReason: string | null;
   /** The model's reasoning, when the server streamed any; kept for people, never sent back. */

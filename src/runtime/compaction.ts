@@ -21,6 +21,8 @@ import { buildContext, conversation, repairToolPairs, type ContextEntry } from "
 
 /** When neither the config nor the server's /models says: small enough for most local servers. */
 export const DEFAULT_CONTEXT_WINDOW = 32_768;
+/** OpenAI itself (no base URL) lists no windows; its current models all take at least this. */
+const OPENAI_CONTEXT_WINDOW = 128_000;
 /** Compact once a request would fill this share of the window (room for the answer). */
 const COMPACT_AT = 0.7;
 /** The newest messages kept verbatim after a compaction, as a share of the window. */
@@ -47,7 +49,10 @@ export function contextWindowFor(deps: CompactionDeps, modelName: string): Promi
   if (!found) {
     found = (deps.model.contextWindow?.(modelName) ?? Promise.resolve(undefined))
       .catch(() => undefined)
-      .then((reported) => reported ?? DEFAULT_CONTEXT_WINDOW);
+      .then(
+        (reported) =>
+          reported ?? (deps.config.model.baseURL ? DEFAULT_CONTEXT_WINDOW : OPENAI_CONTEXT_WINDOW),
+      );
     cache.set(modelName, found);
   }
   return found;

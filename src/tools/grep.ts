@@ -1,9 +1,10 @@
 // The grep tool: lines matching a JavaScript regular expression in one file or a directory tree,
 // optionally only in files whose names match a glob. Binary and very large files are skipped.
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
+import { Worker } from "node:worker_threads";
 import { globToRegExp, walkFiles } from "./glob.js";
-import { checkArgs, displayPath, guarded, isBinary, objectSchema, resolvePath } from "./paths.js";
+import { checkArgs, displayPath, guarded, objectSchema, resolvePath } from "./paths.js";
 import { errorMessage, fail, ok, type Tool } from "./tool.js";
 
 const MAX_MATCHES = 500;
@@ -47,20 +48,77 @@ interface Match {
   text: string;
 }
 
-/** Appends the matching lines of one file to `matches`, stopping at one past the cap. */
-async function searchFile(file: string, shown: string, regex: RegExp, matches: Match[]) {
-  const info = await stat(file).catch(() => undefined);
-  if (info === undefined || info.size > MAX_FILE_BYTES) return;
-  const bytes = await readFile(file).catch(() => undefined);
-  if (bytes === undefined || isBinary(bytes)) return;
-  const lines = bytes.toString("utf8").split("\n");
-  for (const [index, raw] of lines.entries()) {
-    const text = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+/** How long a search may run: a catastrophic pattern never stalls the worker's thread. */
+export const grepLimits = { timeMs: 10_000 };
+
+// The matching runs in a short-lived worker thread that is terminated at the deadline: a regular
+// expression cannot be interrupted from its own thread (V8 runs it to completion).
+const MATCHER = `
+const { parentPort, workerData } = require("node:worker_threads");
+const fs = require("node:fs");
+const { pattern, flags, files, maxMatches, maxLine, maxBytes } = workerData;
+const regex = new RegExp(pattern, flags);
+const matches = [];
+outer: for (const [file, shown] of files) {
+  let bytes;
+  try {
+    if (fs.statSync(file).size > maxBytes) continue;
+    bytes = fs.readFileSync(file);
+  } catch { continue; }
+  if (bytes.subarray(0, 8192).includes(0)) continue;
+  const lines = bytes.toString("utf8").split("\\n");
+  for (let i = 0; i < lines.length; i++) {
+    const raw = lines[i];
+    const text = raw.endsWith("\\r") ? raw.slice(0, -1) : raw;
     if (!regex.test(text)) continue;
-    const clipped = text.length > MAX_LINE_CHARS ? `${text.slice(0, MAX_LINE_CHARS)}…` : text;
-    matches.push({ file: shown, line: index + 1, text: clipped });
-    if (matches.length > MAX_MATCHES) return;
+    const clipped = text.length > maxLine ? text.slice(0, maxLine) + "\u2026" : text;
+    matches.push({ file: shown, line: i + 1, text: clipped });
+    if (matches.length > maxMatches) break outer;
   }
+}
+parentPort.postMessage(matches);
+`;
+
+type MatchOutcome = { matches: Match[] } | { timedOut: true } | { aborted: true };
+
+/** Matches `files` ([absolute, shown]) in a worker; gives up at the deadline or on abort. */
+function matchInWorker(
+  files: [string, string][],
+  pattern: string,
+  flags: string,
+  signal: AbortSignal,
+  limitMs: number,
+): Promise<MatchOutcome> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(MATCHER, {
+      eval: true,
+      workerData: {
+        pattern,
+        flags,
+        files,
+        maxMatches: MAX_MATCHES,
+        maxLine: MAX_LINE_CHARS,
+        maxBytes: MAX_FILE_BYTES,
+      },
+      resourceLimits: { maxOldGenerationSizeMb: 256 },
+    });
+    let settled = false;
+    const finish = (outcome: MatchOutcome | Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      void worker.terminate();
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome);
+    };
+    const timer = setTimeout(() => finish({ timedOut: true }), limitMs);
+    const onAbort = () => finish({ aborted: true });
+    signal.addEventListener("abort", onAbort);
+    worker.once("message", (matches: Match[]) => finish({ matches }));
+    worker.once("error", (err) => finish(err));
+    worker.once("exit", () => finish(new Error("the search stopped unexpectedly")));
+  });
 }
 
 export const grepTool: Tool = {
@@ -81,19 +139,33 @@ export const grepTool: Tool = {
         return fail("INVALID_ARGS", `invalid regular expression: ${errorMessage(err)}`);
       }
       const root = resolvePath(ctx.cwd, checked.value.path ?? ".");
-      const matches: Match[] = [];
+      const files: [string, string][] = [];
       if ((await stat(root)).isFile()) {
-        await searchFile(root, displayPath(ctx.cwd, root), regex, matches);
+        files.push([root, displayPath(ctx.cwd, root)]);
       } else {
         const filter = glob === undefined ? undefined : globToRegExp(glob);
         const byName = glob !== undefined && !glob.includes("/");
         for await (const rel of walkFiles(root, ctx.signal)) {
           if (filter && !filter.test(byName ? path.posix.basename(rel) : rel)) continue;
           const file = path.join(root, rel);
-          await searchFile(file, displayPath(ctx.cwd, file), regex, matches);
-          if (matches.length > MAX_MATCHES) break;
+          files.push([file, displayPath(ctx.cwd, file)]);
         }
       }
+      const found = await matchInWorker(
+        files,
+        regex.source,
+        regex.flags,
+        ctx.signal,
+        grepLimits.timeMs,
+      );
+      if ("timedOut" in found) {
+        return fail(
+          "LIMIT_EXCEEDED",
+          `the search took longer than ${grepLimits.timeMs / 1000} s and was stopped; ` +
+            "simplify the pattern (nested quantifiers such as (a+)+ can take forever) or narrow the path",
+        );
+      }
+      const matches = "matches" in found ? found.matches : [];
       const truncated = matches.length > MAX_MATCHES || ctx.signal.aborted;
       return ok({ matches: matches.slice(0, MAX_MATCHES), ...(truncated && { truncated: true }) });
     }),

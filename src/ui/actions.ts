@@ -12,7 +12,7 @@ import { sendMail } from "../mail/send.js";
 import { interruptAgent } from "../runtime/interrupt.js";
 import { requestWait } from "../runtime/person-wait.js";
 import { childSystemPrompt } from "../runtime/system-prompt.js";
-import { COMMAND_USAGE, isCommand, parseCommand, type UiCommand } from "./commands.js";
+import { isCommand, parseCommand, type UiCommand } from "./commands.js";
 import type { Controller } from "./controller.js";
 import { describeFailure } from "./failure.js";
 import { byAge, nearestLivingAncestor } from "./views/navigation.js";
@@ -280,8 +280,6 @@ export function treeLines(agents: readonly AgentRow[], currentId: string): strin
   }
   return lines;
 }
-
-export const HELP_COMMANDS = Object.values(COMMAND_USAGE);
 
 /** GET {base}/models → the ids the server offers (OpenAI-compatible servers have it; some not). */
 async function fetchModels(config: Config): Promise<string[]> {

@@ -12,6 +12,8 @@ import { isDatabaseTrouble } from "./failure.js";
 import { createInputEditor, createInputHistory, type InputHistory } from "./input-editor.js";
 import {
   createKeyParser,
+  MODIFY_KEYS_OFF,
+  MODIFY_KEYS_ON,
   MOUSE_OFF,
   MOUSE_ON,
   PASTE_OFF,
@@ -122,7 +124,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     db,
     config,
     controller,
-    helpLines: () => renderHelp(PANEL_KEY),
+    helpLines: () => renderHelp(PANEL_KEY, MOUSE_KEY),
     treeLines: () => treeLines([...controller.state.agents.values()], controller.state.currentId),
     quit: () => void quit(),
     onChange: requestPaint,
@@ -434,7 +436,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     clearTimeout(escapeTimer);
     stdin.off("data", onData);
     controller.close();
-    stdout.write(PASTE_OFF + MOUSE_OFF);
+    stdout.write(PASTE_OFF + MOUSE_OFF + MODIFY_KEYS_OFF);
     layout.destroy();
     if (stdin.isTTY) stdin.setRawMode(false);
     stdin.pause();
@@ -447,7 +449,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   stdin.setEncoding("utf8");
   stdin.on("data", onData);
   stdin.resume();
-  stdout.write(PASTE_ON + (mouseOn ? MOUSE_ON : ""));
+  stdout.write(PASTE_ON + MODIFY_KEYS_ON + (mouseOn ? MOUSE_ON : ""));
   layout.screen.program.hideCursor();
   layout.onResize(() => {
     scrollbackView.forget();

@@ -35,6 +35,13 @@ export const PASTE_OFF = "\x1b[?2004l";
 export const MOUSE_ON = "\x1b[?1000h\x1b[?1006h";
 export const MOUSE_OFF = "\x1b[?1000l\x1b[?1006l";
 
+/**
+ * xterm's modifyOtherKeys level 1: keys that are otherwise ambiguous (Shift+Enter) are reported
+ * as `ESC [27;mod;code~`; everything else is sent as before. Terminals without it ignore this.
+ */
+export const MODIFY_KEYS_ON = "\x1b[>4;1m";
+export const MODIFY_KEYS_OFF = "\x1b[>4m";
+
 const PASTE_START = "\x1b[200~";
 const PASTE_END = "\x1b[201~";
 

@@ -105,6 +105,23 @@ describe("long conversations", () => {
     expect(reporterFirst!.messages[2]!.content).toBe("Your task:\nReport the last step run.");
   });
 
+  it("takes the window from the server's /models listing when the config has none", async () => {
+    const fake = e2e.fake();
+    fake.quirks({
+      models: ["fake-model"],
+      contextLengths: { "fake-model": 6000 },
+      maxContextTokens: 6000,
+    });
+    fake.script([summariser(), rootRunningSteps(40, { text: "40 steps done." })]);
+
+    const run = await e2e.prompt("Run the steps.");
+    expect(run.stderr).toBe("");
+    expect(run.json?.text).toBe("40 steps done.");
+    // Compacted ahead of time: the server never had to refuse a request.
+    expect(fake.tooLong).toEqual([]);
+    expect(fake.requests.filter(isSummariser).length).toBeGreaterThan(0);
+  });
+
   it("compacts once and retries when the server says the context is too long", async () => {
     const fake = e2e.fake();
     // The configured window is far larger than the server's real one.

@@ -61,7 +61,10 @@ export async function runScaleOut(options: ScaleRunOptions): Promise<ScaleRunRes
   const script = createTreeScript(options.shape);
   const fake = await startFakeModel();
   fake.script({ reply: script.reply, times: Infinity, label: "tree script" });
-  const admin = new pg.Client({ connectionString: options.databaseUrl, application_name: "scale-probe" });
+  const admin = new pg.Client({
+    connectionString: options.databaseUrl,
+    application_name: "scale-probe",
+  });
   admin.on("error", () => {});
   await admin.connect();
   const workers: { child: ChildProcess; done: Promise<WarrenRun> }[] = [];
@@ -72,7 +75,10 @@ export async function runScaleOut(options: ScaleRunOptions): Promise<ScaleRunRes
     writeFileSync(
       configFile,
       JSON.stringify({
-        limits: { maxChildren: Math.max(16, ...options.shape), maxAgentsPerTree: names.length + 10 },
+        limits: {
+          maxChildren: Math.max(16, ...options.shape),
+          maxAgentsPerTree: names.length + 10,
+        },
         lease_seconds: options.leaseSeconds ?? 3,
       }),
     );
@@ -98,8 +104,9 @@ export async function runScaleOut(options: ScaleRunOptions): Promise<ScaleRunRes
     if (options.killOneWorker && workers[0]) {
       const treeId = await until(() => newRoot(admin, roots), prompt.done);
       const half = Math.floor((names.length - 1) / 2);
-      const reached = await until(async () => ((await mailCount(admin, treeId)) >= half ? true : undefined), prompt.done);
-      if (reached) {
+      const halfway = async () => ((await mailCount(admin, treeId!)) >= half ? true : undefined);
+      const reached = treeId !== undefined && (await until(halfway, prompt.done));
+      if (treeId !== undefined && reached) {
         const pid = workers[0].child.pid!;
         process.kill(pid, "SIGKILL");
         await workers[0].done;
@@ -112,9 +119,16 @@ export async function runScaleOut(options: ScaleRunOptions): Promise<ScaleRunRes
     const treeId = (JSON.parse(run.stdout || "{}") as { tree_id?: string }).tree_id;
     const verdict = treeId
       ? await verifyTree(admin, { treeId, shape: options.shape, stageLog: script.log, victims })
-      : { problems: [`warren -p printed no tree id (exit ${run.code}): ${run.stderr.slice(0, 500)}`], replays: 0, retries: 0 };
+      : {
+          problems: [
+            `warren -p printed no tree id (exit ${run.code}): ${run.stderr.slice(0, 500)}`,
+          ],
+          replays: 0,
+          retries: 0,
+        };
     verdict.problems.push(...script.anomalies.map((a) => `model script: ${a}`));
-    if (fake.unmatched.length) verdict.problems.push(`${fake.unmatched.length} unmatched model requests`);
+    if (fake.unmatched.length)
+      verdict.problems.push(`${fake.unmatched.length} unmatched model requests`);
     const peak = sampler.peak();
     const processes = options.workers + 1;
     return {
@@ -152,8 +166,14 @@ function binPath(): string {
 }
 
 /** The real binary as a child process, its output collected. */
-export function startWarren(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; done: Promise<WarrenRun> } {
-  const child = spawn(process.execPath, [binPath(), ...args], { env, stdio: ["ignore", "pipe", "pipe"] });
+export function startWarren(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; done: Promise<WarrenRun> } {
+  const child = spawn(process.execPath, [binPath(), ...args], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
@@ -165,7 +185,11 @@ export function startWarren(args: string[], env: NodeJS.ProcessEnv): { child: Ch
 }
 
 /** Resolves when the process prints `text`; rejects if it exits first or `ms` pass. */
-function untilOutput(proc: { child: ChildProcess; done: Promise<WarrenRun> }, text: string, ms: number): Promise<void> {
+function untilOutput(
+  proc: { child: ChildProcess; done: Promise<WarrenRun> },
+  text: string,
+  ms: number,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     let seen = "";
     const timer = setTimeout(() => reject(new Error(`no "${text}" within ${ms} ms: ${seen}`)), ms);
@@ -193,7 +217,10 @@ async function stop(proc: { child: ChildProcess; done: Promise<WarrenRun> }): Pr
 }
 
 /** Polls `probe` every 100 ms until it yields a value; undefined once `end` settles first. */
-async function until<T>(probe: () => Promise<T | undefined>, end: Promise<unknown>): Promise<T | undefined> {
+async function until<T>(
+  probe: () => Promise<T | undefined>,
+  end: Promise<unknown>,
+): Promise<T | undefined> {
   let ended = false;
   void end.then(() => (ended = true));
   while (!ended) {
@@ -218,7 +245,10 @@ async function newRoot(client: pg.Client, before: string[]): Promise<string | un
 }
 
 async function mailCount(client: pg.Client, treeId: string): Promise<number> {
-  const rows = await client.query<{ n: number }>("select count(*)::int as n from mail where tree_id = $1", [treeId]);
+  const rows = await client.query<{ n: number }>(
+    "select count(*)::int as n from mail where tree_id = $1",
+    [treeId],
+  );
   return rows.rows[0]!.n;
 }
 
@@ -250,7 +280,8 @@ function sampleConnections(client: pg.Client): Sampler {
         )
         .catch(() => ({ rows: [] }));
       const total = rows.rows.reduce((sum, r) => sum + r.n, 0);
-      if (total > best.total) best = { total, byApp: Object.fromEntries(rows.rows.map((r) => [r.app, r.n])) };
+      if (total > best.total)
+        best = { total, byApp: Object.fromEntries(rows.rows.map((r) => [r.app, r.n])) };
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   })();

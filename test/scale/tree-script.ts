@@ -110,16 +110,29 @@ export function createTreeScript(shape: TreeShape): TreeScript {
       const missing = wanted.filter((child) => !ids.has(child));
       if (missing.length > 0) return giveUp(`${name}: no fork result for ${missing.join(", ")}`);
       const fromAgents = wanted.map((child) => ids.get(child)!);
-      return { toolCalls: [{ name: "wait", arguments: { timeout: WAIT_TIMEOUT_S, from_agents: fromAgents } }] };
+      return {
+        toolCalls: [
+          { name: "wait", arguments: { timeout: WAIT_TIMEOUT_S, from_agents: fromAgents } },
+        ],
+      };
     }
     if (tool === "wait") {
-      const results = (outcomes.at(-1)!.value as { results?: { name: string; status: string; message?: string }[] }).results ?? [];
-      const wrong = results.filter((r) => r.status !== "received" || r.message !== reportOf(shape, r.name));
+      const results =
+        (
+          outcomes.at(-1)!.value as {
+            results?: { name: string; status: string; message?: string }[];
+          }
+        ).results ?? [];
+      const wrong = results.filter(
+        (r) => r.status !== "received" || r.message !== reportOf(shape, r.name),
+      );
       if (wrong.length > 0 || results.length !== childrenOf(shape, name).length) {
         return giveUp(`${name}: wait returned ${JSON.stringify(results).slice(0, 300)}`);
       }
       if (name === ROOT_NAME) return { text: `root done: ${results.length} reports` };
-      return { toolCalls: [{ name: "send", arguments: { to: "parent", message: reportOf(shape, name) } }] };
+      return {
+        toolCalls: [{ name: "send", arguments: { to: "parent", message: reportOf(shape, name) } }],
+      };
     }
     if (tool === "send") return { text: `${name} done` };
     const shown = JSON.stringify(last ?? null).slice(0, 300);
@@ -137,7 +150,9 @@ export function createTreeScript(shape: TreeShape): TreeScript {
 function firstMove(shape: TreeShape, name: string): Reply {
   const children = childrenOf(shape, name);
   if (children.length === 0) {
-    return { toolCalls: [{ name: "send", arguments: { to: "parent", message: reportOf(shape, name) } }] };
+    return {
+      toolCalls: [{ name: "send", arguments: { to: "parent", message: reportOf(shape, name) } }],
+    };
   }
   return {
     toolCalls: children.map((child) => ({

@@ -58,21 +58,42 @@ export async function verifyTree(client: pg.Client, options: VerifyOptions): Pro
   );
   const byName = new Map<string, (typeof agentRows.rows)[number][]>();
   for (const row of agentRows.rows) byName.set(row.name, [...(byName.get(row.name) ?? []), row]);
-  note("missing agents", names.filter((n) => !byName.has(n)));
-  note("agents forked more than once", [...byName].filter(([, rows]) => rows.length > 1).map(([n, rows]) => `${n} ×${rows.length}`));
-  note("unexpected agents", [...byName.keys()].filter((n) => !names.includes(n)));
+  note(
+    "missing agents",
+    names.filter((n) => !byName.has(n)),
+  );
+  note(
+    "agents forked more than once",
+    [...byName].filter(([, rows]) => rows.length > 1).map(([n, rows]) => `${n} ×${rows.length}`),
+  );
+  note(
+    "unexpected agents",
+    [...byName.keys()].filter((n) => !names.includes(n)),
+  );
   const rows = agentRows.rows;
-  note("agents under the wrong parent", rows.filter((r) => r.parent !== (parentName(r.name) ?? null)).map((r) => r.name));
-  note("agents not idle at the end", rows.filter((r) => r.state !== "idle").map((r) => `${r.name} ${r.state}`));
-  note("error events", rows.flatMap((r) => (r.errors ?? []).map((e) => `${r.name}: ${e.slice(0, 200)}`)));
+  note(
+    "agents under the wrong parent",
+    rows.filter((r) => r.parent !== (parentName(r.name) ?? null)).map((r) => r.name),
+  );
+  note(
+    "agents not idle at the end",
+    rows.filter((r) => r.state !== "idle").map((r) => `${r.name} ${r.state}`),
+  );
+  note(
+    "error events",
+    rows.flatMap((r) => (r.errors ?? []).map((e) => `${r.name}: ${e.slice(0, 200)}`)),
+  );
   note(
     "turns counted more than once",
-    rows.filter((r) => r.turns !== 1 && !(victims.has(r.name) && r.turns === 2)).map((r) => `${r.name} ${r.turns}`),
+    rows
+      .filter((r) => r.turns !== 1 && !(victims.has(r.name) && r.turns === 2))
+      .map((r) => `${r.name} ${r.turns}`),
   );
 
   // Model calls: each scripted stage once; repeats and retries only where the killed worker was.
   const stages = new Map<string, string[]>();
-  for (const { agent, stage } of options.stageLog) stages.set(agent, [...(stages.get(agent) ?? []), stage]);
+  for (const { agent, stage } of options.stageLog)
+    stages.set(agent, [...(stages.get(agent) ?? []), stage]);
   let replays = 0;
   let retries = 0;
   const wrongCalls: string[] = [];
@@ -85,12 +106,16 @@ export async function verifyTree(client: pg.Client, options: VerifyOptions): Pro
     const distinct = [...new Set(plain)];
     replays += plain.length - distinct.length;
     retries += retried;
-    const sameSet = distinct.length === expected.length && expected.every((s) => distinct.includes(s));
+    const sameSet =
+      distinct.length === expected.length && expected.every((s) => distinct.includes(s));
     const exact = seen.length === expected.length && sameSet;
     if (!sameSet || (!exact && !victims.has(name))) wrongCalls.push(`${name}: ${seen.join(",")}`);
     // One assistant event per answered call: a retry (or re-fork after an interruption) adds one.
     const assistants = byName.get(name)?.[0]?.assistants ?? 0;
-    if (assistants !== expected.length + retried && !(victims.has(name) && assistants >= expected.length)) {
+    if (
+      assistants !== expected.length + retried &&
+      !(victims.has(name) && assistants >= expected.length)
+    ) {
       wrongAssistants.push(`${name}: ${assistants}, expected ${expected.length}`);
     }
   }
@@ -125,17 +150,32 @@ export async function verifyTree(client: pg.Client, options: VerifyOptions): Pro
   const wanted = names
     .filter((n) => n !== ROOT_NAME)
     .map((n) => `${n}→${parentName(n)}: ${reportOf(options.shape, n)}`);
-  note("mail missing", wanted.filter((k) => !letters.has(k)));
-  note("mail sent twice", [...letters].filter(([, n]) => n > 1).map(([k, n]) => `${k} ×${n}`));
-  note("unexpected mail", [...letters.keys()].filter((k) => !wanted.includes(k)));
+  note(
+    "mail missing",
+    wanted.filter((k) => !letters.has(k)),
+  );
+  note(
+    "mail sent twice",
+    [...letters].filter(([, n]) => n > 1).map(([k, n]) => `${k} ×${n}`),
+  );
+  note(
+    "unexpected mail",
+    [...letters.keys()].filter((k) => !wanted.includes(k)),
+  );
   note(
     "mail not consumed once by its recipient's wait",
     mailRows.rows
-      .filter((m) => !m.consumed || !m.by_recipient || m.by_kind !== "tool_result" || m.by_tool !== "wait")
+      .filter(
+        (m) =>
+          !m.consumed || !m.by_recipient || m.by_kind !== "tool_result" || m.by_tool !== "wait",
+      )
       .map((m) => `${m.sender}→${m.recipient}`),
   );
   const twice = [...letters].find(([, n]) => n > 1);
-  if (twice) problems.push(`for example ${await timelineOf(client, options.treeId, twice[0].split("→")[0]!)}`);
+  if (twice)
+    problems.push(
+      `for example ${await timelineOf(client, options.treeId, twice[0].split("→")[0]!)}`,
+    );
   return { problems, replays, retries };
 }
 

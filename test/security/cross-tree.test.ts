@@ -83,7 +83,9 @@ describe("references across trees, through the tools", () => {
     expect(run.code, run.stderr).toBe(0);
     const results = lastToolResults(requestsOf(fake, "root")[1]!);
     expect(results).toHaveLength(calls.length);
-    const shown = results.map((r, i) => `${r.name} ${refs[Math.floor(i / 3)]!.how}: ${codeOf(r.value)}`);
+    const shown = results.map(
+      (r, i) => `${r.name} ${refs[Math.floor(i / 3)]!.how}: ${codeOf(r.value)}`,
+    );
     expect(shown).toEqual(
       refs.flatMap(({ how }) => [
         `send ${how}: UNKNOWN_AGENT`,
@@ -111,7 +113,9 @@ describe("references across trees, through the tools", () => {
       {
         agent: "root",
         match: after("fork"),
-        reply: { toolCalls: [{ name: "wait", arguments: { timeout: 60, from_agents: ["kid", "sib"] } }] },
+        reply: {
+          toolCalls: [{ name: "wait", arguments: { timeout: 60, from_agents: ["kid", "sib"] } }],
+        },
       },
       {
         agent: "root",
@@ -126,13 +130,21 @@ describe("references across trees, through the tools", () => {
           toolCalls: [
             { name: "kill", arguments: { agent_id: "parent" } },
             { name: "kill", arguments: { agent_id: "sib" } },
-            { name: "kill", arguments: { agent_id: /Your parent: root \(([0-9a-f-]+)\)/.exec(req.systemPrompt ?? "")![1]! } },
+            {
+              name: "kill",
+              arguments: {
+                agent_id: /Your parent: root \(([0-9a-f-]+)\)/.exec(req.systemPrompt ?? "")![1]!,
+              },
+            },
             { name: "kill", arguments: { agent_id: "kid" } },
             { name: "kill", arguments: { agent_id: other.bystander.id } },
           ],
         }),
       },
-      { match: (req) => kid(req) && after("kill")(req), reply: { toolCalls: [{ name: "send", arguments: { to: "parent", message: "kid done" } }] } },
+      {
+        match: (req) => kid(req) && after("kill")(req),
+        reply: { toolCalls: [{ name: "send", arguments: { to: "parent", message: "kid done" } }] },
+      },
       { agent: "kid", match: after("send"), reply: { text: "kid done" } },
       {
         agent: "sib",
@@ -145,8 +157,16 @@ describe("references across trees, through the tools", () => {
     expect(run.code, run.stderr).toBe(0);
     const tried = lastToolResults(requestsOf(fake, "kid")[1]!).map((r) => codeOf(r.value));
     // Parent, sibling and root by id: NOT_ALLOWED; itself: not a descendant either; B: unknown.
-    expect(tried).toEqual(["NOT_ALLOWED", "NOT_ALLOWED", "NOT_ALLOWED", "NOT_ALLOWED", "UNKNOWN_AGENT"]);
-    const killedByRoot = lastToolResults(requestsOf(fake, "root").at(-1)!)[0]!.value as { killed: string[] };
+    expect(tried).toEqual([
+      "NOT_ALLOWED",
+      "NOT_ALLOWED",
+      "NOT_ALLOWED",
+      "NOT_ALLOWED",
+      "UNKNOWN_AGENT",
+    ]);
+    const killedByRoot = lastToolResults(requestsOf(fake, "root").at(-1)!)[0]!.value as {
+      killed: string[];
+    };
     expect(killedByRoot.killed).toHaveLength(1);
     const tree = await treeAgents(e2e.db(), run.json!.tree_id);
     expect(tree.map((a) => [a.name, a.state]).sort()).toEqual([
@@ -164,7 +184,9 @@ describe("references across trees, through the command line", () => {
     const mine = await createTree(db, { name: "a-root" });
     await forkAgent(db, mine.id, { name: "mine", context: "fresh" });
     // Full id, prefix and name (the tool test above covers the other spellings).
-    for (const { how, ref } of refsToB().filter((r) => ["full id", "id prefix", "name"].includes(r.how))) {
+    for (const { how, ref } of refsToB().filter((r) =>
+      ["full id", "id prefix", "name"].includes(r.how),
+    )) {
       const sent = await e2e.warren(["send", "--tree", mine.id, ref, "hello"]);
       expect([how, sent.code], sent.stdout).toEqual([how, 1]);
       expect(sent.stderr).toMatch(/^warren: .*(no agent|not|unknown)/i);

@@ -73,7 +73,11 @@ beforeAll(async () => {
     },
     { agent: "root", match: after("bash"), reply: { text: `done ${ESCAPES}` } },
     // Every child (on its task, and again when mail wakes it) just answers.
-    { match: (req) => !req.systemPrompt?.includes("Your name: root"), reply: { text: "ok" }, times: Infinity },
+    {
+      match: (req) => !req.systemPrompt?.includes("Your name: root"),
+      reply: { text: "ok" },
+      times: Infinity,
+    },
   ]);
   run = await e2e.prompt("hostile names and messages", { timeout: 90, modelUrl: fake.baseURL });
   treeId = run.json!.tree_id;
@@ -193,7 +197,9 @@ describe("names unique among living children (SPEC §2)", () => {
     const codes = results.map((r) => (r.value as { error?: { code: string } }).error?.code ?? "ok");
     // One fork succeeds; the other is refused with an error code (SPEC names none; INVALID_ARGS fits).
     expect(codes.filter((code) => code === "ok")).toHaveLength(1);
-    const twins = (await treeAgents(e2e.db(), again.json!.tree_id)).filter((a) => a.name === "twin");
+    const twins = (await treeAgents(e2e.db(), again.json!.tree_id)).filter(
+      (a) => a.name === "twin",
+    );
     expect(twins).toHaveLength(1);
   });
 });

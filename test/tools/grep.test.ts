@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { grepTool } from "../../src/tools/grep.js";
+import { grepLimits, grepTool } from "../../src/tools/grep.js";
 import type { ToolOutcome } from "../../src/tools/tool.js";
 
 let dir: string;
@@ -105,5 +105,31 @@ describe("grep", () => {
     ["unknown argument", { pattern: "foo", context: 2 }],
   ])("rejects %s with INVALID_ARGS", async (_label, args) => {
     expect(await run(args)).toMatchObject({ ok: false, error: { code: "INVALID_ARGS" } });
+  });
+});
+
+describe("grep with a catastrophic pattern", () => {
+  it("is stopped at its time limit and never blocks the thread meanwhile", async () => {
+    const saved = grepLimits.timeMs;
+    grepLimits.timeMs = 1_500;
+    try {
+      // (a+)+$ against many a's and a mismatch backtracks exponentially (minutes at 34).
+      await writeFile(path.join(dir, "evil.txt"), `${"a".repeat(34)}!\n`);
+      const order: string[] = [];
+      const search = run({ pattern: "(a+)+$", path: "evil.txt" }).then((outcome) => {
+        order.push("grep");
+        return outcome;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 50)).then(() => order.push("timer"));
+      const outcome = await search;
+      expect(order).toEqual(["timer", "grep"]);
+      expect(outcome.ok).toBe(false);
+      if (!outcome.ok) {
+        expect(outcome.error.code).toBe("LIMIT_EXCEEDED");
+        expect(outcome.error.message).toMatch(/took longer than 1.5 s/);
+      }
+    } finally {
+      grepLimits.timeMs = saved;
+    }
   });
 });

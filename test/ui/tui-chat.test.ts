@@ -114,13 +114,15 @@ describe("the TUI in a terminal", () => {
     const t = await open();
     await t.type("think slowly");
     await t.keys("Enter");
-    await t.waitFor(/thinking/);
+    // Type the second message once the model is answering the first (the agent is busy).
+    await t.waitFor(() => model.requests.some(lastUser("think slowly")));
     await t.type("and then this");
     await t.keys("Enter");
     const queued = await t.waitFor((s) => s.includes("❯ and then this") && s.includes("⧗ queued"));
     expect(queued).not.toContain("slow answer done");
     const done = await t.waitFor("● got the queued one");
     expect(done).not.toContain("⧗ queued");
+    expect(done).toContain("● slow answer done");
     expect(done.indexOf("slow answer done")).toBeLessThan(done.indexOf("got the queued one"));
     // The queued input reached the model as its own user message, after the first answer.
     const request = model.requests.find(lastUser("and then this"))!;
