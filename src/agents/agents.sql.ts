@@ -50,6 +50,10 @@ export const agents = pgTable(
     tool_calls: integer("tool_calls").notNull().default(0),
     input_tokens: bigint("input_tokens", { mode: "number" }).notNull().default(0),
     output_tokens: bigint("output_tokens", { mode: "number" }).notNull().default(0),
+    /** Of input_tokens, those the server read from its prompt cache (`cached_tokens`). */
+    cached_tokens: bigint("cached_tokens", { mode: "number" }).notNull().default(0),
+    /** Of output_tokens, those spent on hidden reasoning (`reasoning_tokens`). */
+    reasoning_tokens: bigint("reasoning_tokens", { mode: "number" }).notNull().default(0),
     turns: integer("turns").notNull().default(0),
     created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     ended_at: timestamp("ended_at", { withTimezone: true }),

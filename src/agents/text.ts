@@ -13,7 +13,9 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 function hex(ch: string): string {
   const code = ch.charCodeAt(0);
-  return code > 0xff ? `\\u${code.toString(16).padStart(4, "0")}` : `\\x${code.toString(16).padStart(2, "0")}`;
+  return code > 0xff
+    ? `\\u${code.toString(16).padStart(4, "0")}`
+    : `\\x${code.toString(16).padStart(2, "0")}`;
 }
 
 /** What is wrong with `text` as stored text, or undefined when it is fine. */
@@ -75,7 +77,10 @@ export function scrubJson<T>(value: T): T {
   if (Array.isArray(value)) return value.map(scrubJson) as T;
   if (value !== null && typeof value === "object" && !(value instanceof Date)) {
     return Object.fromEntries(
-      Object.entries(value as Record<string, unknown>).map(([k, v]) => [scrubText(k), scrubJson(v)]),
+      Object.entries(value as Record<string, unknown>).map(([k, v]) => [
+        scrubText(k),
+        scrubJson(v),
+      ]),
     ) as T;
   }
   return value;

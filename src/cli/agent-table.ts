@@ -1,6 +1,7 @@
 // Rows → lines for `warren ls`: agents in tree order (parents before children, oldest first),
 // drawn as an indented tree with state and counters.
 import type { AgentRow, AgentState } from "../agents/agents.sql.js";
+import type { TreeTotals } from "../agents/totals.js";
 import {
   compactNumber,
   formatAgo,
@@ -62,6 +63,20 @@ export function treeSummary(root: AgentRow, list: AgentRow[], color: Colors): st
     .map((state) => `${counts.get(state)} ${state}`);
   const n = list.length;
   return `${color.bold(`tree ${shortId(root.id)}`)} · ${n} agent${n === 1 ? "" : "s"}: ${parts.join(", ")}`;
+}
+
+/**
+ * The tree's total under the table: "total: 7 turns · 12 tool calls · tokens 40.2k in (12k cached) ·
+ * 1.3k out (800 reasoning)"; `reaped` names how many reaped agents the totals include.
+ */
+export function totalsLine(totals: TreeTotals, reaped: number, color: Colors): string {
+  const label = reaped > 0 ? `total incl. ${reaped} reaped` : "total";
+  return [
+    `${color.bold(label)}: ${totals.turns} turns`,
+    `${totals.tool_calls} tool calls`,
+    `tokens ${compactNumber(totals.input_tokens)} in (${compactNumber(totals.cached_tokens)} cached)`,
+    `${compactNumber(totals.output_tokens)} out (${compactNumber(totals.reasoning_tokens)} reasoning)`,
+  ].join(" · ");
 }
 
 const HEADERS = ["AGENT", "STATE", "TURNS", "TOOLS", "TOKENS IN/OUT", "AGE", "ACTIVE"];

@@ -25,6 +25,7 @@ const TRANSIENT_NODE_CODES = new Set([
 
 const TRANSIENT_MESSAGES = [
   /connection terminated/i,
+  /query read timeout/i,
   /timeout exceeded when trying to connect/i,
   /client has encountered a connection error/i,
   /client was closed and is not queryable/i,

@@ -18,6 +18,7 @@ import {
 } from "../llm/model.js";
 import { estimateTokens } from "../llm/stream-assembly.js";
 import { buildContext, conversation, repairToolPairs, type ContextEntry } from "./context.js";
+import { addUsage } from "./usage-counters.js";
 
 /** When neither the config nor the server's /models says: small enough for most local servers. */
 export const DEFAULT_CONTEXT_WINDOW = 32_768;
@@ -141,10 +142,7 @@ export async function compact(
     });
     await tx
       .update(agents)
-      .set({
-        input_tokens: sql`${agents.input_tokens} + ${response.usage.inputTokens}`,
-        output_tokens: sql`${agents.output_tokens} + ${response.usage.outputTokens}`,
-      })
+      .set(addUsage(response.usage))
       .where(sql`${agents.id} = ${agent.id}`);
   });
   return true;

@@ -20,6 +20,7 @@ import { isPersonCall } from "./person-wait.js";
 import { completeFitting, fitContext } from "./compaction.js";
 import { findDanglingCalls, resumeDanglingCalls } from "./resume.js";
 import { runToolCalls } from "./tool-calls.js";
+import { addUsage } from "./usage-counters.js";
 import { budgetProblem, markIdle, takePendingMail } from "./turn-end.js";
 
 export interface TurnDeps {
@@ -206,8 +207,7 @@ async function step(deps: TurnDeps, agent: AgentRow, signal: AbortSignal): Promi
         await tx
           .update(agents)
           .set({
-            input_tokens: sql`${agents.input_tokens} + ${response.usage.inputTokens}`,
-            output_tokens: sql`${agents.output_tokens} + ${response.usage.outputTokens}`,
+            ...addUsage(response.usage),
             last_activity_at: sql`now()`,
           })
           .where(sql`${agents.id} = ${agent.id}`);

@@ -2,7 +2,7 @@
 import type { Budget } from "../agents/agents.sql.js";
 import { forkAgentIn } from "../agents/tree.js";
 import { commitEffect } from "./effects.js";
-import { fail, ok, type Tool } from "./tool.js";
+import { fail, type Tool } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
 import { childSystemPrompt } from "../runtime/system-prompt.js";
 

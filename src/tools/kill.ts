@@ -2,7 +2,7 @@
 import { resolveAgentRef } from "../agents/refs.js";
 import { killAgentIn } from "../agents/tree.js";
 import { commitEffect } from "./effects.js";
-import { fail, ok, type Tool } from "./tool.js";
+import { fail, type Tool } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
 
 export const killTool: Tool<AgentToolContext> = {

@@ -3,7 +3,7 @@ import { resolveAgentRef } from "../agents/refs.js";
 import { AgentError } from "../agents/errors.js";
 import { sendMailIn } from "../mail/send-fenced.js";
 import { commitEffect } from "./effects.js";
-import { fail, ok, type Tool } from "./tool.js";
+import { fail, type Tool } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
 
 export const sendTool: Tool<AgentToolContext> = {

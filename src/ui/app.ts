@@ -6,7 +6,7 @@ import type { Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { openFeed } from "../feed/feed.js";
 import { createActions, treeLines } from "./actions.js";
-import { completeCommand } from "./commands.js";
+import { completeInput } from "./completion.js";
 import { createController, UNREACHABLE } from "./controller.js";
 import { isDatabaseTrouble } from "./failure.js";
 import { createInputEditor, createInputHistory, type InputHistory } from "./input-editor.js";
@@ -20,27 +20,21 @@ import {
   PASTE_ON,
   type KeyEvent,
 } from "./keys.js";
-import { createLayout } from "./layout.js";
+import { deadInputLine, keysHint, promptFor, renderBars, renderWaitLayer } from "./frame.js";
+import { createLayout, MAX_INPUT_ROWS } from "./layout.js";
+import { bottomAnchor, grownBelow, type Anchor } from "./scroll-anchor.js";
 import {
   createScrollbackView,
-  navInfo,
   navigate,
   renderAgentPanel,
   renderHelp,
-  renderSeparator,
   renderSpinner,
-  renderStatusBar,
-  renderStatusLayer,
   renderTooSmall,
   MIN_HEIGHT,
   MIN_WIDTH,
-  entryKey,
-  renderEntry,
   type Direction,
-  type ScrollEntry,
   type Theme,
 } from "./views/index.js";
-import { paint } from "./views/theme.js";
 
 export const PANEL_KEY = "Ctrl+T";
 export const MOUSE_KEY = "Ctrl+O";
@@ -196,21 +190,13 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     const agents = [...state.agents.values()];
     const current = controller.current() ?? root;
     const dead = current.state === "dead";
-    const busy = current.state === "running" || current.state === "waiting";
-    const statusLayer =
-      current.wait_status && current.wait_status.length > 0
-        ? renderStatusLayer(current.wait_status, state.agents, now, width, theme)
-        : [];
-    const spinner = busy ? renderSpinner(current, spinnerFrame, width, theme) : "";
-    const prompt = promptFor(actions.mode, dead);
+    const statusLayer = renderWaitLayer(current, state.agents, now, width, theme);
+    const spinner = renderSpinner(current, spinnerFrame, width, theme);
     const input =
       editor.isEmpty() && dead
-        ? [
-            paint(theme, "✗ dead agent: no input — commands only (/reap, /kill …); Ctrl+↑ parent", {
-              dim: true,
-            }),
-          ]
-        : editor.render(width, 6, prompt, !panelOpen).lines;
+        ? [deadInputLine(theme)]
+        : editor.render(width, MAX_INPUT_ROWS, promptFor(actions.mode, dead, theme), !panelOpen)
+            .lines;
     const rows = layout.scrollbackRows({
       statusLayer: statusLayer.length,
       spinner: spinner !== "",
@@ -223,14 +209,6 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     const scrolled = scrollbackView.render(entries, width, rows, scroll);
     scroll = Math.min(scroll, scrolled.maxScroll);
     if (scrolled.atTop && state.hasOlder) spawn(() => controller.loadOlder());
-    const nav = navInfo(agents, current.id) ?? { current, children: 0 };
-    const counts = { running: 0, waiting: 0, idle: 0, dead: 0 };
-    for (const agent of agents) counts[agent.state]++;
-    const problem = state.problem ?? (troubleUntil > now ? UNREACHABLE : undefined);
-    const showFlash = flash && flash.until > now ? flash.text : undefined;
-    const keysHint =
-      showFlash ??
-      `${scroll > 0 ? `↑${scroll} lines · ` : ""}^T agents · ^O mouse ${mouseOn ? "on" : "off (select text)"} · /help`;
     let panel: string[] | undefined;
     if (panelOpen) {
       const size = layout.panelSize();
@@ -238,39 +216,25 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       panel = rendered.lines;
       panelOrder = rendered.order;
     }
+    const hint = flash && flash.until > now ? flash.text : keysHint(scroll, mouseOn);
     layout.paint({
       scrollback: scrolled.lines,
       statusLayer,
       spinner,
-      separator: renderSeparator(nav, width, theme),
       input,
-      statusBar: renderStatusBar(
-        {
-          root: state.agents.get(root.id) ?? root,
-          current,
-          counts,
-          tokens: Number(current.input_tokens) + Number(current.output_tokens),
-          mode: dead ? "dead" : actions.mode,
-          keysHint,
-          ...(problem ? { problem } : {}),
-        },
+      ...renderBars({
+        agents,
+        root: state.agents.get(root.id) ?? root,
+        current,
+        mode: dead ? "dead" : actions.mode,
+        keysHint: hint,
+        problem: state.problem ?? (troubleUntil > now ? UNREACHABLE : undefined),
         width,
         theme,
-      ),
+      }),
       ...(panel ? { panel } : {}),
     });
   }
-
-  const promptFor = (mode: "normal" | "capture", dead: boolean) => {
-    if (dead) return { text: "✗ ", painted: paint(theme, "✗ ", { fg: "red" }) };
-    if (mode === "capture") {
-      return {
-        text: "✎ capture › ",
-        painted: paint(theme, "✎ capture › ", { fg: "magenta", bold: true }),
-      };
-    }
-    return { text: "❯ ", painted: paint(theme, "❯ ", { fg: "cyan", bold: true }) };
-  };
 
   const scrollBy = (lines: number) => {
     scroll = Math.max(0, scroll + lines);
@@ -278,26 +242,10 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   };
 
   async function complete(): Promise<void> {
-    const text = editor.value();
-    const model = /^\/model\s+(\S*)$/.exec(text);
-    if (model) {
-      const names = (await actions.modelNames()).filter((n) => n.startsWith(model[1]!));
-      if (names.length === 1) editor.set(`/model ${names[0]}`);
-      else if (names.length > 1) {
-        const common = commonPrefix(names);
-        if (common.length > model[1]!.length) editor.set(`/model ${common}`);
-        else setFlash(names.slice(0, 8).join("  "), 4000);
-      } else setFlash("no matching models (the server lists none)", 2000);
-      requestPaint();
-      return;
-    }
-    const command = /^\/(\S*)$/.exec(text);
-    if (command) {
-      const names = completeCommand(command[1]!);
-      if (names.length === 1) editor.set(`/${names[0]} `);
-      else if (names.length > 1) setFlash(names.map((n) => `/${n}`).join("  "), 3000);
-      requestPaint();
-    }
+    const result = await completeInput(editor.value(), () => actions.modelNames());
+    if (result.text !== undefined) editor.set(result.text);
+    if (result.hint) setFlash(result.hint, 3000);
+    requestPaint();
   }
 
   function onPanelKey(event: KeyEvent): void {
@@ -479,43 +427,6 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   };
 }
 
-/** The newest entry at the last paint and how many lines it took. */
-interface Anchor {
-  key: string;
-  lines: number;
-}
-
-function bottomAnchor(entries: readonly ScrollEntry[], width: number, theme: Theme) {
-  const last = entries.at(-1);
-  return last && { key: entryKey(last), lines: renderEntry(last, width, theme).length };
-}
-
-/** Lines added below `anchor` since it was taken (new entries, or the anchor entry growing). */
-function grownBelow(
-  anchor: Anchor | undefined,
-  entries: readonly ScrollEntry[],
-  width: number,
-  theme: Theme,
-): number {
-  if (!anchor) return 0;
-  let at = entries.length - 1;
-  // Only the last few entries can be new between two frames; look no further back than that.
-  const stop = Math.max(0, entries.length - 50);
-  while (at >= stop && entryKey(entries[at]!) !== anchor.key) at--;
-  if (at < stop) return 0;
-  let added = renderEntry(entries[at]!, width, theme).length - anchor.lines;
-  for (let i = at + 1; i < entries.length; i++) {
-    added += renderEntry(entries[i]!, width, theme).length + 1;
-  }
-  return Math.max(0, added);
-}
-
 function emptyFrame() {
   return { scrollback: [], statusLayer: [], spinner: "", separator: "", input: [], statusBar: "" };
-}
-
-function commonPrefix(words: string[]): string {
-  let prefix = words[0] ?? "";
-  for (const word of words) while (!word.startsWith(prefix)) prefix = prefix.slice(0, -1);
-  return prefix;
 }

@@ -1,7 +1,13 @@
 // Stored text rules (SPEC §2): names and texts are checked with INVALID_ARGS saying what was wrong.
 import { describe, expect, it } from "vitest";
 import { AgentError } from "../../src/agents/errors.js";
-import { scrubJson, scrubText, textProblem, validateName, validateText } from "../../src/agents/text.js";
+import {
+  scrubJson,
+  scrubText,
+  textProblem,
+  validateName,
+  validateText,
+} from "../../src/agents/text.js";
 
 function invalid(fn: () => unknown): string {
   try {

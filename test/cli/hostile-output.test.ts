@@ -56,7 +56,12 @@ beforeAll(async () => {
     tool_call_id: "c1",
     name: "bash",
   });
-  await appendEvent(db, evilId, "mail_in", JSON.stringify({ from: root.id, from_name: EVIL, message: "m\u001b]8;;" }));
+  await appendEvent(
+    db,
+    evilId,
+    "mail_in",
+    JSON.stringify({ from: root.id, from_name: EVIL, message: "m\u001b]8;;" }),
+  );
 });
 
 describe("printing agent text", () => {

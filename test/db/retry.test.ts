@@ -18,7 +18,9 @@ function pgError(code: string, message = "boom"): Error {
   return Object.assign(new Error(message), { code });
 }
 function wrapped(cause: unknown): Error {
-  return Object.assign(new Error("Failed query: insert into mail values ($1)\nparams: x"), { cause });
+  return Object.assign(new Error("Failed query: insert into mail values ($1)\nparams: x"), {
+    cause,
+  });
 }
 
 describe("isTransient", () => {
@@ -123,12 +125,16 @@ describe("what people and models are told", () => {
       ok: false,
       error: {
         code: "INTERNAL",
-        message: 'internal error (database: invalid byte sequence for encoding "UTF8": 0x00 [22021])',
+        message:
+          'internal error (database: invalid byte sequence for encoding "UTF8": 0x00 [22021])',
       },
     });
     expect(internalFailure(wrapped(pgError("08006")))).toEqual({
       ok: false,
-      error: { code: "INTERNAL", message: "database unavailable; nothing was done, try again later" },
+      error: {
+        code: "INTERNAL",
+        message: "database unavailable; nothing was done, try again later",
+      },
     });
   });
 

@@ -5,14 +5,7 @@
 import { sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
-import {
-  after,
-  forkedIds,
-  isFirst,
-  mailOf,
-  treeAgents,
-  useE2E,
-} from "../runtime/e2e-support.js";
+import { after, forkedIds, isFirst, mailOf, treeAgents, useE2E } from "../runtime/e2e-support.js";
 import { sleep } from "../support/agents.js";
 
 const e2e = useE2E();
@@ -100,7 +93,9 @@ describe("database outage", () => {
     // One line while reconnecting, nothing else.
     const lines = result.stderr.split("\n").filter((l) => l.trim());
     expect(lines.length, result.stderr).toBeLessThanOrEqual(1);
-    lines.forEach((line) => expect(line).toMatch(/^warren: database unreachable \(.+\); retrying$/));
+    lines.forEach((line) =>
+      expect(line).toMatch(/^warren: database unreachable \(.+\); retrying$/),
+    );
 
     const tree = await treeAgents(db, result.json!.tree_id);
     expect(tree.map((a) => a.state)).toEqual(["idle", "idle", "idle", "idle"]);

@@ -26,11 +26,11 @@ afterAll(async () => {
 
 const pick = <T>(list: T[]): T | undefined => list[Math.floor(Math.random() * list.length)];
 
-interface Living {
+type Living = {
   id: string;
   parent_id: string | null;
   depth: number;
-}
+};
 
 async function living(db: Db, treeId: string): Promise<Living[]> {
   const rows = await db.execute<Living>(sql`

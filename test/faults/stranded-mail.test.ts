@@ -32,7 +32,9 @@ describe("mail during a failing turn", () => {
         agent: "root",
         match: after("fork"),
         reply: (req) => ({
-          toolCalls: [{ name: "wait", arguments: { timeout: 30, from_agents: [forkedIds(req).c] } }],
+          toolCalls: [
+            { name: "wait", arguments: { timeout: 30, from_agents: [forkedIds(req).c] } },
+          ],
         }),
       },
       { agent: "root", match: after("wait"), reply: { text: "done" } },
@@ -45,7 +47,12 @@ describe("mail during a failing turn", () => {
             const child = (await db.query.agents.findFirst({
               where: (a, { eq }) => eq(a.name, "c"),
             }))!;
-            await sendMail(db, { treeId: child.tree_id, fromId: null, toId: child.id, body: "one more thing" });
+            await sendMail(db, {
+              treeId: child.tree_id,
+              fromId: null,
+              toId: child.id,
+              body: "one more thing",
+            });
           })();
           return { status: 400, text: "bad request", delayMs: 500 };
         },

@@ -11,24 +11,24 @@ export interface TcpProxy {
   cutAll(): void;
   /** Cuts everything and refuses new connections for `ms` (as a restarting server does). */
   outage(ms: number): Promise<void>;
-  /** Stops forwarding bytes on open connections (and holds new ones) until resume(). */
-  blackhole(): void;
-  resume(): void;
+  /**
+   * Every open connection goes silent for good (bytes are swallowed both ways, sockets stay
+   * open): half-open connections. New connections work normally.
+   */
+  halfOpenAll(): void;
   /** Connections accepted so far. */
   accepted(): number;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
-  const pairs = new Set<{ client: net.Socket; server: net.Socket }>();
+  const pairs = new Set<{ client: net.Socket; server: net.Socket; silent: boolean }>();
   let refusing = false;
-  let holding = false;
   let count = 0;
-  const held: net.Socket[] = [];
 
   const connect = (client: net.Socket) => {
     const server = net.connect(targetPort, targetHost);
-    const pair = { client, server };
+    const pair = { client, server, silent: false };
     pairs.add(pair);
     const end = () => {
       pairs.delete(pair);
@@ -38,10 +38,10 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     client.on("error", end).on("close", end);
     server.on("error", end).on("close", end);
     client.on("data", (chunk) => {
-      if (!holding) server.write(chunk);
+      if (!pair.silent) server.write(chunk);
     });
     server.on("data", (chunk) => {
-      if (!holding) client.write(chunk);
+      if (!pair.silent) client.write(chunk);
     });
   };
 
@@ -49,11 +49,6 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     count++;
     if (refusing) {
       client.destroy();
-      return;
-    }
-    if (holding) {
-      held.push(client);
-      client.on("error", () => undefined);
       return;
     }
     connect(client);
@@ -84,18 +79,13 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       await new Promise((resolve) => setTimeout(resolve, ms));
       refusing = false;
     },
-    blackhole() {
-      holding = true;
-    },
-    resume() {
-      holding = false;
-      for (const client of held.splice(0)) if (!client.destroyed) connect(client);
+    halfOpenAll() {
+      for (const pair of pairs) pair.silent = true;
     },
     accepted: () => count,
     async close() {
       refusing = true;
       cutAll();
-      for (const client of held.splice(0)) client.destroy();
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
     },
   };

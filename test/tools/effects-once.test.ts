@@ -25,7 +25,9 @@ async function leasedContext(): Promise<AgentToolContext> {
   const root = await createTree(db, { name: "root" });
   rootId = root.id;
   childId = (await forkAgent(db, root.id, { name: "child" })).id;
-  await db.execute(sql`update agents set lease_owner = 'w1', state = 'running' where id = ${root.id}`);
+  await db.execute(
+    sql`update agents set lease_owner = 'w1', state = 'running' where id = ${root.id}`,
+  );
   const assistant = await appendEvent(db, root.id, "assistant", "", { tool_calls: [] });
   return toolContext(db, bus(), root.id, { leaseOwner: "w1", assistantEventId: assistant.id });
 }

@@ -42,7 +42,10 @@ describe("agent tools refuse text Postgres cannot store", () => {
       await forkTool.run({ name: "x\u001b[2J\u001b]0;pwned\u0007", prompt: "go" }, ctx),
       /control characters \(found \\x1b/,
     );
-    expectInvalid(await forkTool.run({ name: "ok", prompt: "p\u0000" }, ctx), /prompt contains a NUL/);
+    expectInvalid(
+      await forkTool.run({ name: "ok", prompt: "p\u0000" }, ctx),
+      /prompt contains a NUL/,
+    );
     expectInvalid(await forkTool.run({ name: "ok", prompt: "p\ud800" }, ctx), /lone surrogate/);
     expectInvalid(await forkTool.run({ name: "n".repeat(65), prompt: "p" }, ctx), /65 characters/);
     const rows = await database().db.execute(
@@ -53,7 +56,10 @@ describe("agent tools refuse text Postgres cannot store", () => {
 
   it("send: NUL or a lone surrogate in the message or the reference", async () => {
     const ctx = await toolContext(database().db, bus(), root.id);
-    expectInvalid(await sendTool.run({ to: "child", message: "hi\u0000" }, ctx), /message contains a NUL/);
+    expectInvalid(
+      await sendTool.run({ to: "child", message: "hi\u0000" }, ctx),
+      /message contains a NUL/,
+    );
     expectInvalid(await sendTool.run({ to: "child", message: "\udfff" }, ctx), /not valid UTF-8/);
     expectInvalid(await sendTool.run({ to: "ch\u0000ild", message: "hi" }, ctx), /agent reference/);
     const rows = await database().db.execute(sql`select count(*)::int as n from mail`);
@@ -64,15 +70,16 @@ describe("agent tools refuse text Postgres cannot store", () => {
     const ctx = await toolContext(database().db, bus(), root.id);
     expectInvalid(await waitTool.run({ timeout: 0, from_agents: ["c\u0000"] }, ctx), /NUL/);
     expectInvalid(await killTool.run({ agent_id: "\u0000" }, ctx), /NUL/);
-    const after = await database().db.execute(
-      sql`select state from agents where id = ${child.id}`,
-    );
+    const after = await database().db.execute(sql`select state from agents where id = ${child.id}`);
     expect(after.rows[0]).toEqual({ state: "idle" });
   });
 
   it("work tools: a NUL in a command or a path", async () => {
     const ctx = await toolContext(database().db, bus(), root.id);
-    expectInvalid(await bashTool.run({ command: "echo a\u0000b" }, ctx), /"command" contains a NUL/);
+    expectInvalid(
+      await bashTool.run({ command: "echo a\u0000b" }, ctx),
+      /"command" contains a NUL/,
+    );
     expectInvalid(await writeFileTool.run({ path: "a\u0000", content: "x" }, ctx), /"path"/);
   });
 });

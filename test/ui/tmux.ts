@@ -72,6 +72,12 @@ export async function startTerminal(options: TmuxOptions): Promise<Terminal> {
     "-y",
     String(options.height ?? 40),
     script,
+    // Modified keys the application asks for (Shift+Enter as ESC [27;2;13~) reach it.
+    ";",
+    "set-option",
+    "-s",
+    "extended-keys",
+    "on",
   );
   const screen = async () => {
     const { stdout } = await tmux("capture-pane", "-p", "-t", "0");

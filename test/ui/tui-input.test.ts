@@ -39,12 +39,19 @@ const lastUser = (text: string) => (req: RecordedRequest) =>
 const COLOR_SGR = /\x1b\[(?:[0-9;]*;)?(?:3[0-8]|9[0-7]|4[0-8])(?:;[0-9;]*)?m/;
 
 describe("the TUI's input in a terminal", () => {
-  it("edits: Home, Ctrl+J newline, Alt+Left word motion; Enter sends it all; Up recalls", async () => {
+  it("edits: Home, Ctrl+J and Shift+Enter newlines, Alt+Left word motion; Enter sends; Up recalls", async () => {
     model.script([
+      { match: lastUser("one\ntwo"), reply: { text: "got one and two" } },
       { match: lastUser("hello world\nsecond Xline"), reply: { text: "got two lines" } },
       { match: lastUser("hello world\nsecond Xline!"), reply: { text: "got it again" } },
     ]);
     const t = await open();
+    await t.type("one");
+    await t.keys("S-Enter");
+    await t.type("two");
+    await t.waitFor(/❯ one\n\s+two/);
+    await t.keys("Enter");
+    await t.waitFor("● got one and two");
     await t.type("world");
     await t.keys("Home");
     await t.type("hello ");

@@ -8,7 +8,7 @@ export { createScrollbackView, entryKey } from "./scrollback.js";
 export type { ScrollbackOptions, ScrollbackRender, ScrollbackView } from "./scrollback.js";
 export { renderSpinner, renderStatusLayer, SPINNER_FRAMES } from "./status-layer.js";
 export { renderSeparator } from "./separator.js";
-export { renderStatusBar } from "./status-bar.js";
+export { renderStatusBar, treeTokens } from "./status-bar.js";
 export type { StatusBarInfo } from "./status-bar.js";
 export { panelOrder, renderAgentPanel } from "./agent-panel.js";
 export type { AgentPanel } from "./agent-panel.js";

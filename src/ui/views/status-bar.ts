@@ -1,8 +1,9 @@
 // The status bar: a connection problem first and loud, then the mode, the tree, the agent
-// (name + short id, state, model, tokens), the counts of agents by state, and the keys hint at
-// the right. Parts drop by priority when the terminal is narrow.
+// (name + short id, state, model, its tokens and the tree's), the counts of agents by state, and
+// the keys hint at the right. Parts drop by priority when the terminal is narrow.
 import type { AgentRow } from "../../agents/agents.sql.js";
-import { shortId } from "../../cli/format.js";
+import { sumCounters, type CounterRow } from "../../agents/totals.js";
+import { compactNumber, shortId } from "../../cli/format.js";
 import { agentLabel, STATE_GLYPH, tokenText } from "./agent-text.js";
 import { clipRow, rowWidth, type Row } from "./spans.js";
 import { cleanText, paintSpans, type Line, type Theme } from "./theme.js";
@@ -11,8 +12,10 @@ export interface StatusBarInfo {
   root: AgentRow;
   current: AgentRow;
   counts: { running: number; waiting: number; idle: number; dead: number };
-  /** Tokens of the whole tree (or of the current agent, as the app prefers). */
+  /** Tokens (input + output) of the current agent. */
   tokens: number;
+  /** The whole tree's tokens, shown beside the agent's: "1.2k tok · tree 40k (12k cached)". */
+  tree?: { tokens: number; cached: number };
   mode: "normal" | "capture" | "dead";
   keysHint: string;
   /** E.g. "database unreachable — reconnecting…": shown first and prominently. */
@@ -66,7 +69,7 @@ export function renderStatusBar(info: StatusBarInfo, width: number, theme: Theme
       row: [{ text: cleanText(current.model, false), style: { fg: "blue" } }],
       priority: 30,
     });
-  parts.push({ row: [{ text: tokenText(info.tokens) }], priority: 40 });
+  parts.push({ row: [{ text: tokensPart(info) }], priority: 40 });
   parts.push({
     row: [{ text: cleanText(info.keysHint, false), style: { dim: true } }],
     priority: 60,
@@ -93,6 +96,20 @@ export function renderStatusBar(info: StatusBarInfo, width: number, theme: Theme
     kept = kept.filter((p) => p !== drop);
   }
   return paintSpans(theme, clipRow(layout(kept, width), width));
+}
+
+/** The status bar's `tree` figures from the rows of the tree's agents. */
+export function treeTokens(agents: Iterable<CounterRow>): { tokens: number; cached: number } {
+  const totals = sumCounters(agents);
+  return { tokens: totals.input_tokens + totals.output_tokens, cached: totals.cached_tokens };
+}
+
+/** The agent's tokens, then the tree's, with the cached input when the server reported any. */
+function tokensPart(info: StatusBarInfo): string {
+  const agent = tokenText(info.tokens);
+  if (!info.tree) return agent;
+  const cached = info.tree.cached > 0 ? ` (${compactNumber(info.tree.cached)} cached)` : "";
+  return `${agent} · tree ${compactNumber(info.tree.tokens)}${cached}`;
 }
 
 const GAP = " │ ";

@@ -31,6 +31,8 @@ export function agent(fields: Partial<AgentRow> & { name: string }): AgentRow {
     tool_calls: 0,
     input_tokens: 0,
     output_tokens: 0,
+    cached_tokens: 0,
+    reasoning_tokens: 0,
     turns: 0,
     created_at: new Date(NOW - 600_000),
     ended_at: null,

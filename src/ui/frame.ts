@@ -1,0 +1,86 @@
+// The parts of a frame around the scrollback, from state: the status layer, the bars (separator
+// and status bar), the input's prompt and the dead agent's input line. Pure: state in, lines out.
+import type { AgentRow } from "../agents/agents.sql.js";
+import type { Prompt } from "./input-editor.js";
+import {
+  navInfo,
+  renderSeparator,
+  renderStatusBar,
+  renderStatusLayer,
+  treeTokens,
+  type Line,
+  type Theme,
+} from "./views/index.js";
+import { paint } from "./views/theme.js";
+
+/** One line per awaited agent while the viewed agent waits on several; none otherwise. */
+export function renderWaitLayer(
+  current: AgentRow,
+  agentsById: ReadonlyMap<string, AgentRow>,
+  now: number,
+  width: number,
+  theme: Theme,
+): Line[] {
+  const waiting = current.wait_status;
+  if (!waiting || waiting.length === 0) return [];
+  return renderStatusLayer(waiting, agentsById, now, width, theme);
+}
+
+export interface BarsInput {
+  agents: AgentRow[];
+  root: AgentRow;
+  current: AgentRow;
+  mode: "normal" | "capture" | "dead";
+  keysHint: string;
+  problem: string | undefined;
+  width: number;
+  theme: Theme;
+}
+
+/** The separator (where you are in the tree) and the status bar. */
+export function renderBars(input: BarsInput): { separator: Line; statusBar: Line } {
+  const { agents, current, width, theme } = input;
+  const nav = navInfo(agents, current.id) ?? { current, children: 0 };
+  const counts = { running: 0, waiting: 0, idle: 0, dead: 0 };
+  for (const agent of agents) counts[agent.state]++;
+  return {
+    separator: renderSeparator(nav, width, theme),
+    statusBar: renderStatusBar(
+      {
+        root: input.root,
+        current,
+        counts,
+        tokens: Number(current.input_tokens) + Number(current.output_tokens),
+        tree: treeTokens(agents),
+        mode: input.mode,
+        keysHint: input.keysHint,
+        ...(input.problem ? { problem: input.problem } : {}),
+      },
+      width,
+      theme,
+    ),
+  };
+}
+
+/** The status bar's right side when nothing is flashed there. */
+export function keysHint(scroll: number, mouseOn: boolean): string {
+  const scrolled = scroll > 0 ? `↑${scroll} lines · ` : "";
+  return `${scrolled}^T agents · ^O mouse ${mouseOn ? "on" : "off (select text)"} · /help`;
+}
+
+/** The input's prompt: it says when typed lines are captured, not sent. */
+export function promptFor(mode: "normal" | "capture", dead: boolean, theme: Theme): Prompt {
+  if (dead) return { text: "✗ ", painted: paint(theme, "✗ ", { fg: "red" }) };
+  if (mode === "capture") {
+    const text = "✎ capture › ";
+    return { text, painted: paint(theme, text, { fg: "magenta", bold: true }) };
+  }
+  return { text: "❯ ", painted: paint(theme, "❯ ", { fg: "cyan", bold: true }) };
+}
+
+/** What the input shows for a dead agent (commands still work there). */
+export function deadInputLine(theme: Theme): Line {
+  return paint(theme, "✗ dead agent: no input — commands only (/reap, /kill …); Ctrl+↑ parent", {
+    dim: true,
+  });
+}
