@@ -11,6 +11,7 @@ import { fanIn } from "./fan-in.js";
 import { memory } from "./memory.js";
 import { scaleOut } from "./scale-out.js";
 import { throughput } from "./throughput.js";
+import { tuiBench } from "./tui.js";
 import { wakeLatency } from "./wake-latency.js";
 
 const BENCHMARKS: Record<string, Benchmark> = {
@@ -19,6 +20,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "fan-in": fanIn,
   memory,
   "scale-out": scaleOut,
+  tui: tuiBench,
 };
 
 const DEFAULT_TIMEOUT_S = 900;

@@ -11,7 +11,7 @@ export function addUsage(usage: Usage): Record<
   return {
     input_tokens: sql`${agents.input_tokens} + ${usage.inputTokens}`,
     output_tokens: sql`${agents.output_tokens} + ${usage.outputTokens}`,
-    cached_tokens: sql`${agents.cached_tokens}`,
+    cached_tokens: sql`${agents.cached_tokens} + ${usage.cachedTokens ?? 0}`,
     reasoning_tokens: sql`${agents.reasoning_tokens} + ${usage.reasoningTokens ?? 0}`,
   };
 }

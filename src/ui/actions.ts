@@ -41,8 +41,8 @@ export interface ActionsOptions {
 
 export function createActions(options: ActionsOptions): Actions {
   const { db, config, controller } = options;
-  let mode: "normal" | "capture" = "normal";
-  let captured: string[] = [];
+  // Capture is per agent: its lines wait for /fork there, while you look at other agents.
+  const captures = new Map<string, string[]>();
   let models: Promise<string[]> | undefined;
 
   const state = controller.state;
@@ -57,9 +57,10 @@ export function createActions(options: ActionsOptions): Actions {
   const record = (agentId: string, text: string, data: Record<string, unknown> = {}) =>
     appendEvent(db, agentId, "command", text, { by: "person", ...data });
 
+  const capturing = () => captures.get(state.currentId);
   const setMode = (next: "normal" | "capture") => {
-    mode = next;
-    if (next === "normal") captured = [];
+    if (next === "capture") captures.set(state.currentId, []);
+    else captures.delete(state.currentId);
     options.onChange();
   };
 
@@ -85,8 +86,7 @@ export function createActions(options: ActionsOptions): Actions {
       case "agents":
         return say(options.treeLines().join("\n"));
       case "capture":
-        if (mode === "capture")
-          return say("already capturing: /fork makes the child, /cancel stops");
+        if (capturing()) return say("already capturing: /fork makes the child, /cancel stops");
         if (current()?.state === "dead")
           return complain("this agent is dead: capture for a living one");
         setMode("capture");
@@ -94,8 +94,8 @@ export function createActions(options: ActionsOptions): Actions {
           "capture mode: what you type now is saved here and sent to no model; /fork makes a child with it as its task, /cancel stops",
         );
       case "cancel": {
-        if (mode !== "capture") return complain("not capturing (/capture starts)");
-        const lines = captured.length;
+        const lines = capturing()?.length;
+        if (lines === undefined) return complain("not capturing (/capture starts)");
         setMode("normal");
         return say(
           `capture cancelled; the ${lines} captured line(s) stay visible and reach no model`,
@@ -105,7 +105,8 @@ export function createActions(options: ActionsOptions): Actions {
         const parent = current();
         if (!parent) return complain("no agent to fork from");
         const name = command.childName ?? defaultChildName(here);
-        const parts = mode === "capture" ? [...captured] : [];
+        const captured = capturing();
+        const parts = captured ? [...captured] : [];
         if (command.prompt) parts.push(command.prompt);
         const prompt = parts.join("\n").trim();
         // Recorded first so the transcript reads "» /fork", then "⑂ forked"; the captured task is
@@ -113,7 +114,7 @@ export function createActions(options: ActionsOptions): Actions {
         await record(here, typed, {
           name,
           ...(command.prompt ? { prompt: command.prompt } : {}),
-          ...(mode === "capture" ? { captured_lines: captured.length } : {}),
+          ...(captured ? { captured_lines: captured.length } : {}),
         });
         const child = await forkAgent(
           db,
@@ -127,7 +128,7 @@ export function createActions(options: ActionsOptions): Actions {
           },
           config.limits,
         );
-        if (mode === "capture") setMode("normal");
+        if (captured) setMode("normal");
         state.agents.set(child.id, child);
         await controller.view(child.id);
         return say(
@@ -211,7 +212,7 @@ export function createActions(options: ActionsOptions): Actions {
 
   return {
     get mode() {
-      return mode;
+      return capturing() ? "capture" : "normal";
     },
     async submit(text) {
       const command = isCommand(text);
@@ -228,7 +229,8 @@ export function createActions(options: ActionsOptions): Actions {
           complain(`${displayName(agent)} is dead: it takes no input`);
           return true;
         }
-        if (mode === "capture") {
+        const captured = capturing();
+        if (captured) {
           await appendEvent(db, state.currentId, "capture", body, { by: "person" });
           captured.push(body);
           return true;

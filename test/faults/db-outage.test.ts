@@ -1,7 +1,7 @@
 // A database outage under traffic (SPEC §5): every connection of a `warren -p` fan-in is cut and
 // refused for ~2 s (a TCP proxy in front of Postgres) while its children run `bash sleep`. The run
 // carries on: same answer, every mail exactly once, every agent idle, one reconnecting line and
-// never SQL text.
+// never SQL text. The same with every open connection turned half-open (silent, never closed).
 import { sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
@@ -27,8 +27,8 @@ async function until(check: () => Promise<boolean>, what: string, ms = 30_000): 
   }
 }
 
-describe("database outage", () => {
-  it("a -p fan-in survives every connection being cut and refused for 2 s", async () => {
+async function fanInThrough(fault: () => Promise<void>, env: Record<string, string> = {}) {
+  {
     const names = ["c1", "c2", "c3"];
     e2e.fake().script([
       {
@@ -74,7 +74,7 @@ describe("database outage", () => {
     const url = e2e.db().$client.options.connectionString!;
     const run = e2e.prompt("fan out", {
       timeout: 120,
-      env: { DATABASE_URL: proxy.urlFor(url), WARREN_LEASE_SECONDS: "6" },
+      env: { DATABASE_URL: proxy.urlFor(url), WARREN_LEASE_SECONDS: "6", ...env },
     });
     const db = e2e.db();
     // Cut once all three children are inside `bash sleep`.
@@ -84,7 +84,7 @@ describe("database outage", () => {
          where kind = 'tool_call' and data->>'name' = 'bash'`);
       return rows.rows[0]!.n === 3;
     }, "three children in bash");
-    await proxy.outage(2_000);
+    await fault();
     const result = await run;
 
     expect(result.stderr).not.toMatch(/Failed query|select |insert |update /i);
@@ -107,5 +107,15 @@ describe("database outage", () => {
       select count(*)::int as n from events e join agents a on a.id = e.agent_id
        where a.tree_id = ${result.json!.tree_id} and e.kind = 'assistant'`);
     expect(assistants.rows[0]!.n).toBe(3 + 3 * 3);
-  });
+  }
+}
+
+describe("database outage", () => {
+  it("a -p fan-in survives every connection being cut and refused for 2 s", () =>
+    fanInThrough(() => proxy.outage(2_000)));
+
+  it("a -p fan-in survives every open connection going half-open", () =>
+    // A statement on a silent connection times out; its client is dropped and the work retried
+    // on a fresh connection.
+    fanInThrough(async () => proxy.halfOpenAll(), { WARREN_DB_QUERY_TIMEOUT_MS: "1500" }));
 });

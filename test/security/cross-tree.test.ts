@@ -183,20 +183,25 @@ describe("references across trees, through the command line", () => {
     const db = e2e.db();
     const mine = await createTree(db, { name: "a-root" });
     await forkAgent(db, mine.id, { name: "mine", context: "fresh" });
-    // Full id, prefix and name (the tool test above covers the other spellings).
-    for (const { how, ref } of refsToB().filter((r) =>
-      ["full id", "id prefix", "name"].includes(r.how),
-    )) {
-      const sent = await e2e.warren(["send", "--tree", mine.id, ref, "hello"]);
-      expect([how, sent.code], sent.stdout).toEqual([how, 1]);
-      expect(sent.stderr).toMatch(/^warren: .*(no agent|not|unknown)/i);
-      expect(sent.stderr.split("\n").filter(Boolean)).toHaveLength(1);
-      const killed = await e2e.warren(["kill", "--tree", mine.id, ref]);
-      expect([how, killed.code], killed.stdout).toEqual([how, 1]);
+    // Full id, prefix and name (the tool test above covers the other spellings), all at once.
+    const refs = refsToB().filter((r) => ["full id", "id prefix", "name"].includes(r.how));
+    const runs = await Promise.all([
+      ...refs.map(({ ref }) => e2e.warren(["send", "--tree", mine.id, ref, "hello"])),
+      ...refs.map(({ ref }) => e2e.warren(["kill", "--tree", mine.id, ref])),
+      // Without --tree a name is looked up in the most recent tree (A here), never in B.
+      e2e.warren(["kill", "victim"]),
+    ]);
+    const hows = [
+      ...refs.map((r) => `send ${r.how}`),
+      ...refs.map((r) => `kill ${r.how}`),
+      "kill name, no --tree",
+    ];
+    expect(runs.map((run, i) => [hows[i], run.code])).toEqual(hows.map((how) => [how, 1]));
+    for (const run of runs) {
+      // One clear line each, never SQL.
+      expect(run.stderr).toMatch(/^warren: .*(no agent|not|unknown)/i);
+      expect(run.stderr.trim().split("\n")).toHaveLength(1);
     }
-    // Without --tree a name is looked up in the most recent tree (A here), never in B.
-    const byName = await e2e.warren(["kill", "victim"]);
-    expect(byName.code, byName.stdout).toBe(1);
     await treeBUntouched();
   });
 });

@@ -50,6 +50,8 @@ export interface Reply {
   chunkDelayMs?: number;
   /** Split the text into deltas of this many characters (overrides chunkText). */
   chunkSize?: number;
+  /** Called with the JSON text of each streamed chunk right after it is written (benchmarks). */
+  onChunk?: (data: string) => void;
   /** With `status`: a `Retry-After` header in seconds (then no `retry-after-ms` is sent). */
   retryAfterSeconds?: number;
   // --- how servers other than OpenAI stream ---
@@ -220,7 +222,9 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
       ?.include_usage;
     for (const chunk of chunksFor(reply, recorded.model, ++counter, includeUsage === true)) {
       if (reply.chunkDelayMs && !res.destroyed) await sleep(reply.chunkDelayMs);
-      res.write(`data: ${JSON.stringify(chunk)}\n\n`);
+      const data = JSON.stringify(chunk);
+      res.write(`data: ${data}\n\n`);
+      reply.onChunk?.(data);
     }
     res.end("data: [DONE]\n\n");
   }

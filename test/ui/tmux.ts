@@ -3,7 +3,7 @@
 // until what a person would see appears.
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -46,12 +46,12 @@ export interface Terminal {
   kill(): Promise<void>;
 }
 
-const sockets = new Set<string>();
+/** Terminals started and not yet killed (for killAllTerminals). */
+const live = new Set<Terminal>();
 
 /** Starts warren in a new tmux server; when warren exits, the pane shows `[warren exited N]`. */
 export async function startTerminal(options: TmuxOptions): Promise<Terminal> {
   const socket = `warren-test-${randomBytes(5).toString("hex")}`;
-  sockets.add(socket);
   const dir = mkdtempSync(path.join(os.tmpdir(), "warren-tmux-"));
   const script = path.join(dir, "run.sh");
   const assignments = Object.entries({ TERM: "xterm-256color", LANG: "C.UTF-8", ...options.env })
@@ -79,6 +79,7 @@ export async function startTerminal(options: TmuxOptions): Promise<Terminal> {
     "extended-keys",
     "on",
   );
+  const socketPath = (await tmux("display-message", "-p", "#{socket_path}")).stdout.trim();
   const screen = async () => {
     const { stdout } = await tmux("capture-pane", "-p", "-t", "0");
     return stdout
@@ -102,7 +103,7 @@ export async function startTerminal(options: TmuxOptions): Promise<Terminal> {
     }
     throw new Error(`timed out waiting for ${what}; the screen was:\n${last}`);
   };
-  return {
+  const terminal: Terminal = {
     type: async (text) => void (await tmux("send-keys", "-t", "0", "-l", text)),
     keys: async (...names) => void (await tmux("send-keys", "-t", "0", ...names)),
     raw: async (bytes) => {
@@ -131,18 +132,19 @@ export async function startTerminal(options: TmuxOptions): Promise<Terminal> {
     title: async () =>
       (await tmux("display-message", "-p", "-t", "0", "#{pane_title}")).stdout.trim(),
     kill: async () => {
-      sockets.delete(socket);
+      live.delete(terminal);
       await tmux("kill-server").catch(() => undefined);
+      rmSync(socketPath, { force: true });
+      rmSync(dir, { recursive: true, force: true });
     },
   };
+  live.add(terminal);
+  return terminal;
 }
 
 /** Kills every tmux server this process started and did not kill yet (for afterAll). */
 export async function killAllTerminals(): Promise<void> {
-  await Promise.all(
-    [...sockets].map((socket) => run("tmux", ["-L", socket, "kill-server"]).catch(() => undefined)),
-  );
-  sockets.clear();
+  await Promise.all([...live].map((terminal) => terminal.kill()));
 }
 
 function shellQuote(value: string): string {

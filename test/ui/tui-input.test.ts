@@ -27,7 +27,7 @@ async function open(options: { color?: boolean } = {}) {
   if (options.color) delete env.NO_COLOR;
   const terminal = await startTerminal({ env, args: ["--new"] });
   terminals.push(terminal);
-  await terminal.waitFor(/tree [0-9a-f]{8}/);
+  await terminal.waitFor(/\[root [0-9a-f]{8}\]/);
   return terminal;
 }
 
@@ -136,7 +136,7 @@ describe("the TUI's input in a terminal", () => {
 
   it("pages older history in from the database as you scroll up", async () => {
     const t = await open();
-    const root = /tree ([0-9a-f]{8})/.exec(await t.screen())![1]!;
+    const root = /\[root ([0-9a-f]{8})\]/.exec(await t.screen())![1]!;
     const { db } = database();
     await db.execute(sql`
       insert into events (agent_id, kind, content)

@@ -53,7 +53,7 @@ describe("the TUI when the database goes away", () => {
     const env = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
     const t = await startTerminal({ env, args: ["--new"] });
     terminals.push(t);
-    await t.waitFor(/tree [0-9a-f]{8}/);
+    await t.waitFor(/\[root [0-9a-f]{8}\]/);
     await t.type("before the outage");
     await t.keys("Enter");
     await t.waitFor("● answer before");

@@ -31,7 +31,7 @@ async function open(args: string[] = ["--new"]) {
   const env = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
   const terminal = await startTerminal({ env, args });
   terminals.push(terminal);
-  await terminal.waitFor(/tree [0-9a-f]{8}/);
+  await terminal.waitFor(/\[root [0-9a-f]{8}\]/);
   return terminal;
 }
 
