@@ -3,12 +3,7 @@ import type { AgentRow } from "./agents.sql.js";
 
 export type CounterRow = Pick<
   AgentRow,
-  | "turns"
-  | "tool_calls"
-  | "input_tokens"
-  | "output_tokens"
-  | "cached_tokens"
-  | "reasoning_tokens"
+  "turns" | "tool_calls" | "input_tokens" | "output_tokens" | "cached_tokens" | "reasoning_tokens"
 >;
 
 /** Sums of every counter; `cached_tokens` is part of `input_tokens`, `reasoning_tokens` of `output_tokens`. */

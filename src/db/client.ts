@@ -40,7 +40,9 @@ class FencedClient extends pg.Client {
 
   private dropIfTimedOut(err: unknown): void {
     if (err instanceof Error && /query read timeout/i.test(err.message)) {
-      (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
+      (
+        this as unknown as { connection: { stream: { destroy(): void } } }
+      ).connection.stream.destroy();
     }
   }
 }

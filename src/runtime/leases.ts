@@ -30,6 +30,8 @@ export async function claimNext(
   owner: string,
   leaseSeconds: number,
   treeId?: string,
+  /** Agents this worker runs already: a lease of its own that expired under load is not a claim. */
+  skip: readonly string[] = [],
 ): Promise<AgentRow | undefined> {
   // One row, locked with SKIP LOCKED: it never waits, so it cannot take part in a deadlock.
   const rows = await q.execute(sql`
@@ -40,6 +42,7 @@ export async function claimNext(
         where state in ('running', 'waiting')
           and (lease_expires_at is null or lease_expires_at < now())
           and (${treeId ?? null}::uuid is null or tree_id = ${treeId ?? null}::uuid)
+          and id <> all(${sql.param([...skip])}::uuid[])
         order by last_activity_at
         limit 1
         for update skip locked)

@@ -80,7 +80,15 @@ export async function startScheduler(
         do {
           again = false;
           while (!stopping && running.size < options.concurrency) {
-            const agent = await claimNext(deps.db, owner, options.leaseSeconds, options.treeId);
+            const agent = await claimNext(
+              deps.db,
+              owner,
+              options.leaseSeconds,
+              options.treeId,
+              // Never a second runner for an agent this scheduler runs (its lease may have lapsed
+              // under load before the heartbeat renewed it): that would run its turn twice.
+              [...running.keys()],
+            );
             if (!agent) break;
             if (stopping) {
               // stop() began while this claim was in flight: hand the agent straight back.

@@ -4,10 +4,9 @@ import { agents } from "../agents/agents.sql.js";
 import type { Usage } from "../llm/model.js";
 
 /** `set` values that add `usage` to the agent's token counters, all four in the same update. */
-export function addUsage(usage: Usage): Record<
-  "input_tokens" | "output_tokens" | "cached_tokens" | "reasoning_tokens",
-  SQL
-> {
+export function addUsage(
+  usage: Usage,
+): Record<"input_tokens" | "output_tokens" | "cached_tokens" | "reasoning_tokens", SQL> {
   return {
     input_tokens: sql`${agents.input_tokens} + ${usage.inputTokens}`,
     output_tokens: sql`${agents.output_tokens} + ${usage.outputTokens}`,

@@ -33,7 +33,10 @@ describe("agents_feed_update", () => {
       await update(sql`reasoning_tokens = reasoning_tokens + 3`);
       // Hints arrive in commit order: a hint for the lease update would come second.
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`hints so far: ${hints.join(", ")}`)), 10_000);
+        const timer = setTimeout(
+          () => reject(new Error(`hints so far: ${hints.join(", ")}`)),
+          10_000,
+        );
         arrived = () => {
           if (hints.length < 2) return;
           clearTimeout(timer);

@@ -94,7 +94,8 @@ describe("token counters", () => {
     ]);
 
     // ls: a total line under the table; --totals --json: the tree's sums as one object.
-    const total = "total: 2 turns · 3 tool calls · tokens 720 in (280 cached) · 72 out (18 reasoning)";
+    const total =
+      "total: 2 turns · 3 tool calls · tokens 720 in (280 cached) · 72 out (18 reasoning)";
     const text = await e2e.warren(["ls", "--tree", treeId]);
     expect(text.code).toBe(0);
     expect(text.stdout.trimEnd().split("\n").at(-1)).toBe(total);

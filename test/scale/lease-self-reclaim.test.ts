@@ -54,9 +54,8 @@ async function until(what: string, probe: () => Promise<boolean>): Promise<void>
 }
 
 describe("a lease that expires under its own running worker", () => {
-  // BUG (src/runtime/scheduler.ts, launch/claimNext): remove `.fails` once the scheduler never
-  // launches an agent it is already running (or claimNext skips them / the fence tells runs apart).
-  it.fails(
+  // The protection: claimNext skips the agents its scheduler already runs (scheduler.ts).
+  it(
     "does not make the worker run the same turn a second time",
     async () => {
       fake.script([
