@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { and, asc, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db, Queryable } from "../db/client.js";
 import { agentChannel, notify, WORK_CHANNEL } from "../bus/channels.js";
+import { escapeLine } from "../text/escape.js";
 import { agents, type AgentRow, type AgentState, type Budget } from "./agents.sql.js";
 import { events } from "./events.sql.js";
 import { appendEvent } from "./events.js";
@@ -112,11 +113,20 @@ export async function forkAgentIn(
       `depth limit reached: agents may be at most ${limits.maxDepth} levels below the root`,
     );
   }
-  const counts = await tx.execute<{ children: number; living: number }>(sql`
+  const counts = await tx.execute<{ children: number; living: number; twins: number }>(sql`
       select count(*) filter (where parent_id = ${parent.id})::int as children,
-             count(*)::int as living
+             count(*)::int as living,
+             count(*) filter (where parent_id = ${parent.id} and name = ${name})::int as twins
         from agents where tree_id = ${parent.tree_id} and state <> 'dead'`);
-  const { children, living } = counts.rows[0]!;
+  const { children, living, twins } = counts.rows[0]!;
+  // Names are unique among an agent's living children (SPEC §2); the root lock above makes
+  // this check and the insert below one step for every fork of the tree.
+  if (twins > 0) {
+    throw new AgentError(
+      "INVALID_ARGS",
+      `${displayName(parent)} already has a living child named "${escapeLine(name)}"; choose another name`,
+    );
+  }
   if (children >= limits.maxChildren) {
     throw new AgentError(
       "LIMIT_EXCEEDED",

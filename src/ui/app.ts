@@ -53,6 +53,8 @@ export interface TuiOptions {
   stdout: NodeJS.WriteStream;
   /** Keys typed before the TUI was up, handled as if typed now. */
   typedAhead?: string;
+  /** Called after each painted frame; `screenText` reads the screen buffer's rows. */
+  onFrame?: (screenText: () => string[]) => void;
 }
 
 export interface Tui {
@@ -234,6 +236,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       }),
       ...(panel ? { panel } : {}),
     });
+    options.onFrame?.(() => layout.screenText());
   }
 
   const scrollBy = (lines: number) => {

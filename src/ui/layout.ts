@@ -29,6 +29,8 @@ export interface Layout {
   /** Panel content size (inside its border). */
   panelSize(): { width: number; height: number };
   paint(frame: Frame): void;
+  /** The screen buffer's text rows as last drawn (for tests and benchmarks). */
+  screenText(): string[];
   onResize(listener: () => void): void;
   destroy(): void;
 }
@@ -149,6 +151,16 @@ export function createLayout(options: LayoutOptions): Layout {
         panel.hide();
       }
       screen.render();
+    },
+    screenText() {
+      const lines = (screen as unknown as { lines: [unknown, string][][] }).lines;
+      // A wide character's second cell holds a placeholder ("\x03"): not text.
+      return lines.map((cells) =>
+        cells
+          .map((cell) => cell[1])
+          .join("")
+          .replace(/\x03/g, ""),
+      );
     },
     onResize(listener) {
       screen.on("resize", listener);

@@ -178,10 +178,8 @@ describe("hostile text on the screen", () => {
 });
 
 describe("names unique among living children (SPEC §2)", () => {
-  // BUG (src/agents/tree.ts forkAgentIn): nothing checks that the parent has no living child of
-  // the same name, so a second `fork` with a taken name creates a twin (the scale-out run saw
-  // twins forked by a turn run twice). Remove `.fails` once fork refuses it.
-  it.fails("a second fork with a living child's name is refused", async () => {
+  // The protection: forkAgentIn counts living children of that name under the root lock.
+  it("a second fork with a living child's name is refused", async () => {
     const fake = e2e.fake();
     fake.script([
       {
