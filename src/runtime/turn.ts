@@ -95,7 +95,7 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     const events = await listEvents(db, agent.id, { after: await lastTurnBoundary(db, agent.id) });
     const last = [...events]
       .reverse()
-      .find((e) => CONTEXT_KINDS.has(e.kind) || e.kind === "interrupted");
+      .find((e) => CONTEXT_KINDS.has(e.kind) || TURN_ENDERS.has(e.kind));
     if (!last || turnIsOver(events, last)) {
       // The model has answered (or the person's /wait or an interrupt ended the turn): the turn
       // is over unless mail or input arrived meanwhile.
@@ -146,7 +146,7 @@ async function guarded(
 
 /** Nothing left to do in this turn: the model answered without calls, or a /wait or interrupt ended it. */
 function turnIsOver(events: EventRow[], last: EventRow): boolean {
-  if (last.kind === "interrupted") return true;
+  if (TURN_ENDERS.has(last.kind)) return true;
   if (last.kind === "assistant") return !hasToolCalls(last.data);
   if (last.kind !== "tool_result") return false;
   const call = [...events].reverse().find((e) => e.kind === "assistant");
@@ -154,6 +154,9 @@ function turnIsOver(events: EventRow[], last: EventRow): boolean {
 }
 
 const CONTEXT_KINDS = new Set(["user", "mail_in", "assistant", "tool_result"]);
+/** Events that end a turn for good: woken later, the agent starts from new mail or input, not by
+ * asking the model again about what failed or was interrupted. */
+const TURN_ENDERS = new Set(["interrupted", "error"]);
 
 function hasToolCalls(data: Record<string, unknown> | null): boolean {
   return Array.isArray(data?.tool_calls) && (data.tool_calls as unknown[]).length > 0;

@@ -159,7 +159,7 @@ export function createLayout(options: LayoutOptions): Layout {
         cells
           .map((cell) => cell[1])
           .join("")
-          .replace(/\x03/g, ""),
+          .replaceAll("\x03", ""),
       );
     },
     onResize(listener) {

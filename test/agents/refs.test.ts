@@ -37,7 +37,8 @@ beforeAll(async () => {
   alpha = await fork(db, root, { name: "alpha" }, uuid("1111aaaa"));
   gamma = await fork(db, alpha, { name: "gamma" }, uuid("2222aaaa"));
   twin1 = await fork(db, root, { name: "twin" }, uuid("abcd1111"));
-  twin2 = await fork(db, root, { name: "twin" }, uuid("abcd2222"));
+  // Names are unique among living siblings only: a cousin may share one.
+  twin2 = await fork(db, alpha, { name: "twin" }, uuid("abcd2222"));
   otherRoot = await withId(db, await createTree(db, { name: "root" }), uuid("3333aaaa"));
   stranger = await fork(db, otherRoot, { name: "omega" }, uuid("abcd3333"));
   await fork(db, otherRoot, { name: "alpha" }, uuid("4444aaaa"));
