@@ -139,14 +139,15 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   };
 
   /** Runs an async action; a failure becomes a notice, never an unhandled rejection. */
-  const spawn = (action: () => Promise<unknown>) => {
+  const spawn = (action: () => Promise<unknown>): Promise<unknown> =>
     action().catch((error: unknown) =>
       controller.notice(
         error instanceof Error ? error.message.split("\n")[0]! : String(error),
         "error",
       ),
     );
-  };
+  /** The chain of submitted lines and commands (see the Enter key). */
+  let submitted: Promise<unknown> = Promise.resolve();
 
   const go = (agentId: string | undefined) => {
     if (!agentId || agentId === controller.state.currentId) return;
@@ -322,13 +323,17 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
           historyOf(state.currentId).add(text);
           editor.clear();
           scroll = 0;
-          spawn(async () => {
-            // A message that could not be saved goes back into the input: nothing typed is lost.
-            if (!(await actions.submit(text)) && editor.isEmpty()) {
-              editor.set(text);
-              requestPaint();
-            }
-          });
+          // Submissions run one after another, in the order typed: a captured line is saved
+          // before the /fork typed after it reads the capture.
+          submitted = submitted.then(() =>
+            spawn(async () => {
+              // A message that could not be saved goes back into the input: nothing typed is lost.
+              if (!(await actions.submit(text)) && editor.isEmpty()) {
+                editor.set(text);
+                requestPaint();
+              }
+            }),
+          );
           break;
         }
         if (name === "enter" || name === "newline") editor.newline();

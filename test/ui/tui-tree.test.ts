@@ -84,6 +84,24 @@ describe("the TUI working a tree", () => {
     model.assertAllUsed();
   });
 
+  it("keeps every captured line typed quickly before /fork, in order", async () => {
+    model.script({ agent: "quick", reply: { text: "quick child done" } });
+    const t = await open();
+    // No waiting between the lines: each Enter is handled before the next is typed, but their
+    // saves run in the background — the /fork must still see every line before it.
+    await enter(t, "/capture");
+    await enter(t, "Quick line one");
+    await enter(t, "Quick line two");
+    await enter(t, "Quick line three");
+    await enter(t, "/fork --name quick");
+    await t.waitFor("● quick child done");
+    const request = model.requests.find((r) => agentNameOf(r) === "quick")!;
+    expect(request.lastMessage?.content).toMatch(
+      /(^|\n)Quick line one\nQuick line two\nQuick line three$/,
+    );
+    model.assertAllUsed();
+  });
+
   it("/cancel ends capture without forking; the captured text stays visible and unsent", async () => {
     model.script({ match: lastUser("a normal message"), reply: { text: "normal answer" } });
     const t = await open();
