@@ -87,13 +87,11 @@ describe("the TUI working a tree", () => {
   it("keeps every captured line typed quickly before /fork, in order", async () => {
     model.script({ agent: "quick", reply: { text: "quick child done" } });
     const t = await open();
-    // No waiting between the lines: each Enter is handled before the next is typed, but their
-    // saves run in the background — the /fork must still see every line before it.
     await enter(t, "/capture");
-    await enter(t, "Quick line one");
-    await enter(t, "Quick line two");
-    await enter(t, "Quick line three");
-    await enter(t, "/fork --name quick");
+    await t.waitFor("✎ capture ›");
+    // All in one burst, as a terminal delivers fast typing or typed-ahead keys: every Enter is
+    // handled in the same tick, so the lines' saves are still running when /fork reads them.
+    await t.raw("Quick line one\rQuick line two\rQuick line three\r/fork --name quick\r");
     await t.waitFor("● quick child done");
     const request = model.requests.find((r) => agentNameOf(r) === "quick")!;
     expect(request.lastMessage?.content).toMatch(
