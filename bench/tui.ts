@@ -236,7 +236,10 @@ async function typeKeys(h: Harness): Promise<number[]> {
   let typed = "";
   for (let i = 0; i < KEYSTROKES; i++) {
     if (typed.length >= 24) {
-      const cleared = h.frame((text) => text.includes("❯ \n") || /❯\s*$/m.test(text), "a cleared input");
+      const cleared = h.frame(
+        (text) => text.includes("❯ \n") || /❯\s*$/m.test(text),
+        "a cleared input",
+      );
       h.type(CTRL_U);
       await cleared;
       typed = "";

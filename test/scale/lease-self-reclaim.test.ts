@@ -55,53 +55,49 @@ async function until(what: string, probe: () => Promise<boolean>): Promise<void>
 
 describe("a lease that expires under its own running worker", () => {
   // The protection: claimNext skips the agents its scheduler already runs (scheduler.ts).
-  it(
-    "does not make the worker run the same turn a second time",
-    async () => {
-      fake.script([
-        {
-          agent: "slow",
-          match: (req) => req.lastMessage?.role === "user",
-          reply: {
-            delayMs: 3_000,
-            toolCalls: [{ name: "send", arguments: { to: "peer", message: "once" } }],
-          },
-          times: Infinity,
+  it("does not make the worker run the same turn a second time", async () => {
+    fake.script([
+      {
+        agent: "slow",
+        match: (req) => req.lastMessage?.role === "user",
+        reply: {
+          delayMs: 3_000,
+          toolCalls: [{ name: "send", arguments: { to: "peer", message: "once" } }],
         },
-        {
-          agent: "slow",
-          match: (req) => req.lastMessage?.role === "tool",
-          reply: { text: "done" },
-          times: Infinity,
-        },
-        { agent: "peer", reply: { text: "got it" }, times: Infinity },
-      ]);
-      const db = database().db;
-      const root = await createTree(db, { name: "root", model: "fake" });
-      const agent = await forkAgent(db, root.id, { name: "slow", prompt: "go", context: "fresh" });
-      await forkAgent(db, root.id, { name: "peer", context: "fresh" });
-      const firstCalls = () =>
-        fake.requests.filter((r) => agentNameOf(r) === "slow" && r.lastMessage?.role === "user")
-          .length;
-      await until("the first model call", async () => firstCalls() === 1);
-      // The heartbeat is late (as under load): the lease has run out while the turn still runs.
-      await db.execute(sql`update agents set lease_expires_at = now() - interval '1 second'
+        times: Infinity,
+      },
+      {
+        agent: "slow",
+        match: (req) => req.lastMessage?.role === "tool",
+        reply: { text: "done" },
+        times: Infinity,
+      },
+      { agent: "peer", reply: { text: "got it" }, times: Infinity },
+    ]);
+    const db = database().db;
+    const root = await createTree(db, { name: "root", model: "fake" });
+    const agent = await forkAgent(db, root.id, { name: "slow", prompt: "go", context: "fresh" });
+    await forkAgent(db, root.id, { name: "peer", context: "fresh" });
+    const firstCalls = () =>
+      fake.requests.filter((r) => agentNameOf(r) === "slow" && r.lastMessage?.role === "user")
+        .length;
+    await until("the first model call", async () => firstCalls() === 1);
+    // The heartbeat is late (as under load): the lease has run out while the turn still runs.
+    await db.execute(sql`update agents set lease_expires_at = now() - interval '1 second'
                           where id = ${agent.id}`);
-      await db.transaction((tx) => notify(tx, WORK_CHANNEL, agent.id));
-      await until("the turn's end", async () => {
-        const rows = await db.execute<{ state: string }>(
-          sql`select state from agents where id = ${agent.id}`,
-        );
-        return rows.rows[0]!.state === "idle";
-      });
-      await new Promise((r) => setTimeout(r, 3_500));
-      const letters = await db.execute<{ n: number }>(sql`
+    await db.transaction((tx) => notify(tx, WORK_CHANNEL, agent.id));
+    await until("the turn's end", async () => {
+      const rows = await db.execute<{ state: string }>(
+        sql`select state from agents where id = ${agent.id}`,
+      );
+      return rows.rows[0]!.state === "idle";
+    });
+    await new Promise((r) => setTimeout(r, 3_500));
+    const letters = await db.execute<{ n: number }>(sql`
       select count(*)::int as n from mail where from_id = ${agent.id}`);
-      expect({ firstModelCalls: firstCalls(), mails: letters.rows[0]!.n }).toEqual({
-        firstModelCalls: 1,
-        mails: 1,
-      });
-    },
-    40_000,
-  );
+    expect({ firstModelCalls: firstCalls(), mails: letters.rows[0]!.n }).toEqual({
+      firstModelCalls: 1,
+      mails: 1,
+    });
+  }, 40_000);
 });
