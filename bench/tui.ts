@@ -57,6 +57,7 @@ async function openHarness(db: Db, bus: Bus, root: AgentRow, modelURL: string): 
   Object.assign(stdout, { isTTY: true, columns: COLS, rows: ROWS });
   stdout.resume(); // the bytes go nowhere; the screen buffer is what is read
   let waiters: { check: (text: string) => boolean; resolve: (at: number) => void }[] = [];
+  let lastScreen = "";
   const tui = await startTui({
     db,
     bus,
@@ -69,6 +70,7 @@ async function openHarness(db: Db, bus: Bus, root: AgentRow, modelURL: string): 
       if (waiters.length === 0) return;
       const at = nowMs();
       const text = screenText().join("\n");
+      lastScreen = text;
       waiters = waiters.filter((w) => {
         if (!w.check(text)) return true;
         w.resolve(at);
@@ -82,7 +84,12 @@ async function openHarness(db: Db, bus: Bus, root: AgentRow, modelURL: string): 
     frame(check, what) {
       return new Promise<number>((resolve, reject) => {
         const timer = setTimeout(
-          () => reject(new Error(`tui bench: no frame with ${what} within ${FRAME_TIMEOUT_MS} ms`)),
+          () =>
+            reject(
+              new Error(
+                `tui bench: no frame with ${what} within ${FRAME_TIMEOUT_MS} ms; the screen:\n${lastScreen}`,
+              ),
+            ),
           FRAME_TIMEOUT_MS,
         );
         waiters.push({
@@ -185,15 +192,12 @@ async function keystrokeLatency(
     const name = `streamer-${String(i).padStart(2, "0")}`;
     children.push(await forkAgent(db, root.id, { name, context: "fresh" }, limits));
   }
-  // Long, slow streams: ~20 s of text each, longer than the measurement.
-  fake.script({
-    reply: { text: "lorem ipsum dolor sit amet ".repeat(400), chunkSize: 6, chunkDelayMs: 10 },
-    times: Infinity,
-    label: "streamers",
-  });
+  // Long, slow streams (~20 s of text each, longer than the measurement) from a model server in
+  // another process; the agents run on this process's worker threads, as under the real TUI.
+  const server = await startStreamingModel();
   const runtime: Runtime = await startRuntime({
     url,
-    config: { ...benchConfig(fake.baseURL, limits), concurrency: STREAMING_AGENTS + 5 },
+    config: { ...benchConfig(server.baseURL, limits), concurrency: STREAMING_AGENTS + 5 },
     treeId: root.id,
   });
   const h = await openHarness(db, bus, root, fake.baseURL);
@@ -227,13 +231,28 @@ async function keystrokeLatency(
     await h.close();
     for (const child of children) await killAgent(db, { targetId: child.id, byAgentId: null });
     await runtime.stop();
+    await stopProcess(server.process);
   }
+}
+
+async function startStreamingModel(): Promise<{ baseURL: string; process: ChildProcess }> {
+  const script = path.join(path.dirname(fileURLToPath(import.meta.url)), "streaming-model.js");
+  const child = spawn(process.execPath, [script], { stdio: ["ignore", "pipe", "inherit"] });
+  const baseURL = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8");
+      if (out.includes("\n")) resolve(out.split("\n")[0]!.trim());
+    });
+    child.once("exit", (code) => reject(new Error(`streaming model server exited (${code})`)));
+  });
+  return { baseURL, process: child };
 }
 
 /** Latency of each key until the input row shows it, typed with small human-like gaps. */
 async function typeKeys(h: Harness): Promise<number[]> {
   const samples: number[] = [];
-  let typed = "";
+  let typed = "x".repeat(24); // whatever the input holds: cleared first
   for (let i = 0; i < KEYSTROKES; i++) {
     if (typed.length >= 24) {
       const cleared = h.frame(
@@ -309,7 +328,7 @@ async function deltaLatency(db: Db, bus: Bus, fake: FakeModel, url: string): Pro
     ];
   } finally {
     await h.close();
-    await stopWorker(worker);
+    await stopProcess(worker);
   }
 }
 
@@ -329,7 +348,7 @@ function startWorker(url: string, modelURL: string): ChildProcess {
   });
 }
 
-async function stopWorker(worker: ChildProcess): Promise<void> {
+async function stopProcess(worker: ChildProcess): Promise<void> {
   if (worker.exitCode !== null) return;
   const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
   worker.kill("SIGINT");

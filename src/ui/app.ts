@@ -1,5 +1,6 @@
 // The TUI application: wires stdin (our key parser), the controller (state from the feed), the
-// actions (input and commands) and the layout, and paints in coalesced frames (~30 ms).
+// actions (input and commands) and the layout, and paints in coalesced frames (at most one per
+// 30 ms; a key paints at once).
 import type { AgentRow } from "../agents/agents.sql.js";
 import type { Bus } from "../bus/bus.js";
 import type { Config } from "../config/config.js";
@@ -97,13 +98,34 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   let finish: () => void = () => {};
   const done = new Promise<void>((resolve) => (finish = resolve));
 
+  /** Frames throttle, not delay: the first change paints at once, a burst at most every FRAME_MS. */
+  let lastPaint = 0;
   const requestPaint = () => {
     dirty = true;
     if (frameTimer || closed) return;
-    frameTimer = setTimeout(() => {
+    frameTimer = setTimeout(
+      () => {
+        frameTimer = undefined;
+        if (dirty) paintFrame();
+      },
+      Math.max(0, lastPaint + FRAME_MS - Date.now()),
+    );
+  };
+
+  /**
+   * Typing echoes at once: keys paint on the next turn of the event loop instead of waiting for
+   * the frame timer (feed updates still share frames, so 50 streaming agents cost one paint).
+   */
+  let echoing: NodeJS.Immediate | undefined;
+  const echo = () => {
+    if (!dirty || echoing || closed) return;
+    echoing = setImmediate(() => {
+      echoing = undefined;
+      clearTimeout(frameTimer);
+      if (echoing) clearImmediate(echoing);
       frameTimer = undefined;
-      if (dirty) paintFrame();
-    }, FRAME_MS);
+      if (dirty && !closed) paintFrame();
+    });
   };
 
   const controller = createController({
@@ -176,6 +198,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
 
   function paintFrame(): void {
     dirty = false;
+    lastPaint = Date.now();
     const width = layout.width();
     const height = layout.height();
     if (width < MIN_WIDTH || height < MIN_HEIGHT) {
@@ -370,6 +393,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   const onData = (chunk: string) => {
     clearTimeout(escapeTimer);
     for (const event of parser.feed(chunk)) onKey(event);
+    echo();
     if (parser.pending()) {
       // A lone ESC (or a sequence cut by the terminal): wait briefly for the rest.
       escapeTimer = setTimeout(() => parser.flush().forEach(onKey), 40);
