@@ -149,8 +149,9 @@ export async function openFeed(
     throw err;
   }
   let registeredAt = Date.now();
+  let registering: Promise<void> = Promise.resolve();
   const refresh = setInterval(() => {
-    watchTree(db, watcherId, treeId).then(
+    watchTree(db, watcherId, treeId, [...watched]).then(
       () => {
         // The row expired meanwhile (a long outage): hints may have been skipped.
         if (Date.now() - registeredAt > WATCH_TTL_MS) add({ kind: "resync" });
@@ -169,9 +170,14 @@ export async function openFeed(
     },
     watchStreams(agentIds) {
       const next = new Set(agentIds);
-      // A newly watched agent may be mid-stream: fetch what it has so far.
-      for (const id of next) if (!watched.has(id)) add({ kind: "stream", id });
+      const added = [...next].filter((id) => !watched.has(id));
       watched = next;
+      // Publishers write only watched agents' streams: register the new set (in order, so the
+      // last one wins), then fetch what a newly watched agent has streamed so far.
+      registering = registering
+        .then(() => watchTree(db, watcherId, treeId, [...watched]))
+        .catch(() => undefined) // the refresh re-registers; the read path reports trouble
+        .then(() => added.forEach((id) => add({ kind: "stream", id })));
     },
     async close() {
       closed = true;

@@ -14,7 +14,8 @@ const PUBLISH_STREAM: Prepared = {
   name: "warren_publish_stream",
   text: `
     with w as (
-      select 1 from feed_watchers where tree_id = $5::uuid and expires_at > now() limit 1
+      select 1 from feed_watchers
+       where tree_id = $5::uuid and expires_at > now() and $1::uuid = any(streams) limit 1
     ), u as (
       insert into agent_streams as s (agent_id, text, reasoning, live, updated_at)
       select $1::uuid, $2::text, $3::text, true, now() from w

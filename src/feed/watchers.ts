@@ -8,12 +8,22 @@ export const WATCH_REFRESH_MS = 20_000;
 /** How long opening a feed waits for transactions that may have missed its registration. */
 const SETTLE_MS = 1_000;
 
-/** Registers (or re-registers) a feed; returns once committed. */
-export async function watchTree(db: Db, watcherId: string, treeId: string): Promise<void> {
+/**
+ * Registers (or re-registers) a feed with the agents whose streams it reads; returns once
+ * committed. Streams of other agents are neither stored nor hinted, so a TUI's traffic follows
+ * what it shows, not how many agents stream.
+ */
+export async function watchTree(
+  db: Db,
+  watcherId: string,
+  treeId: string,
+  streams: readonly string[] = [],
+): Promise<void> {
   await db.execute(sql`
-    insert into feed_watchers (id, tree_id, expires_at)
-    values (${watcherId}, ${treeId}, now() + make_interval(secs => ${WATCH_TTL_MS / 1000}))
-    on conflict (id) do update set expires_at = excluded.expires_at`);
+    insert into feed_watchers (id, tree_id, expires_at, streams)
+    values (${watcherId}, ${treeId}, now() + make_interval(secs => ${WATCH_TTL_MS / 1000}),
+            ${sql.param([...streams])}::uuid[])
+    on conflict (id) do update set expires_at = excluded.expires_at, streams = excluded.streams`);
 }
 
 export async function unwatchTree(db: Db, watcherId: string): Promise<void> {

@@ -1,0 +1,1 @@
+ALTER TABLE "feed_watchers" ADD COLUMN "streams" uuid[] DEFAULT '{}'::uuid[] NOT NULL;
