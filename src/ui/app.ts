@@ -41,6 +41,8 @@ export const PANEL_KEY = "Ctrl+T";
 export const MOUSE_KEY = "Ctrl+O";
 const FRAME_MS = 30;
 const QUIT_WINDOW_MS = 2000;
+/** How long a switch to another agent may wait for its history before painting it empty. */
+const SWITCH_GRACE_MS = 150;
 /** A database warning keeps "reconnecting…" in the status bar this long (retries repeat it). */
 const TROUBLE_MS = 10_000;
 
@@ -100,6 +102,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
 
   /** Frames throttle, not delay: the first change paints at once, a burst at most every FRAME_MS. */
   let lastPaint = 0;
+  let graceTimer: NodeJS.Timeout | undefined;
   const requestPaint = () => {
     dirty = true;
     if (frameTimer || closed) return;
@@ -123,6 +126,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       echoing = undefined;
       clearTimeout(frameTimer);
       if (echoing) clearImmediate(echoing);
+      clearTimeout(graceTimer);
       frameTimer = undefined;
       if (dirty && !closed) paintFrame();
     });
@@ -197,6 +201,19 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   };
 
   function paintFrame(): void {
+    // An agent just switched to shows once its history is loaded (a few ms), not blank first.
+    const loading = controller.state.loadingSince;
+    if (loading !== undefined && Date.now() - loading < SWITCH_GRACE_MS) {
+      dirty = true;
+      clearTimeout(graceTimer);
+      graceTimer = setTimeout(
+        () => {
+          if (dirty && !closed) paintFrame();
+        },
+        loading + SWITCH_GRACE_MS - Date.now(),
+      );
+      return;
+    }
     dirty = false;
     lastPaint = Date.now();
     const width = layout.width();

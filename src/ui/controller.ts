@@ -36,6 +36,8 @@ export interface TuiState {
   pending: PendingInput[];
   /** The database connection's trouble, shown in the status bar. */
   problem: string | undefined;
+  /** Since when the viewed agent's first page is loading (Date.now()), while it is. */
+  loadingSince: number | undefined;
 }
 
 export interface Controller {
@@ -77,6 +79,7 @@ export function createController(options: ControllerOptions): Controller {
     currentId: options.rootId,
     placed: [],
     hasOlder: false,
+    loadingSince: undefined,
     stream: undefined,
     pending: [],
     problem: undefined,
@@ -208,11 +211,18 @@ export function createController(options: ControllerOptions): Controller {
       state.hasOlder = false;
       loadingOlder = false;
       feed.watchStreams([agentId]);
+      state.loadingSince = Date.now();
       onChange();
-      const [rows, pending] = await Promise.all([
-        listRecentEvents(db, agentId, { limit: PAGE_SIZE }),
-        pendingInputs(db, agentId),
-      ]);
+      let rows: EventRow[];
+      let pending: PendingInput[];
+      try {
+        [rows, pending] = await Promise.all([
+          listRecentEvents(db, agentId, { limit: PAGE_SIZE }),
+          pendingInputs(db, agentId),
+        ]);
+      } finally {
+        if (mine === generation) state.loadingSince = undefined;
+      }
       if (mine !== generation) return;
       addEvents(rows);
       state.hasOlder = rows.length === PAGE_SIZE;
