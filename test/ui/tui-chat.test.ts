@@ -147,6 +147,11 @@ describe("the TUI in a terminal", { retry: 1 }, () => {
     expect(live).not.toContain("finished");
     await second.waitFor("streaming finished");
     await first.waitFor("streaming finished");
+    // The whole text can show while the stream is still live, before the answer is recorded:
+    // quitting then would leave the turn to be resumed — asking the model again — by the next
+    // TUI. Wait for the turn to end (the agent idle) before quitting.
+    await first.waitFor("│ ○ idle │");
+    await second.waitFor("│ ○ idle │");
     await Promise.all(terminals.splice(0).map((t) => t.kill()));
     const again = await open(["--tree", root.id]);
     const restored = await again.waitFor("streaming finished");
