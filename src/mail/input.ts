@@ -5,6 +5,7 @@ import type { Db, Queryable } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import { AgentError } from "../agents/errors.js";
 import { isUuid } from "../agents/refs.js";
+import { validateText } from "../agents/text.js";
 import { validateBody } from "./send.js";
 
 export interface InputReceipt {
@@ -19,16 +20,9 @@ export interface PendingInput {
   created_at: Date;
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 /** Text a person typed: non-empty, valid UTF-8 (no lone surrogates), no NUL, within the size limit. */
 export function validateInput(text: unknown): string {
-  if (typeof text === "string" && text.includes("\u0000")) {
-    throw new AgentError("INVALID_ARGS", "input contains a NUL character");
-  }
-  if (typeof text === "string" && LONE_SURROGATE.test(text)) {
-    throw new AgentError("INVALID_ARGS", "input is not valid UTF-8 (it has a lone surrogate)");
-  }
+  if (typeof text === "string") validateText(text, "input");
   return validateBody(text);
 }
 
