@@ -1,7 +1,8 @@
 // The TUI, measured on its own screen buffer (a real blessed screen on a fake terminal): opening an
 // agent with 10,000 events beside one with 10; keystroke-to-screen latency while 50 agents stream
-// beside none; and the delay from a model delta leaving the fake server to its text on the screen of
-// a second process (the agent runs in a `warren worker` child process).
+// (on this process's worker threads, then in a `warren worker` process) beside none; and the delay
+// from a model delta leaving the fake server to its text on the screen of a second process (the
+// agent runs in a `warren worker` child process).
 import { spawn, type ChildProcess } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
@@ -15,7 +16,7 @@ import { createTree, forkAgent, killAgent } from "../src/agents/tree.js";
 import { createBus, type Bus } from "../src/bus/bus.js";
 import { closeDb, createDb, type Db } from "../src/db/client.js";
 import { sendInput } from "../src/mail/input.js";
-import { startRuntime, type Runtime } from "../src/runtime/pool.js";
+import { startRuntime } from "../src/runtime/pool.js";
 import { startTui, type Tui } from "../src/ui/app.js";
 import { startFakeModel, type FakeModel } from "../test/support/fake-model.js";
 import { row, type BenchContext, type BenchRow } from "./report.js";
@@ -174,64 +175,109 @@ async function fillHistory(db: Db, agentId: string, count: number, marker: strin
     insert into events (agent_id, kind, content) values (${agentId}, 'assistant', ${marker})`);
 }
 
-/** Types into a child's input, one key at a time, quiet and then while 50 agents stream. */
+/**
+ * Types into a child's input, one key at a time, quiet and then while 50 agents stream: first with
+ * the agents on this process's worker threads (as under the real TUI, which lets them yield to its
+ * main thread), then with the same load run by a `warren worker` process beside it.
+ */
 async function keystrokeLatency(
   db: Db,
   bus: Bus,
   fake: FakeModel,
   url: string,
 ): Promise<BenchRow[]> {
-  const limits = {
-    ...DEFAULT_LIMITS,
-    maxChildren: STREAMING_AGENTS + 1,
-    maxAgentsPerTree: STREAMING_AGENTS + 10,
-  };
+  // Long, slow streams (~20 s of text each, longer than the measurement) from a model server in
+  // another process, as a real model server's would be.
+  const server = await startStreamingModel();
+  const config = benchConfig(server.baseURL, STREAMING_LIMITS);
+  try {
+    const inProcess = await typingWhileStreaming(db, bus, fake, async (rootId) => {
+      const runtime = await startRuntime({
+        url,
+        config: { ...config, concurrency: STREAMING_AGENTS + 5 },
+        treeId: rootId,
+        yieldToMain: true,
+      });
+      return () => runtime.stop();
+    });
+    const apart = await typingWhileStreaming(db, bus, fake, async () => {
+      const worker = startWorker(url, server.baseURL, config.workerThreads);
+      await worker.ready;
+      return () => stopProcess(worker.process);
+    });
+    const agents = `${STREAMING_AGENTS} agents streaming`;
+    return [
+      row(
+        `tui: keystroke to screen, ${agents} (p50)`,
+        median(inProcess.streaming),
+        "ms",
+        "keystroke to screen, none streaming",
+        median(inProcess.quiet),
+      ),
+      row(
+        `tui: keystroke to screen, ${agents} (p99)`,
+        percentile(inProcess.streaming, 99),
+        "ms",
+        "keystroke to screen p99, none streaming",
+        percentile(inProcess.quiet, 99),
+      ),
+      row(
+        `tui: keystroke to screen, ${agents} in a worker process (p50)`,
+        median(apart.streaming),
+        "ms",
+        "keystroke to screen, none streaming",
+        median(apart.quiet),
+      ),
+      row(
+        `tui: keystroke to screen, ${agents} in a worker process (p99)`,
+        percentile(apart.streaming, 99),
+        "ms",
+        "keystroke to screen p99, none streaming",
+        percentile(apart.quiet, 99),
+      ),
+    ];
+  } finally {
+    await stopProcess(server.process);
+  }
+}
+
+const STREAMING_LIMITS = {
+  ...DEFAULT_LIMITS,
+  maxChildren: STREAMING_AGENTS + 1,
+  maxAgentsPerTree: STREAMING_AGENTS + 10,
+};
+
+/**
+ * A tree of 50 streamers whose agents `startAgents` runs (it returns how to stop them); a TUI on
+ * the newest child types while none streams, then while all do. Every child is killed at the end.
+ */
+async function typingWhileStreaming(
+  db: Db,
+  bus: Bus,
+  fake: FakeModel,
+  startAgents: (rootId: string) => Promise<() => Promise<void>>,
+): Promise<{ quiet: number[]; streaming: number[] }> {
   const root = await createTree(db, { cwd: os.tmpdir(), model: "fake-model" });
   const children: AgentRow[] = [];
   for (let i = 0; i < STREAMING_AGENTS; i++) {
     const name = `streamer-${String(i).padStart(2, "0")}`;
-    children.push(await forkAgent(db, root.id, { name, context: "fresh" }, limits));
+    children.push(await forkAgent(db, root.id, { name, context: "fresh" }, STREAMING_LIMITS));
   }
-  // Long, slow streams (~20 s of text each, longer than the measurement) from a model server in
-  // another process; the agents run on this process's worker threads, as under the real TUI.
-  const server = await startStreamingModel();
-  const runtime: Runtime = await startRuntime({
-    url,
-    config: { ...benchConfig(server.baseURL, limits), concurrency: STREAMING_AGENTS + 5 },
-    treeId: root.id,
-  });
+  const stopAgents = await startAgents(root.id);
   const h = await openHarness(db, bus, root, fake.baseURL);
   try {
-    await (async () => {
-      const shown = h.frame((text) => text.includes("[streamer-49"), "the newest child");
-      h.type(CTRL_DOWN);
-      await shown;
-    })();
+    const shown = h.frame((text) => text.includes("[streamer-49"), "the newest child");
+    h.type(CTRL_DOWN);
+    await shown;
     const quiet = await typeKeys(h);
     for (const child of children) await sendInput(db, child.id, "write a long text");
     await h.frame((text) => text.includes("lorem ipsum dolor"), "a streaming answer");
     const streaming = await typeKeys(h);
-    return [
-      row(
-        `tui: keystroke to screen, ${STREAMING_AGENTS} agents streaming (p50)`,
-        median(streaming),
-        "ms",
-        "keystroke to screen, none streaming",
-        median(quiet),
-      ),
-      row(
-        `tui: keystroke to screen, ${STREAMING_AGENTS} agents streaming (p99)`,
-        percentile(streaming, 99),
-        "ms",
-        "keystroke to screen p99, none streaming",
-        percentile(quiet, 99),
-      ),
-    ];
+    return { quiet, streaming };
   } finally {
     await h.close();
     for (const child of children) await killAgent(db, { targetId: child.id, byAgentId: null });
-    await runtime.stop();
-    await stopProcess(server.process);
+    await stopAgents();
   }
 }
 
@@ -292,7 +338,7 @@ async function deltaLatency(db: Db, bus: Bus, fake: FakeModel, url: string): Pro
     },
     label: "delta stream",
   });
-  const worker = startWorker(url, fake.baseURL);
+  const worker = startWorker(url, fake.baseURL, 1);
   const h = await openHarness(db, bus, root, fake.baseURL);
   const seenAt: number[] = [];
   try {
@@ -328,13 +374,18 @@ async function deltaLatency(db: Db, bus: Bus, fake: FakeModel, url: string): Pro
     ];
   } finally {
     await h.close();
-    await stopProcess(worker);
+    await stopProcess(worker.process);
   }
 }
 
-function startWorker(url: string, modelURL: string): ChildProcess {
+/** `warren worker` in a child process; `ready` resolves once it says it runs. */
+function startWorker(
+  url: string,
+  modelURL: string,
+  threads: number,
+): { process: ChildProcess; ready: Promise<void> } {
   const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../bin/warren");
-  return spawn(process.execPath, [bin, "worker", "--threads", "1"], {
+  const child = spawn(process.execPath, [bin, "worker", "--threads", String(threads)], {
     env: {
       PATH: process.env.PATH,
       HOME: os.tmpdir(),
@@ -344,8 +395,18 @@ function startWorker(url: string, modelURL: string): ChildProcess {
       OPENAI_API_KEY: "bench",
       WARREN_MODEL: "fake-model",
     },
-    stdio: ["ignore", "ignore", "inherit"],
+    stdio: ["ignore", "pipe", "inherit"],
   });
+  const ready = new Promise<void>((resolve, reject) => {
+    let out = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8");
+      if (out.includes("worker running")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`warren worker exited (${code})`)));
+  });
+  ready.catch(() => undefined); // a caller that does not wait for it must not see a rejection
+  return { process: child, ready };
 }
 
 async function stopProcess(worker: ChildProcess): Promise<void> {

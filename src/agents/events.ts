@@ -1,5 +1,5 @@
 // Appending to and reading an agent's transcript.
-import { and, asc, desc, eq, gt, lt } from "drizzle-orm";
+import { and, asc, desc, eq, gt, lt, sql } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
 import { events, type EventKind, type EventRow } from "./events.sql.js";
 import { scrubJson, scrubText } from "./text.js";
@@ -17,6 +17,26 @@ export async function appendEvent(
     .values({ agent_id: agentId, kind, content: scrubText(content), data: scrubJson(data ?? null) })
     .returning();
   return row!;
+}
+
+/**
+ * Records a tool call's result and counts the call, in the caller's transaction: the count moves
+ * with the result, so a call replayed after a crash (its result already recorded) is counted once.
+ */
+export async function appendToolResult(
+  q: Queryable,
+  agentId: string,
+  content: string,
+  data: Record<string, unknown>,
+): Promise<EventRow> {
+  const row = await appendEvent(q, agentId, "tool_result", content, data);
+  await countToolCall(q, agentId);
+  return row;
+}
+
+export async function countToolCall(q: Pick<Queryable, "execute">, agentId: string): Promise<void> {
+  await q.execute(sql`
+    update agents set tool_calls = tool_calls + 1, last_activity_at = now() where id = ${agentId}`);
 }
 
 export interface EventRange {

@@ -1,9 +1,12 @@
 // The process's single LISTEN connection: channels are shared by reference count, so LISTEN
 // connections never grow with agents; after a lost connection it reconnects with jittered
 // backoff, re-LISTENs and tells every subscriber to re-check (something may have been missed).
+// A bus may also be unable to listen (LISTEN off, or a listener that cannot connect): it says so
+// through listening(), and those who wait on NOTIFYs re-check every UNLISTENED_POLL_MS meanwhile.
 import * as pgListen from "pg-listen";
 import type { Subscriber, Options } from "pg-listen";
 import type pg from "pg";
+import { describeDbError } from "../db/retry.js";
 
 type CreateSubscriber = (config: pg.ClientConfig, options: Options) => Subscriber;
 // pg-listen is CommonJS with `exports.default`; under Node's ESM loader that sits one level down.
@@ -20,13 +23,37 @@ export type Listener = (payload: string) => void;
 /** Payload passed to listeners after a reconnect: "look again, a NOTIFY may have been lost". */
 export const RECONNECTED = "reconnected";
 
+/** How often waits and schedulers re-check while their bus cannot listen (instead of NOTIFY). */
+export const UNLISTENED_POLL_MS = 1_000;
+
+// A half-open connection (the peer or a middlebox went silent without closing) never errors by
+// itself. pg-listen's check query every CHECK_MS has no timeout of its own: the client's
+// query_timeout fails it, and pg-listen then reconnects. A reconnect into such a silence is
+// bounded by CONNECT_TIMEOUT_MS; keepalive (pg-listen turns it on) probes after KEEPALIVE_MS
+// instead of the OS's two hours, so a vanished peer also errors between checks.
+const CHECK_MS = 10_000;
+const QUERY_TIMEOUT_MS = 5_000;
+const CONNECT_TIMEOUT_MS = 5_000;
+const KEEPALIVE_MS = 10_000;
+
 export interface Bus {
-  /** Resolves once the LISTEN is active, so a check made afterwards cannot miss a NOTIFY. */
+  /**
+   * Resolves once the LISTEN is active, so a check made afterwards cannot miss a NOTIFY; while
+   * the bus cannot listen (see listening()) it resolves at once, and the listener is told
+   * RECONNECTED when the bus starts listening.
+   */
   subscribe(channel: string, listener: Listener): Promise<() => void>;
   /** Subscribers to several channels at once; one unsubscribe for all. */
   subscribeAll(channels: string[], listener: Listener): Promise<() => void>;
   /** How many channels this connection LISTENs to now. */
   channelCount(): number;
+  /**
+   * Whether NOTIFYs reach this process now: false with LISTEN off, when the listener could not
+   * connect, and while it reconnects. Whoever sleeps until a NOTIFY must then re-check often.
+   */
+  listening(): boolean;
+  /** Calls `watcher` whenever listening() changes; returns the unsubscribe. */
+  onListeningChange(watcher: (listening: boolean) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -40,24 +67,88 @@ function backoff(attempt: number): number {
   return base / 2 + Math.random() * (base / 2);
 }
 
-export async function createBus(connectionString: string, options: BusOptions = {}): Promise<Bus> {
+const pollNote = `waits and claims re-check every ${UNLISTENED_POLL_MS / 1000} s`;
+
+/**
+ * A bus on the LISTEN connection `connectionString`, or with null a bus that never listens
+ * (LISTEN off, e.g. behind PgBouncer in transaction mode). Never waits longer than
+ * CONNECT_TIMEOUT_MS for the listener: one that cannot connect keeps retrying in the background.
+ */
+export async function createBus(
+  connectionString: string | null,
+  options: BusOptions = {},
+): Promise<Bus> {
+  const listeners = new Map<string, Set<Listener>>();
+  const watchers = new Set<(listening: boolean) => void>();
+  let listening = false;
+  let closed = false;
+
+  const setListening = (now: boolean) => {
+    if (now === listening) return;
+    listening = now;
+    for (const watcher of [...watchers]) watcher(now);
+  };
+  const common = {
+    channelCount: () => listeners.size,
+    listening: () => listening,
+    onListeningChange(watcher: (listening: boolean) => void) {
+      watchers.add(watcher);
+      return () => void watchers.delete(watcher);
+    },
+  };
+
+  if (connectionString === null) {
+    options.onWarning?.(`notifications unavailable (LISTEN is off); ${pollNote}`);
+    const subscribe = (channel: string, listener: Listener) => {
+      const set = listeners.get(channel) ?? new Set<Listener>();
+      listeners.set(channel, set);
+      set.add(listener);
+      return Promise.resolve(() => {
+        if (set.delete(listener) && set.size === 0) listeners.delete(channel);
+      });
+    };
+    return {
+      ...common,
+      subscribe,
+      async subscribeAll(channels, listener) {
+        const offs = await Promise.all([...new Set(channels)].map((c) => subscribe(c, listener)));
+        return () => offs.forEach((off) => off());
+      },
+      async close() {
+        listeners.clear();
+        watchers.clear();
+      },
+    };
+  }
+
   const subscriber: Subscriber = createPostgresSubscriber(
-    { connectionString, application_name: "warren-listen" },
+    {
+      connectionString,
+      application_name: "warren-listen",
+      query_timeout: QUERY_TIMEOUT_MS,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAliveInitialDelayMillis: KEEPALIVE_MS,
+    },
     {
       parse: (s: string) => s,
       serialize: (s: unknown) => String(s),
       retryInterval: backoff,
       retryLimit: Infinity,
       retryTimeout: 0, // never give up: a restarted Postgres comes back eventually
-      paranoidChecking: 10_000,
+      paranoidChecking: CHECK_MS,
     },
   );
-  const listeners = new Map<string, Set<Listener>>();
   // LISTEN/UNLISTEN run one at a time on the single connection (pg wants one query at a time),
   // and so in order: a quick unsubscribe+subscribe of one channel is safe.
   let queue: Promise<unknown> = Promise.resolve();
   let connectedOnce = false;
-  let closed = false;
+  // Set when NOTIFYs may have been missed (a lost connection, a subscribe while not listening):
+  // the next connect tells every subscriber RECONNECTED.
+  let missed = false;
+
+  const broadcast = (payload: string) => {
+    for (const set of listeners.values()) for (const listener of [...set]) listener(payload);
+  };
 
   subscriber.events.on("notification", ({ channel, payload }) => {
     const set = listeners.get(channel);
@@ -65,20 +156,36 @@ export async function createBus(connectionString: string, options: BusOptions = 
     for (const listener of [...set]) listener(String(payload ?? ""));
   });
   subscriber.events.on("connected", () => {
-    if (!connectedOnce) {
-      connectedOnce = true;
-      return;
+    // A reconnect that completed after close(): end that connection too.
+    if (closed) return void subscriber.close().catch(() => undefined);
+    connectedOnce = true;
+    setListening(true);
+    if (missed) {
+      missed = false;
+      broadcast(RECONNECTED);
     }
-    for (const set of listeners.values()) for (const listener of [...set]) listener(RECONNECTED);
   });
-  subscriber.events.on("reconnect", (attempt) => {
-    options.onWarning?.(`notification listener lost its connection; reconnecting (#${attempt})`);
+  subscriber.events.on("reconnect", (attempt: number) => {
+    // pg-listen's reconnect loop never ends by itself (retryTimeout 0), not even on close(): a
+    // throw here ends it (pg-listen reports it as an "error", ignored once closed).
+    if (closed) throw new Error("the bus is closed");
+    missed = true;
+    setListening(false);
+    // Before the first connection, the one "notifications unavailable" line said it all.
+    if (connectedOnce) {
+      options.onWarning?.(`notification listener lost its connection; reconnecting (#${attempt})`);
+    }
   });
-  subscriber.events.on("error", (err) => {
-    options.onWarning?.(`notification listener: ${err.message}`);
+  subscriber.events.on("error", (err: Error) => {
+    if (!closed) options.onWarning?.(`notification listener: ${err.message}`);
   });
 
-  await subscriber.connect();
+  // A first connection that fails leaves the bus deaf, not the process stuck: pg-listen retries
+  // it in the background (the failed client's "end" starts its reconnect loop).
+  await subscriber.connect().catch((err: unknown) => {
+    missed = true;
+    options.onWarning?.(`notifications unavailable (listener: ${describeDbError(err)}); ${pollNote}`);
+  });
 
   function enqueue(op: () => Promise<unknown> | undefined): Promise<unknown> {
     // A failed LISTEN while disconnected is fine: pg-listen re-LISTENs every channel on reconnect.
@@ -95,6 +202,8 @@ export async function createBus(connectionString: string, options: BusOptions = 
     }
     set.add(listener);
     await (first ? enqueue(() => subscriber.listenTo(channel)) : queue);
+    // Not heard yet: whatever this subscriber checks now may be overtaken by a missed NOTIFY.
+    if (!listening) missed = true;
     return () => {
       const current = listeners.get(channel);
       if (!current?.delete(listener) || current.size > 0) return;
@@ -106,15 +215,16 @@ export async function createBus(connectionString: string, options: BusOptions = 
   }
 
   return {
+    ...common,
     subscribe,
     async subscribeAll(channels, listener) {
       const offs = await Promise.all([...new Set(channels)].map((c) => subscribe(c, listener)));
       return () => offs.forEach((off) => off());
     },
-    channelCount: () => listeners.size,
     async close() {
       closed = true;
       listeners.clear();
+      watchers.clear();
       await subscriber.close().catch(() => undefined);
     },
   };

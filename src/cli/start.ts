@@ -4,7 +4,7 @@
 import { createTree } from "../agents/tree.js";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { createBus } from "../bus/bus.js";
-import { loadConfig, type Config } from "../config/config.js";
+import { listenUrlFor, loadConfig, type Config } from "../config/config.js";
 import { closeDb, type Db } from "../db/client.js";
 import { describeFailure } from "../ui/failure.js";
 import { startRuntime } from "../runtime/pool.js";
@@ -65,12 +65,13 @@ async function runTuiSession(session: Session): Promise<void> {
   let warn: (message: string) => void = (message) => {
     early.push(message);
   };
-  const bus = await createBus(url, { onWarning: (message) => warn(message) });
+  const bus = await createBus(listenUrlFor(config, url), { onWarning: (message) => warn(message) });
   // Worker threads take seconds to load: the TUI draws and takes input meanwhile.
   const runtime = startRuntime({
     url,
     config,
     treeId: root.id,
+    yieldToMain: true,
     onWarning: (message) => warn(message),
   });
   runtime.catch((error: unknown) =>

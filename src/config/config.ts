@@ -39,6 +39,11 @@ export interface Config {
   /** Agents one process runs at once (across its threads). */
   concurrency: number;
   leaseSeconds: number;
+  /**
+   * The LISTEN connection's URL (WARREN_LISTEN_URL): undefined = the database's; null = no LISTEN
+   * at all ("off", e.g. when DATABASE_URL is PgBouncer in transaction mode). See listenUrlFor.
+   */
+  listenUrl?: string | null;
   /** Where the config came from, for `--help` and error messages. */
   configPath?: string;
 }
@@ -139,8 +144,23 @@ export function loadConfig(env: Env = process.env): Config {
       2,
       positive(env.WARREN_LEASE_SECONDS ?? fc.lease_seconds, "lease_seconds", 30),
     ),
+    listenUrl: listenUrlSetting(env.WARREN_LISTEN_URL),
     configPath: fs.existsSync(file) ? file : undefined,
   };
+}
+
+function listenUrlSetting(value: string | undefined): string | null | undefined {
+  if (!value) return undefined;
+  if (value.trim().toLowerCase() === "off") return null;
+  if (!/^postgres(ql)?:\/\//.test(value)) {
+    throw new ConfigError('WARREN_LISTEN_URL must be a postgres:// URL or "off"');
+  }
+  return value;
+}
+
+/** The URL the LISTEN connection uses beside the database at `databaseUrl`; null: LISTEN off. */
+export function listenUrlFor(config: Config, databaseUrl: string): string | null {
+  return config.listenUrl === undefined ? databaseUrl : config.listenUrl;
 }
 
 function contextWindows(

@@ -5,10 +5,11 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { EventKind } from "../agents/events.sql.js";
-import { AgentError } from "../agents/errors.js";
+import { AgentError, LeaseLost } from "../agents/errors.js";
+import { countToolCall } from "../agents/events.js";
 import { isUuid } from "../agents/refs.js";
 import { agentChannel } from "../bus/channels.js";
-import type { Bus } from "../bus/bus.js";
+import { UNLISTENED_POLL_MS, type Bus } from "../bus/bus.js";
 
 export type NextMail = { from: string; from_name: string; message: string };
 export type WaitTimeout = { status: "timeout" };
@@ -31,6 +32,13 @@ export interface WaitRequest {
   record?: { kind: EventKind; data?: Record<string, unknown> };
   /** Called with the per-agent state at every check (the status layer). */
   onProgress?: (entries: FanInEntry[]) => void;
+  /** Called once when the wait first finds nothing and sleeps (its scheduler slot may be lent). */
+  onBlock?: () => void;
+  /**
+   * The lease owner of the waiting agent's turn: consuming mail and recording the result commit
+   * only while it still holds the lease (else LeaseLost, nothing taken). Absent: not leased.
+   */
+  leaseOwner?: string;
   /** The safety re-check interval covering a lost NOTIFY. */
   recheckMs?: number;
 }
@@ -60,7 +68,9 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
   if (fromAgents) await assertAgentsExist(db, fromAgents);
 
   let pulse: (() => void) | undefined;
+  let rearm: (() => void) | undefined;
   let dirty = true;
+  let blocked = false;
   const wake = () => {
     dirty = true;
     pulse?.();
@@ -68,6 +78,12 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
   const channels = [request.agentId, ...(fromAgents ?? [])].map(agentChannel);
   const unsubscribe = timeoutMs > 0 ? await bus.subscribeAll(channels, wake) : () => {};
   request.signal?.addEventListener("abort", wake);
+  // A bus that cannot hear NOTIFYs (LISTEN off or its connection down) leaves only the re-check.
+  const recheckMs = () => {
+    const ms = request.recheckMs ?? DEFAULT_RECHECK_MS;
+    return bus.listening() ? ms : Math.min(ms, UNLISTENED_POLL_MS);
+  };
+  const offListening = bus.onListeningChange(() => rearm?.());
   try {
     while (true) {
       if (request.signal?.aborted) throw abortError();
@@ -80,21 +96,29 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
         if (outcome) return outcome;
       }
       const remaining = deadline - Date.now();
+      if (remaining > 0 && !blocked) {
+        blocked = true;
+        request.onBlock?.();
+      }
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(
-          resolve,
-          Math.max(0, Math.min(remaining, request.recheckMs ?? DEFAULT_RECHECK_MS)),
-        );
+        let timer: NodeJS.Timeout | undefined;
+        // Armed again when the bus starts or stops listening: the interval depends on it.
+        rearm = () => {
+          clearTimeout(timer);
+          timer = setTimeout(resolve, Math.max(0, Math.min(deadline - Date.now(), recheckMs())));
+        };
+        rearm();
         pulse = () => {
           clearTimeout(timer);
           resolve();
         };
         if (dirty || request.signal?.aborted) pulse();
       });
-      pulse = undefined;
+      pulse = rearm = undefined;
       if (Date.now() < deadline && !dirty) dirty = true; // the safety re-check
     }
   } finally {
+    offListening();
     request.signal?.removeEventListener("abort", wake);
     unsubscribe();
   }
@@ -132,9 +156,14 @@ const TAKE_NEXT: Prepared = {
   text: `
     with c as (
       select set_config('synchronous_commit', 'off', true)
+    ), l as (
+      select $4::text is null or lease_owner is not distinct from $4::text as held
+        from agents where id = $1::uuid
+         for key share
     ), m as (
       select id, from_id, body from mail
        where to_id = $1::uuid and consumed_at is null and kind = 'mail'
+         and (select held from l)
        order by id limit 1
        for update skip locked
     ), f as (
@@ -152,9 +181,13 @@ const TAKE_NEXT: Prepared = {
       update mail set consumed_at = now(), consumed_by_event = (select id from e)
        where id = (select id from f)
       returning id
+    ), k as (
+      update agents set tool_calls = tool_calls + 1, last_activity_at = now()
+       where id = $1::uuid and $2::text = 'tool_result' and exists (select 1 from e)
     )
-    select f.id as mail_id, f.from_id, f.from_name, f.body, (select id from e) as event_id
-      from f, c where exists (select 1 from u)`,
+    select coalesce((select held from l), false) as held, f.id as mail_id, f.from_id,
+           f.from_name, f.body, (select id from e) as event_id
+      from c left join f on exists (select 1 from u)`,
 };
 
 async function attemptNext(
@@ -164,13 +197,15 @@ async function attemptNext(
 ): Promise<WaitOutcome | undefined> {
   const { kind, data } = recordSpec(request);
   const [row] = await runPrepared<{
-    mail_id: string;
+    held: boolean;
+    mail_id: string | null;
     from_id: string | null;
     from_name: string;
     body: string;
     event_id: string;
-  }>(db, TAKE_NEXT, [request.agentId, kind, data]);
-  if (row) {
+  }>(db, TAKE_NEXT, [request.agentId, kind, data, request.leaseOwner ?? null]);
+  if (!row?.held) throw new LeaseLost(request.agentId);
+  if (row.mail_id !== null) {
     return {
       result: { from: row.from_id ?? "human", from_name: row.from_name, message: row.body },
       eventId: Number(row.event_id),
@@ -179,8 +214,22 @@ async function attemptNext(
   }
   if (!final) return undefined;
   const result: WaitTimeout = { status: "timeout" };
-  const eventId = await insertResultEvent(db, request, result, []);
+  const eventId = await db.transaction(async (tx) => {
+    await assertHeld(tx, request);
+    return insertResultEvent(tx, request, result, []);
+  });
   return { result, eventId, consumedMailIds: [] };
+}
+
+/** Locks the waiting agent's row (first, in lock order) and checks its lease, when leased. */
+async function assertHeld(tx: Pick<Db, "execute">, request: WaitRequest): Promise<void> {
+  const rows = await tx.execute<{ lease_owner: string | null }>(sql`
+    select lease_owner from agents where id = ${request.agentId} for key share`);
+  const row = rows.rows[0];
+  if (!row) throw new LeaseLost(request.agentId);
+  if (request.leaseOwner !== undefined && row.lease_owner !== request.leaseOwner) {
+    throw new LeaseLost(request.agentId);
+  }
 }
 
 async function insertResultEvent(
@@ -195,6 +244,7 @@ async function insertResultEvent(
     values (${request.agentId}, ${kind}, ${JSON.stringify(result)},
             ${data}::jsonb || jsonb_build_object('mail_ids', ${JSON.stringify(mailIds)}::jsonb))
     returning id`);
+  if (kind === "tool_result") await countToolCall(q, request.agentId);
   return Number(inserted.rows[0]!.id);
 }
 
@@ -206,6 +256,7 @@ async function attemptFanIn(
   final: boolean,
 ): Promise<WaitOutcome | undefined> {
   return db.transaction(async (tx) => {
+    await assertHeld(tx, request);
     const rows = await tx.execute<{
       id: string;
       name: string;

@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import { createTree } from "../agents/tree.js";
 import { createBus } from "../bus/bus.js";
 import { agentChannel } from "../bus/channels.js";
-import type { Config } from "../config/config.js";
+import { listenUrlFor, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { startRuntime } from "./pool.js";
 import { unreachableLine, withRetry } from "../db/retry.js";
@@ -56,7 +56,7 @@ export async function runPrompt(options: PromptOptions): Promise<PromptRun> {
       budget: config.rootBudget,
     }),
   );
-  const bus = await createBus(options.url, { onWarning: options.onWarning });
+  const bus = await createBus(listenUrlFor(config, options.url), { onWarning: options.onWarning });
   const runtime = await startRuntime({
     url: options.url,
     config,

@@ -15,8 +15,16 @@ export interface RuntimeOptions {
   concurrency?: number;
   /** Run only this tree's agents (`warren -p`, the TUI); absent = every tree's (`warren worker`). */
   treeId?: string;
+  /**
+   * The threads yield the cores to this process's main thread (nice +10 each, on Linux): the TUI
+   * sets it so that keys and frames win over agents streaming in the same process.
+   */
+  yieldToMain?: boolean;
   onWarning?: (message: string) => void;
 }
+
+/** How much lower than the main thread a yielding worker thread runs (nice values, 0 to 19). */
+const YIELD_NICENESS = 10;
 
 export interface Runtime {
   threads: number;
@@ -45,6 +53,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       config: options.config,
       concurrency: Math.max(1, Math.ceil(total / threads)),
       ...(options.treeId ? { treeId: options.treeId } : {}),
+      ...(options.yieldToMain ? { niceness: YIELD_NICENESS } : {}),
     };
     const worker = new Worker(script, { workerData: data });
     workers.push(worker);

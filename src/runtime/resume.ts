@@ -105,6 +105,7 @@ export async function resumeDanglingCalls(
       onWaitProgress: deps.onWaitProgress,
       leaseOwner: deps.leaseOwner,
       onWarning: deps.onWarning,
+      slot: deps.slot,
     },
     waits,
     { recordCalls: false },

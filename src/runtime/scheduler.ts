@@ -1,11 +1,16 @@
 // One scheduler per worker thread: wakes on the work channel (and a slow poll that also picks up
 // expired leases), claims agents up to its concurrency, heart-beats their leases, and stops a
 // turn at once when its agent is killed or interrupted.
+//
+// A slot is a turn doing work. An agent blocked in `wait` gives its slot back (it still holds its
+// lease and costs only memory), so waiting parents never starve the children they wait for; when
+// its wait returns it takes a slot again, before any new claim.
 import { randomUUID } from "node:crypto";
+import { UNLISTENED_POLL_MS } from "../bus/bus.js";
 import { agentChannel, WORK_CHANNEL } from "../bus/channels.js";
 import { isTransient, shownError, unreachableLine } from "../db/retry.js";
 import { claimNext, heartbeat, release } from "./leases.js";
-import { runAgent, TurnStopped, type StopReason, type TurnDeps } from "./turn.js";
+import { runAgent, TurnStopped, type Slot, type StopReason, type TurnDeps } from "./turn.js";
 
 export interface SchedulerOptions {
   concurrency: number;
@@ -20,6 +25,8 @@ export interface SchedulerOptions {
 export interface Scheduler {
   readonly owner: string;
   runningCount(): number;
+  /** Turns holding a slot: running ones less those blocked in `wait`. */
+  busyCount(): number;
   /** Stops every turn, gives the leases back, and resolves when all turns have returned. */
   stop(): Promise<void>;
 }
@@ -30,6 +37,10 @@ export async function startScheduler(
 ): Promise<Scheduler> {
   const owner = `${process.pid}:${randomUUID().slice(0, 8)}`;
   const running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  // Agents whose turn waits without a slot, and those of them queued to take one back.
+  const parked = new Set<string>();
+  const returning: { agentId: string; resume: () => void }[] = [];
+  const busy = () => running.size - parked.size;
   let stopping = false;
   let claiming = false;
   let again = false;
@@ -50,7 +61,11 @@ export async function startScheduler(
           if (payload === "dead") stopTurn(agentId, "dead");
           else if (payload === "interrupt") stopTurn(agentId, "interrupt");
         });
-        await runAgent({ ...deps, leaseOwner: owner, onWarning: warn }, agentId, controller.signal);
+        await runAgent(
+          { ...deps, leaseOwner: owner, onWarning: warn, slot: slotOf(agentId) },
+          agentId,
+          controller.signal,
+        );
       } catch (err) {
         warn(
           isTransient(err)
@@ -62,10 +77,55 @@ export async function startScheduler(
         // After a normal end the lease is already gone; after a stop, give it back for a resume.
         await release(deps.db, owner, agentId).catch(() => undefined);
         running.delete(agentId);
-        if (!stopping) kick();
+        unpark(agentId);
+        if (!stopping) serve();
       }
     })();
     running.set(agentId, { controller, done });
+  }
+
+  function slotOf(agentId: string): Slot {
+    return {
+      release() {
+        if (!running.has(agentId) || parked.has(agentId)) return;
+        parked.add(agentId);
+        serve();
+      },
+      reacquire(signal) {
+        if (!parked.has(agentId)) return Promise.resolve();
+        if (returning.length === 0 && busy() < options.concurrency) {
+          parked.delete(agentId);
+          return Promise.resolve();
+        }
+        return new Promise<void>((resolve) => {
+          const resume = () => {
+            signal.removeEventListener("abort", resume);
+            resolve();
+          };
+          returning.push({ agentId, resume });
+          // A stopped turn stops queueing; its slot is settled when it ends.
+          signal.addEventListener("abort", resume, { once: true });
+        });
+      },
+    };
+  }
+
+  /** Forgets a parked agent (its turn ended), letting a queued reacquire go. */
+  function unpark(agentId: string): void {
+    parked.delete(agentId);
+    for (let i = returning.length - 1; i >= 0; i--) {
+      if (returning[i]!.agentId === agentId) returning.splice(i, 1)[0]!.resume();
+    }
+  }
+
+  /** Hands free slots to returning waits first, then claims new work. */
+  function serve(): void {
+    while (returning.length > 0 && busy() < options.concurrency) {
+      const next = returning.shift()!;
+      parked.delete(next.agentId);
+      next.resume();
+    }
+    kick();
   }
 
   function kick(): void {
@@ -79,7 +139,7 @@ export async function startScheduler(
       try {
         do {
           again = false;
-          while (!stopping && running.size < options.concurrency) {
+          while (!stopping && returning.length === 0 && busy() < options.concurrency) {
             const agent = await claimNext(
               deps.db,
               owner,
@@ -126,13 +186,23 @@ export async function startScheduler(
   }
 
   const unsubscribeWork = await deps.bus.subscribe(WORK_CHANNEL, () => kick());
-  const poll = setInterval(kick, options.pollMs ?? 2_000);
+  // Without NOTIFYs (LISTEN off or down) the poll is all there is: then it runs every
+  // UNLISTENED_POLL_MS instead of every pollMs.
+  const pollMs = options.pollMs ?? 2_000;
+  const tickMs = Math.min(pollMs, UNLISTENED_POLL_MS);
+  let polledAt = Date.now();
+  const poll = setInterval(() => {
+    if (deps.bus.listening() && Date.now() - polledAt < pollMs - tickMs / 2) return;
+    polledAt = Date.now();
+    kick();
+  }, tickMs);
   const beats = setInterval(() => void beat(), (options.leaseSeconds * 1000) / 3);
   kick();
 
   return {
     owner,
     runningCount: () => running.size,
+    busyCount: busy,
     async stop() {
       stopping = true;
       clearInterval(poll);

@@ -1,6 +1,6 @@
 // What a thread needs to run agents: its own pool, its own LISTEN connection and a model.
 import { createBus, type Bus } from "../bus/bus.js";
-import type { Config } from "../config/config.js";
+import { listenUrlFor, type Config } from "../config/config.js";
 import { closeDb, createDb, type Db } from "../db/client.js";
 import { createOpenAIModel } from "../llm/openai.js";
 import type { Model } from "../llm/model.js";
@@ -18,7 +18,7 @@ export async function openServices(
   onWarning?: (message: string) => void,
 ): Promise<Services> {
   const db = createDb(url, { max: 6, applicationName: "warren-worker" });
-  const bus = await createBus(url, { onWarning });
+  const bus = await createBus(listenUrlFor(config, url), { onWarning });
   const model = createOpenAIModel({
     apiKey: config.model.apiKey,
     baseURL: config.model.baseURL,

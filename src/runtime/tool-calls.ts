@@ -1,9 +1,8 @@
 // Executes every tool call of one model response: independent calls concurrently, `wait` calls
 // after them (a wait may name a child forked in the same response), results in call order.
-import { sql } from "drizzle-orm";
-import { agents, type AgentRow } from "../agents/agents.sql.js";
+import type { AgentRow } from "../agents/agents.sql.js";
 import { events } from "../agents/events.sql.js";
-import { appendEvent } from "../agents/events.js";
+import { appendToolResult } from "../agents/events.js";
 import { LeaseLost } from "../agents/errors.js";
 import { setState } from "../agents/tree.js";
 import { unreachableLine, withRetry } from "../db/retry.js";
@@ -21,6 +20,7 @@ import {
 } from "../feed/publish.js";
 import type { AgentToolContext } from "../tools/agent-context.js";
 import type { AnyTool } from "../tools/registry.js";
+import type { Slot } from "./turn.js";
 import {
   errorMessage,
   fail,
@@ -41,6 +41,8 @@ export interface ToolRunDeps {
   /** The worker's lease owner: every result and effect is fenced by it (absent: not leased). */
   leaseOwner?: string;
   onWarning?: (message: string) => void;
+  /** The turn's scheduler slot, given back while a `wait` blocks. */
+  slot?: Slot;
 }
 
 type Parsed = { ok: true; value: unknown } | { ok: false; message: string };
@@ -109,22 +111,18 @@ export async function runToolCalls(
       : await execute(deps, byName.get(call.name), call);
     running.delete(call.id);
     if (running.size > 0) void showActivity();
+    // A tool that recorded its own result (an effect, a wait) counted the call with it.
+    if (outcome.ok && outcome.recordedEventId !== undefined) return;
     // Retried on transient failures (the outcome is in hand); fenced by the lease.
     await withRetry(
       () =>
         db.transaction(async (tx) => {
           if (deps.leaseOwner !== undefined) await assertLease(tx, agent.id, deps.leaseOwner);
-          if (!(outcome.ok && outcome.recordedEventId !== undefined)) {
-            await appendEvent(tx, agent.id, "tool_result", outcomeText(outcome), {
-              tool_call_id: call.id,
-              name: call.name,
-              ...(outcome.ok ? {} : { code: outcome.error.code }),
-            });
-          }
-          await tx
-            .update(agents)
-            .set({ tool_calls: sql`${agents.tool_calls} + 1`, last_activity_at: sql`now()` })
-            .where(sql`${agents.id} = ${agent.id}`);
+          await appendToolResult(tx, agent.id, outcomeText(outcome), {
+            tool_call_id: call.id,
+            name: call.name,
+            ...(outcome.ok ? {} : { code: outcome.error.code }),
+          });
         }),
       retry,
     );
@@ -166,10 +164,12 @@ async function execute(
     leaseOwner: deps.leaseOwner,
     onWarning: deps.onWarning,
     setWaiting: async (waiting) => {
+      if (!waiting) await deps.slot?.reacquire(deps.signal);
       await withRetry(() => setState(db, agent.id, waiting ? "waiting" : "running"), {
         signal: deps.signal,
       });
     },
+    onBlocked: () => deps.slot?.release(),
     onWaitProgress: (entries) => {
       waitStatus.progress(entries);
       deps.onWaitProgress?.(agent.id, entries);

@@ -33,6 +33,16 @@ export interface TurnDeps {
   /** The lease owner of the worker running the turn: its writes are fenced by it (leases.ts). */
   leaseOwner?: string;
   onWaitProgress?: (agentId: string, entries: FanInEntry[]) => void;
+  /** The scheduler slot of this turn, given back while it blocks in `wait` (absent: none). */
+  slot?: Slot;
+}
+
+/** A turn's place in its scheduler's concurrency. */
+export interface Slot {
+  /** The turn blocks (in `wait`): others may run in its place. */
+  release(): void;
+  /** The turn works again: resolves once it has a slot (or its signal aborts). */
+  reacquire(signal: AbortSignal): Promise<void>;
 }
 
 /** Why a running turn was stopped from outside. */
@@ -232,6 +242,7 @@ async function step(deps: TurnDeps, agent: AgentRow, signal: AbortSignal): Promi
       onWaitProgress: deps.onWaitProgress,
       leaseOwner: deps.leaseOwner,
       onWarning: deps.onWarning,
+      slot: deps.slot,
     },
     response.toolCalls,
   );

@@ -28,8 +28,13 @@ export interface AgentToolContext extends BaseToolContext {
   leaseOwner?: string;
   /** One-line notices for people (e.g. the database is being retried). */
   onWarning?: (message: string) => void;
-  /** The agent's state is shown as `waiting` while a wait blocks. */
+  /**
+   * The agent's state is shown as `waiting` while a wait blocks; `setWaiting(false)` first takes
+   * back the scheduler slot given up through `onBlocked`.
+   */
   setWaiting(waiting: boolean): Promise<void>;
+  /** A wait found nothing yet and sleeps: its scheduler slot may run another agent meanwhile. */
+  onBlocked?: () => void;
   /** Fan-in progress, for anyone watching (the status layer). */
   onWaitProgress?: (entries: FanInEntry[]) => void;
 }

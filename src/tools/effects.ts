@@ -3,7 +3,7 @@
 // this worker still holds the caller's lease, in lock order) and retried whole on transient
 // database failures; a call whose result is already recorded is never executed again.
 import { sql } from "drizzle-orm";
-import { appendEvent } from "../agents/events.js";
+import { appendToolResult } from "../agents/events.js";
 import type { Queryable } from "../db/client.js";
 import { unreachableLine, withRetry } from "../db/retry.js";
 import type { AgentToolContext } from "./agent-context.js";
@@ -46,7 +46,7 @@ export async function commitEffect(
         const recorded = await recordedResult(tx, ctx);
         if (recorded) return recorded;
         const value = await effect(tx);
-        const event = await appendEvent(tx, ctx.agent.id, "tool_result", JSON.stringify(value), {
+        const event = await appendToolResult(tx, ctx.agent.id, JSON.stringify(value), {
           tool_call_id: ctx.toolCallId,
           name: tool,
         });

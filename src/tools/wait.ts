@@ -83,6 +83,8 @@ export const waitTool: Tool<AgentToolContext> = {
               signal: ctx.signal,
               record: { kind: "tool_result", data: { tool_call_id: ctx.toolCallId, name: "wait" } },
               onProgress: ctx.onWaitProgress,
+              onBlock: ctx.onBlocked,
+              leaseOwner: ctx.leaseOwner,
             }),
           retry,
         );

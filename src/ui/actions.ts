@@ -53,9 +53,13 @@ export function createActions(options: ActionsOptions): Actions {
   const resolve = (ref: string) =>
     resolveAgentRef(db, { treeId: state.rootId, selfId: state.currentId }, ref);
 
-  /** A `command` event on the agent the command was typed into (never model context). */
-  const record = (agentId: string, text: string, data: Record<string, unknown> = {}) =>
-    appendEvent(db, agentId, "command", text, { by: "person", ...data });
+  /**
+   * A `command` event on the agent the command was typed into (never model context), shown at
+   * once: the notice answering the command must land below it, not above.
+   */
+  const record = async (agentId: string, text: string, data: Record<string, unknown> = {}) => {
+    controller.addEvent(await appendEvent(db, agentId, "command", text, { by: "person", ...data }));
+  };
 
   const capturing = () => captures.get(state.currentId);
   const setMode = (next: "normal" | "capture") => {

@@ -50,6 +50,11 @@ export interface Controller {
   loadOlder(): Promise<void>;
   /** A one-line (or a few lines) local message in the current view; never stored. */
   notice(text: string, level?: "info" | "error"): void;
+  /**
+   * An event this process just wrote, shown at once when it is the viewed agent's, so that a
+   * notice answering it lands below it (the feed's copy, arriving later, is a duplicate).
+   */
+  addEvent(event: EventRow): void;
   /** The entries to draw: history and notices, then the live stream, then queued input. */
   entries(): ScrollEntry[];
   current(): AgentRow | undefined;
@@ -250,6 +255,11 @@ export function createController(options: ControllerOptions): Controller {
     },
     notice(text, level = "info") {
       place(lastEventId() + 0.5, { kind: "notice", id: ++noticeSeq, level, text });
+      onChange();
+    },
+    addEvent(event) {
+      if (event.agent_id !== state.currentId) return;
+      place(event.id, { kind: "event", event });
       onChange();
     },
     entries() {

@@ -3,6 +3,9 @@
 // or stop forwarding while keeping sockets open (a half-open connection).
 import net from "node:net";
 
+/** What the proxy does with a new connection: forward it, swallow it silently, or refuse it. */
+export type NewConnections = "forward" | "silent" | "refuse";
+
 export interface TcpProxy {
   port: number;
   /** `url` with its host and port replaced by the proxy's. */
@@ -16,6 +19,8 @@ export interface TcpProxy {
    * open): half-open connections. New connections work normally.
    */
   halfOpenAll(): void;
+  /** From now on, new connections are forwarded (the default), accepted but silent, or refused. */
+  setNewConnections(mode: NewConnections): void;
   /** Connections accepted so far. */
   accepted(): number;
   close(): Promise<void>;
@@ -24,11 +29,12 @@ export interface TcpProxy {
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const pairs = new Set<{ client: net.Socket; server: net.Socket; silent: boolean }>();
   let refusing = false;
+  let mode: NewConnections = "forward";
   let count = 0;
 
   const connect = (client: net.Socket) => {
     const server = net.connect(targetPort, targetHost);
-    const pair = { client, server, silent: false };
+    const pair = { client, server, silent: mode === "silent" };
     pairs.add(pair);
     const end = () => {
       pairs.delete(pair);
@@ -47,7 +53,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
 
   const proxy = net.createServer((client) => {
     count++;
-    if (refusing) {
+    if (refusing || mode === "refuse") {
       client.destroy();
       return;
     }
@@ -81,6 +87,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
     halfOpenAll() {
       for (const pair of pairs) pair.silent = true;
+    },
+    setNewConnections(next) {
+      mode = next;
     },
     accepted: () => count,
     async close() {

@@ -10,6 +10,7 @@ import type { AgentToolContext } from "../../src/tools/agent-context.js";
 import { forkTool } from "../../src/tools/fork.js";
 import { killTool } from "../../src/tools/kill.js";
 import { sendTool } from "../../src/tools/send.js";
+import { waitTool } from "../../src/tools/wait.js";
 import { useTestDatabase } from "../support/db.js";
 import { useBus } from "../support/agents.js";
 import { toolContext } from "../support/tool-context.js";
@@ -69,6 +70,12 @@ describe("a call executed twice has one effect", () => {
     expect(await results(ctx.toolCallId)).toBe(1);
   });
 
+  it("counts the call once, with its result", async () => {
+    await sendTool.run({ to: "child", message: "once" }, ctx);
+    await sendTool.run({ to: "child", message: "once" }, ctx);
+    expect(await count("agents", sql`id = ${rootId} and tool_calls = 1`)).toBe(1);
+  });
+
   it("kill: one cascade, one result", async () => {
     const first = await killTool.run({ agent_id: "child" }, ctx);
     const again = await killTool.run({ agent_id: "child" }, ctx);
@@ -79,6 +86,19 @@ describe("a call executed twice has one effect", () => {
       sql`select count(*)::int as n from events where agent_id = ${childId} and kind = 'killed'`,
     );
     expect(killed.rows[0]!.n).toBe(1);
+  });
+});
+
+describe("a consuming wait", () => {
+  it("takes one mail and counts the call with its result", async () => {
+    const { db } = database();
+    await db.execute(sql`
+      insert into mail (tree_id, from_id, to_id, body) values (${rootId}, ${childId}, ${rootId}, 'first'),
+                                                     (${rootId}, ${childId}, ${rootId}, 'second')`);
+    const taken = await waitTool.run({ timeout: 0 }, ctx);
+    expect(taken).toMatchObject({ ok: true, value: { message: "first" } });
+    expect(await count("mail", sql`to_id = ${rootId} and consumed_at is null`)).toBe(1);
+    expect(await count("agents", sql`id = ${rootId} and tool_calls = 1`)).toBe(1);
   });
 });
 
@@ -99,6 +119,22 @@ describe("a worker that lost the lease writes nothing", () => {
     expect(await count("mail", sql`to_id = ${childId}`)).toBe(0);
     expect(await count("agents", sql`tree_id = ${rootId}`)).toBe(2);
     expect(await count("agents", sql`id = ${childId} and state = 'dead'`)).toBe(0);
+    expect(await results(ctx.toolCallId)).toBe(0);
+  });
+
+  it("wait consumes nothing, alone or in a fan-in, and records no timeout", async () => {
+    const { db } = database();
+    await db.execute(
+      sql`insert into mail (tree_id, from_id, to_id, body) values (${rootId}, ${childId}, ${rootId}, 'kept')`,
+    );
+    await expect(waitTool.run({ timeout: 0 }, ctx)).rejects.toBeInstanceOf(LeaseLost);
+    await expect(waitTool.run({ timeout: 0, from_agents: ["child"] }, ctx)).rejects.toBeInstanceOf(
+      LeaseLost,
+    );
+    await db.execute(sql`update mail set consumed_at = now() where to_id = ${rootId}`);
+    await expect(waitTool.run({ timeout: 0 }, ctx)).rejects.toBeInstanceOf(LeaseLost);
+    await db.execute(sql`update mail set consumed_at = null where to_id = ${rootId}`);
+    expect(await count("mail", sql`to_id = ${rootId} and consumed_at is null`)).toBe(1);
     expect(await results(ctx.toolCallId)).toBe(0);
   });
 });

@@ -65,3 +65,24 @@ describe("the TUI on a screen buffer", () => {
     await tui.done;
   });
 });
+
+describe("a command's answer", () => {
+  it("is shown below the command it answers (/reap, /model)", async () => {
+    const { tui, type, until } = await openTui();
+    await until((s) => /\[main [0-9a-f]{8}\]/.test(s));
+    type("/reap\r");
+    const reaped = await until((s) => s.includes("» /reap") && s.includes("nothing to reap"));
+    expect(reaped.indexOf("» /reap")).toBeLessThan(reaped.indexOf("nothing to reap"));
+    type("/model other-model\r");
+    const changed = await until(
+      (s) => s.includes("» /model other-model") && s.includes("model of this agent set to"),
+    );
+    expect(changed.indexOf("» /model other-model")).toBeLessThan(
+      changed.indexOf("model of this agent set to"),
+    );
+    expect(changed.indexOf("nothing to reap")).toBeLessThan(
+      changed.indexOf("» /model other-model"),
+    );
+    await tui.close();
+  });
+});
