@@ -23,6 +23,7 @@ export type LockedAgent = {
   id: string;
   tree_id: string;
   parent_id: string | null;
+  name: string;
   state: string;
   lease_owner: string | null;
 };
@@ -36,7 +37,7 @@ export async function lockAgents(
 ): Promise<LockedAgent[]> {
   if (ids.length === 0) return [];
   const rows = await tx.execute<LockedAgent>(sql`
-    select id, tree_id, parent_id, state, lease_owner from agents
+    select id, tree_id, parent_id, name, state, lease_owner from agents
      where id = any(${sql.param([...new Set(ids)])}::uuid[]) and ${where}
      order by ${LOCK_ORDER}
      for ${sql.raw(mode)}`);

@@ -263,8 +263,8 @@ export async function killAgentIn(
     [...living, ...(request.byAgentId ? [request.byAgentId] : [])],
     "update",
   );
+  const killer = locked.find((r) => r.id === request.byAgentId);
   if (request.leaseOwner !== undefined && request.byAgentId !== null) {
-    const killer = locked.find((r) => r.id === request.byAgentId);
     if (killer?.lease_owner !== request.leaseOwner) throw new LeaseLost(request.byAgentId);
   }
   const updated = await tx.execute<{ id: string }>(sql`
@@ -275,7 +275,7 @@ export async function killAgentIn(
   const dead = new Set(updated.rows.map((r) => r.id));
   const ids = living.filter((id) => dead.has(id));
   if (ids.length === 0) return ids;
-  const by = request.byAgentId ? `agent ${request.byAgentId.slice(0, 8)}` : "the person";
+  const by = killer ? displayName(killer) : request.byAgentId ? "an agent" : "the person";
   await tx.insert(events).values(
     ids.map((id) => ({
       agent_id: id,

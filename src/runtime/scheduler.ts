@@ -41,6 +41,9 @@ export async function startScheduler(
   const parked = new Set<string>();
   const returning: { agentId: string; resume: () => void }[] = [];
   const busy = () => running.size - parked.size;
+  // A claim in flight will take a slot: counted, so a returning wait cannot overfill meanwhile.
+  let claimInFlight = false;
+  const full = () => busy() + (claimInFlight ? 1 : 0) >= options.concurrency;
   let stopping = false;
   let claiming = false;
   let again = false;
@@ -93,7 +96,7 @@ export async function startScheduler(
       },
       reacquire(signal) {
         if (!parked.has(agentId)) return Promise.resolve();
-        if (returning.length === 0 && busy() < options.concurrency) {
+        if (returning.length === 0 && !full()) {
           parked.delete(agentId);
           return Promise.resolve();
         }
@@ -120,12 +123,16 @@ export async function startScheduler(
 
   /** Hands free slots to returning waits first, then claims new work. */
   function serve(): void {
-    while (returning.length > 0 && busy() < options.concurrency) {
+    handOut();
+    kick();
+  }
+
+  function handOut(): void {
+    while (returning.length > 0 && !full()) {
       const next = returning.shift()!;
       parked.delete(next.agentId);
       next.resume();
     }
-    kick();
   }
 
   function kick(): void {
@@ -139,7 +146,8 @@ export async function startScheduler(
       try {
         do {
           again = false;
-          while (!stopping && returning.length === 0 && busy() < options.concurrency) {
+          while (!stopping && returning.length === 0 && !full()) {
+            claimInFlight = true;
             const agent = await claimNext(
               deps.db,
               owner,
@@ -148,7 +156,7 @@ export async function startScheduler(
               // Never a second runner for an agent this scheduler runs (its lease may have lapsed
               // under load before the heartbeat renewed it): that would run its turn twice.
               [...running.keys()],
-            );
+            ).finally(() => (claimInFlight = false));
             if (!agent) break;
             if (stopping) {
               // stop() began while this claim was in flight: hand the agent straight back.
@@ -163,6 +171,8 @@ export async function startScheduler(
         warn(isTransient(err) ? unreachableLine(err) : `claiming work failed: ${shownError(err)}`);
       } finally {
         claiming = false;
+        // A wait that returned while a claim was in flight may have queued for its slot.
+        handOut();
       }
     })();
   }

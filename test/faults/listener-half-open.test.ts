@@ -47,13 +47,13 @@ describe("a half-open listener connection", () => {
     proxy.setNewConnections("silent");
     proxy.halfOpenAll();
     const silencedAt = Date.now();
+    const acceptedBefore = proxy.accepted();
     await notify("lost");
     // The check query (every 10 s) times out (5 s): the bus stops listening and says so.
     await until(() => !bus!.listening(), "the bus to notice the silence", 25_000);
     const noticedMs = Date.now() - silencedAt;
     expect(warnings.some((w) => /lost its connection; reconnecting/.test(w))).toBe(true);
     // Its first reconnect runs into the silence as well (and must time out, not hang).
-    const acceptedBefore = proxy.accepted();
     await until(() => proxy!.accepted() > acceptedBefore, "a reconnect into the silence", 5_000);
 
     proxy.setNewConnections("forward");

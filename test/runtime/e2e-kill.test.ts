@@ -126,7 +126,7 @@ describe("kill", () => {
     const aEvents = await eventsOf(db, a.id);
     const bEvents = await eventsOf(db, b.id);
     expect(aEvents.at(-1)).toMatchObject({ kind: "killed", data: { by: treeId, target: a.id } });
-    expect(aEvents.at(-1)!.content).toContain("killed by agent");
+    expect(aEvents.at(-1)!.content).toBe(`killed by root ${treeId.slice(0, 8)}`);
     expect(bEvents.at(-1)).toMatchObject({ kind: "killed", data: { by: treeId, target: a.id } });
     expect(bEvents.at(-1)!.content).toContain("killed with ancestor A");
     // B's hung model call was cut off by the kill (while the run went on), not answered and not
