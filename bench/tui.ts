@@ -42,6 +42,11 @@ const CTRL_U = "\x15";
 interface Harness {
   tui: Tui;
   type(keys: string): void;
+  /**
+   * Has another process type `key` after `delayMs`, as a person's keystroke arrives: the TUI's
+   * thread must wake for it. Resolves with the time (nowMs, one clock for all processes) it was sent.
+   */
+  typeFromOutside(key: string, delayMs: number): Promise<number>;
   /** Resolves with the time (nowMs) of the first frame, from now on, for which `check` holds. */
   frame(check: (text: string) => boolean, what: string): Promise<number>;
   close(): Promise<void>;
@@ -57,6 +62,8 @@ async function openHarness(db: Db, bus: Bus, root: AgentRow, modelURL: string): 
   };
   Object.assign(stdout, { isTTY: true, columns: COLS, rows: ROWS });
   stdout.resume(); // the bytes go nowhere; the screen buffer is what is read
+  const typist = startTypist();
+  typist.process.stdout!.pipe(stdin, { end: false });
   let waiters: { check: (text: string) => boolean; resolve: (at: number) => void }[] = [];
   let lastScreen = "";
   const tui = await startTui({
@@ -82,6 +89,7 @@ async function openHarness(db: Db, bus: Bus, root: AgentRow, modelURL: string): 
   return {
     tui,
     type: (keys) => void stdin.write(keys),
+    typeFromOutside: typist.type,
     frame(check, what) {
       return new Promise<number>((resolve, reject) => {
         const timer = setTimeout(
@@ -102,7 +110,37 @@ async function openHarness(db: Db, bus: Bus, root: AgentRow, modelURL: string): 
         });
       });
     },
-    close: () => tui.close(),
+    async close() {
+      await tui.close();
+      await stopProcess(typist.process);
+    },
+  };
+}
+
+/** A key typist in a process of its own (see Harness.typeFromOutside). */
+function startTypist(): {
+  process: ChildProcess;
+  type(key: string, delayMs: number): Promise<number>;
+} {
+  const script = `
+    process.on("message", ({ key, delayMs }) => setTimeout(() => {
+      const at = Number(process.hrtime.bigint()) / 1e6;
+      process.stdout.write(key);
+      process.send({ at });
+    }, delayMs));
+    process.on("SIGINT", () => process.exit(0));`;
+  const child = spawn(process.execPath, ["-e", script], {
+    stdio: ["ignore", "pipe", "inherit", "ipc"],
+  });
+  const sent: ((at: number) => void)[] = [];
+  child.on("message", (message: { at: number }) => sent.shift()?.(message.at));
+  return {
+    process: child,
+    type: (key, delayMs) =>
+      new Promise<number>((resolve) => {
+        sent.push(resolve);
+        child.send({ key, delayMs });
+      }),
   };
 }
 
@@ -295,7 +333,10 @@ async function startStreamingModel(): Promise<{ baseURL: string; process: ChildP
   return { baseURL, process: child };
 }
 
-/** Latency of each key until the input row shows it, typed with small human-like gaps. */
+/**
+ * Latency of each key, typed by another process with small human-like gaps, from its sending until
+ * the input row shows it.
+ */
 async function typeKeys(h: Harness): Promise<number[]> {
   const samples: number[] = [];
   let typed = "x".repeat(24); // whatever the input holds: cleared first
@@ -312,10 +353,8 @@ async function typeKeys(h: Harness): Promise<number[]> {
     typed += "abcdefghijklmnopqrstuvwxyz"[i % 26]!;
     const want = `❯ ${typed}`;
     const shown = h.frame((text) => text.includes(want), `"${want}"`);
-    const start = nowMs();
-    h.type(typed.at(-1)!);
-    samples.push((await shown) - start);
-    await new Promise((resolve) => setTimeout(resolve, 15 + Math.random() * 25));
+    const sentAt = await h.typeFromOutside(typed.at(-1)!, 15 + Math.random() * 25);
+    samples.push((await shown) - sentAt);
   }
   return samples;
 }

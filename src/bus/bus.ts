@@ -184,7 +184,9 @@ export async function createBus(
   // it in the background (the failed client's "end" starts its reconnect loop).
   await subscriber.connect().catch((err: unknown) => {
     missed = true;
-    options.onWarning?.(`notifications unavailable (listener: ${describeDbError(err)}); ${pollNote}`);
+    options.onWarning?.(
+      `notifications unavailable (listener: ${describeDbError(err)}); ${pollNote}`,
+    );
   });
 
   function enqueue(op: () => Promise<unknown> | undefined): Promise<unknown> {

@@ -34,6 +34,7 @@ import {
   MIN_HEIGHT,
   MIN_WIDTH,
   type Direction,
+  type ScrollEntry,
   type Theme,
 } from "./views/index.js";
 
@@ -247,8 +248,9 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     });
     const entries = controller.entries();
     // Scrolled up to read: what arrives below pushes the window up by as much, so it stays put.
-    if (scroll > 0) scroll += grownBelow(anchor, entries, width, theme);
-    anchor = bottomAnchor(entries, width, theme);
+    const lineCount = (entry: ScrollEntry) => scrollbackView.lines(entry, width).length;
+    if (scroll > 0) scroll += grownBelow(anchor, entries, lineCount);
+    anchor = bottomAnchor(entries, lineCount);
     const scrolled = scrollbackView.render(entries, width, rows, scroll);
     scroll = Math.min(scroll, scrolled.maxScroll);
     if (scrolled.atTop && state.hasOlder) spawn(() => controller.loadOlder());

@@ -2,7 +2,15 @@
 // escaped once here, long output collapsed. Pure: same entry and width, same lines.
 import type { EventRow } from "../../agents/events.sql.js";
 import { shortId } from "../../cli/format.js";
-import { collapseSpans, endRowWith, paintRows, wrapSpans, type Row } from "./spans.js";
+import {
+  collapseSpans,
+  createWrapper,
+  endRowWith,
+  paintRows,
+  wrapSpans,
+  type Row,
+  type Wrapper,
+} from "./spans.js";
 import { knownResultRows } from "./tool-results.js";
 import { cleanText, type Line, type Span, type Style, type Theme } from "./theme.js";
 
@@ -154,6 +162,61 @@ function streamRows(text: string, reasoning: string, width: number): Row[] {
     { text: "▍", style: S.glyphAssistant },
   ];
   return [...rows, ...wrapSpans(spans, width, 2)];
+}
+
+export type StreamEntry = Extract<ScrollEntry, { kind: "stream" }>;
+
+/**
+ * How far a streaming answer has been wrapped: its text up to where its last word began, as rows
+ * that no later text can change. The text only grows while it streams, so the next layout of the
+ * stream at this width wraps only what was appended.
+ */
+export interface StreamProgress {
+  width: number;
+  /** The displayed text the progress was made from. */
+  seen: string;
+  /** How much of `seen` is in `wrapper` (up to where its last word began). */
+  wrapped: number;
+  /** The glyph and the wrapped text. */
+  wrapper: Wrapper;
+  /** The wrapper's finished rows, painted. */
+  lines: Line[];
+}
+
+/**
+ * A stream entry's lines (as renderEntry gives them), going on from `progress` when it was made
+ * at this width from a text that this one extends; else from the start.
+ */
+export function renderStream(
+  entry: StreamEntry,
+  width: number,
+  theme: Theme,
+  progress?: StreamProgress,
+): { lines: Line[]; progress: StreamProgress } {
+  const reasoning = entry.reasoning.trim()
+    ? paintRows(theme, reasoningRows(entry.reasoning, width))
+    : [];
+  const body = cleanText(entry.text.replace(/\s+$/, ""));
+  let from = progress;
+  if (!from || from.width !== width || !body.startsWith(from.seen)) {
+    const wrapper = createWrapper(width, 2);
+    wrapper.add({ text: "● ", style: S.glyphAssistant });
+    from = { width, seen: "", wrapped: 0, wrapper, lines: [] };
+  }
+  // The last word may still grow (and move to the next row): rows are final only before it.
+  const stable = body.length - /\S*$/.exec(body)![0].length;
+  const next = from.wrapper.copy();
+  if (stable > from.wrapped) next.add({ text: body.slice(from.wrapped, stable), style: S.assistant });
+  const done = next.rows().slice(from.wrapper.done, next.done);
+  const lines = from.lines.concat(paintRows(theme, done));
+  const tail = next.copy();
+  tail.add({ text: body.slice(Math.max(stable, from.wrapped)), style: S.assistant });
+  tail.add({ text: "▍", style: S.glyphAssistant });
+  const open = paintRows(theme, tail.rows().slice(next.done));
+  return {
+    lines: [...reasoning, ...lines, ...open],
+    progress: { width, seen: body, wrapped: Math.max(stable, from.wrapped), wrapper: next, lines },
+  };
 }
 
 /** Thinking, dimmed: only its last rows (the rest is summarised as "… K earlier lines"). */

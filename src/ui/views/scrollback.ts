@@ -25,6 +25,8 @@ export interface ScrollbackView {
     height: number,
     scrollFromBottom: number,
   ): ScrollbackRender;
+  /** One entry's lines at `width`, from the cache when laid out before. */
+  lines(entry: ScrollEntry, width: number): Line[];
   /** Drops cached lines of one event (its row changed), or of everything. */
   forget(eventId?: number): void;
   /** How many layouts are cached (for tests and benchmarks). */
@@ -93,6 +95,7 @@ export function createScrollbackView(
       const begin = Math.max(0, end - rows);
       return { lines: all.slice(begin, end), maxScroll, atTop: complete && begin === 0 };
     },
+    lines: layout,
     forget(eventId) {
       if (eventId === undefined) {
         cache.clear();

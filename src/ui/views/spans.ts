@@ -11,57 +11,109 @@ export type Row = Span[];
  * are dropped), inside a word when the word alone is wider than a row.
  */
 export function wrapSpans(spans: readonly Span[], width: number, indent = 0): Row[] {
+  const wrapper = createWrapper(width, indent);
+  for (const span of spans) wrapper.add(span);
+  return wrapper.rows();
+}
+
+/**
+ * wrapSpans taken one span at a time. Rows already broken never change, so a copy taken part way
+ * can go on with different text: text that only grows (a streaming answer) is wrapped once.
+ */
+export interface Wrapper {
+  add(span: Span): void;
+  /** The rows of everything added so far (as wrapSpans returns them). */
+  rows(): Row[];
+  /** Rows broken so far: final whatever is added next. */
+  readonly done: number;
+  /** An independent wrapper in the same state. */
+  copy(): Wrapper;
+}
+
+export function createWrapper(width: number, indent = 0): Wrapper {
   const w = Math.max(1, width);
-  const pad = indent < w ? indent : 0;
-  const rows: Row[] = [];
-  let row: Row = [];
-  let used = 0;
-  let start = 0;
-  const add = (text: string, style: Style | undefined, cols: number): void => {
-    const last = row[row.length - 1];
-    if (last && last.style === style) last.text += text;
-    else row.push({ text, style });
-    used += cols;
-  };
-  const newRow = (): void => {
-    rows.push(trimRowEnd(row));
-    row = pad ? [{ text: " ".repeat(pad) }] : [];
-    used = pad;
-    start = pad;
-  };
-  for (const span of spans) {
+  return new SpanWrapper(w, indent < w ? indent : 0);
+}
+
+class SpanWrapper implements Wrapper {
+  private broken: Row[] = [];
+  private row: Row = [];
+  private used = 0;
+  private start = 0;
+
+  constructor(
+    private readonly w: number,
+    private readonly pad: number,
+  ) {}
+
+  get done(): number {
+    return this.broken.length;
+  }
+
+  add(span: Span): void {
+    const { w, pad } = this;
     for (const part of span.text.split(/(\n|[^\S\n]+)/)) {
       if (!part) continue;
       if (part === "\n") {
-        newRow();
+        this.newRow();
         continue;
       }
       const pw = displayWidth(part);
       if (/^\s+$/.test(part)) {
-        if (used + pw <= w) add(part, span.style, pw);
-        else if (used > start) newRow();
+        if (this.used + pw <= w) this.put(part, span.style, pw);
+        else if (this.used > this.start) this.newRow();
         continue;
       }
-      if (used + pw <= w) {
-        add(part, span.style, pw);
+      if (this.used + pw <= w) {
+        this.put(part, span.style, pw);
         continue;
       }
-      if (used > start && pw <= w - pad) {
-        newRow();
-        add(part, span.style, pw);
+      if (this.used > this.start && pw <= w - pad) {
+        this.newRow();
+        this.put(part, span.style, pw);
         continue;
       }
       for (const g of graphemes(part)) {
         let gw = graphemeWidth(g);
         let cell = g;
-        if (start + gw > w) [cell, gw] = ["…", 1]; // a wide character in a one-column row
-        if (used + gw > w) newRow();
-        add(cell, span.style, gw);
+        if (this.start + gw > w) [cell, gw] = ["…", 1]; // a wide character in a one-column row
+        if (this.used + gw > w) this.newRow();
+        this.put(cell, span.style, gw);
       }
     }
   }
-  rows.push(trimRowEnd(row));
-  return rows;
+
+  rows(): Row[] {
+    return [...this.broken, trimRowEnd(copyRow(this.row))];
+  }
+
+  copy(): Wrapper {
+    const twin = new SpanWrapper(this.w, this.pad);
+    twin.broken = [...this.broken];
+    twin.row = copyRow(this.row);
+    twin.used = this.used;
+    twin.start = this.start;
+    return twin;
+  }
+
+  private put(text: string, style: Style | undefined, cols: number): void {
+    const last = this.row[this.row.length - 1];
+    if (last && last.style === style) last.text += text;
+    else this.row.push({ text, style });
+    this.used += cols;
+  }
+
+  private newRow(): void {
+    this.broken.push(trimRowEnd(this.row));
+    this.row = this.pad ? [{ text: " ".repeat(this.pad) }] : [];
+    this.used = this.pad;
+    this.start = this.pad;
+  }
+}
+
+/** Spans are merged into in place while their row is open: a copy must not share them. */
+function copyRow(row: Row): Row {
+  return row.map((span) => ({ ...span }));
 }
 
 function trimRowEnd(row: Row): Row {

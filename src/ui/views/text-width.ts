@@ -75,11 +75,26 @@ export function graphemes(text: string): string[] {
   return Array.from(segmenter.segment(text), (s) => s.segment);
 }
 
+/**
+ * Widths of short non-ASCII strings already measured: the same glyphs, names and labels come back
+ * every frame, and segmenting graphemes costs microseconds a string. Emptied when full.
+ */
+const measured = new Map<string, number>();
+const MEASURED_MAX_LENGTH = 64;
+const MEASURED_MAX_ENTRIES = 4096;
+
 /** Columns `text` (one line, no tags) takes on a terminal. */
 export function displayWidth(text: string): number {
   if (ASCII_PRINTABLE.test(text)) return text.length;
+  const short = text.length <= MEASURED_MAX_LENGTH;
+  const known = short ? measured.get(text) : undefined;
+  if (known !== undefined) return known;
   let width = 0;
   for (const { segment } of segmenter.segment(text)) width += graphemeWidth(segment);
+  if (short) {
+    if (measured.size >= MEASURED_MAX_ENTRIES) measured.clear();
+    measured.set(text, width);
+  }
   return width;
 }
 
