@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { inArray } from "drizzle-orm";
 import { agents } from "../agents/agents.sql.js";
 import { events } from "../agents/events.sql.js";
-import { RECONNECTED, type Bus } from "../bus/bus.js";
+import { RECONNECTED, UNLISTENED_POLL_MS, type Bus } from "../bus/bus.js";
 import { treeChannel } from "../bus/channels.js";
 import type { Db } from "../db/client.js";
 import { describeDbError } from "../db/retry.js";
@@ -161,6 +161,15 @@ export async function openFeed(
     );
   }, WATCH_REFRESH_MS);
   refresh.unref();
+  // Without LISTEN (WARREN_LISTEN_URL=off, or its connection down) no hint comes: look again
+  // every poll interval — the subscribers re-read what changed (agents, the viewed agent's tail).
+  const poll = setInterval(() => {
+    if (!bus.listening()) {
+      add({ kind: "resync" });
+      for (const id of watched) add({ kind: "stream", id });
+    }
+  }, UNLISTENED_POLL_MS);
+  poll.unref();
 
   return {
     treeId,
@@ -184,6 +193,7 @@ export async function openFeed(
       unsubscribe();
       clearTimeout(timer);
       clearInterval(refresh);
+      clearInterval(poll);
       listeners.clear();
       await draining;
       await unwatchTree(db, watcherId).catch(() => undefined);

@@ -12,7 +12,10 @@ export interface Anchor {
   lines: number;
 }
 
-export function bottomAnchor(entries: readonly ScrollEntry[], lines: LineCount): Anchor | undefined {
+export function bottomAnchor(
+  entries: readonly ScrollEntry[],
+  lines: LineCount,
+): Anchor | undefined {
   const last = entries.at(-1);
   return last && { key: entryKey(last), lines: lines(last) };
 }

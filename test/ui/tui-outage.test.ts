@@ -76,4 +76,20 @@ describe("the TUI when the database goes away", { retry: 1 }, () => {
     expect(after).not.toMatch(/\bat .*\.js:\d+/);
     expect(t.stderr()).toBe("");
   });
+
+  it("without LISTEN (WARREN_LISTEN_URL=off) still shows the turn, by polling", async () => {
+    model.script({ match: lastUser("no notifications here"), reply: { text: "heard you anyway" } });
+    const env = warrenEnv({
+      databaseUrl: database().url,
+      modelUrl: model.baseURL,
+      extra: { WARREN_LISTEN_URL: "off" },
+    });
+    const t = await startTerminal({ env, args: ["--new"] });
+    terminals.push(t);
+    await t.waitFor(/\[root [0-9a-f]{8}\]/);
+    await t.type("no notifications here");
+    await t.keys("Enter");
+    const screen = await t.waitFor("● heard you anyway", 15_000);
+    expect(screen).toContain("❯ no notifications here");
+  });
 });

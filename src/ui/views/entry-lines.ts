@@ -204,9 +204,10 @@ export function renderStream(
     from = { width, seen: "", wrapped: 0, wrapper, lines: [] };
   }
   // The last word may still grow (and move to the next row): rows are final only before it.
-  const stable = body.length - /\S*$/.exec(body)![0].length;
+  const stable = lastWordStart(body);
   const next = from.wrapper.copy();
-  if (stable > from.wrapped) next.add({ text: body.slice(from.wrapped, stable), style: S.assistant });
+  if (stable > from.wrapped)
+    next.add({ text: body.slice(from.wrapped, stable), style: S.assistant });
   const done = next.rows().slice(from.wrapper.done, next.done);
   const lines = from.lines.concat(paintRows(theme, done));
   const tail = next.copy();
@@ -217,6 +218,13 @@ export function renderStream(
     lines: [...reasoning, ...lines, ...open],
     progress: { width, seen: body, wrapped: Math.max(stable, from.wrapped), wrapper: next, lines },
   };
+}
+
+/** Where the last run of non-space characters of `text` begins (its length when it ends in one). */
+function lastWordStart(text: string): number {
+  let at = text.length;
+  while (at > 0 && !/\s/.test(text[at - 1]!)) at--;
+  return at;
 }
 
 /** Thinking, dimmed: only its last rows (the rest is summarised as "… K earlier lines"). */

@@ -2,8 +2,8 @@
 // width). Agent text is escaped here, once; blessed widgets only place the lines.
 export type { Line, Style, Theme } from "./theme.js";
 export { paint } from "./theme.js";
-export type { ScrollEntry } from "./entry-lines.js";
-export { renderEntry } from "./entry-lines.js";
+export type { ScrollEntry, StreamEntry, StreamProgress } from "./entry-lines.js";
+export { renderEntry, renderStream } from "./entry-lines.js";
 export { createScrollbackView, entryKey } from "./scrollback.js";
 export type { ScrollbackOptions, ScrollbackRender, ScrollbackView } from "./scrollback.js";
 export { renderSpinner, renderStatusLayer, SPINNER_FRAMES } from "./status-layer.js";

@@ -1,7 +1,7 @@
 // The scrollback as a virtual list: only the entries from the bottom up to the visible window are
 // laid out, and their lines are cached per (entry, width) in a bounded LRU, so a frame costs the
-// window, not the history.
-import { renderEntry, type ScrollEntry } from "./entry-lines.js";
+// window, not the history; a growing stream is wrapped on from where its last layout stopped.
+import { renderEntry, renderStream, type ScrollEntry, type StreamProgress } from "./entry-lines.js";
 import type { Line, Theme } from "./theme.js";
 
 export interface ScrollbackRender {
@@ -44,6 +44,8 @@ interface Cached {
   /** The text the layout was made from, for entries whose text changes under one key. */
   source: string;
   lines: Line[];
+  /** A stream's wrapping so far: its next layout goes on from there. */
+  progress?: StreamProgress;
 }
 
 export function createScrollbackView(
@@ -64,11 +66,14 @@ export function createScrollbackView(
       return hit.lines;
     }
     options.onLayout?.(entryKey(entry), width);
-    const lines = renderEntry(entry, width, theme);
+    const laid: Cached =
+      entry.kind === "stream"
+        ? { source, ...renderStream(entry, width, theme, hit?.progress) }
+        : { source, lines: renderEntry(entry, width, theme) };
     cache.delete(key);
-    cache.set(key, { source, lines });
+    cache.set(key, laid);
     while (cache.size > limit) cache.delete(cache.keys().next().value!);
-    return lines;
+    return laid.lines;
   };
 
   return {
