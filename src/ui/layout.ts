@@ -107,7 +107,9 @@ export function createLayout(options: LayoutOptions): Layout {
     element.show();
     element.top = top;
     element.height = rows;
-    element.setContent(lines.slice(0, rows).join("\n"));
+    // Every box is drawn again each frame; only changed text needs blessed to parse its tags.
+    const content = lines.slice(0, rows).join("\n");
+    if (content !== element.content) element.setContent(content);
     return top + rows;
   };
 
@@ -144,7 +146,8 @@ export function createLayout(options: LayoutOptions): Layout {
       top = place(inputBox, top, inputRows(frame.input.length), frame.input);
       place(statusBar, top, 1, [frame.statusBar]);
       if (frame.panel) {
-        panel.setContent(frame.panel.join("\n"));
+        const content = frame.panel.join("\n");
+        if (content !== panel.content) panel.setContent(content);
         panel.show();
         panel.setFront();
       } else {
