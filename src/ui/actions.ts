@@ -199,7 +199,7 @@ export function createActions(options: ActionsOptions): Actions {
         await record(landing, typed, { reaped });
         return say(
           reaped.length
-            ? `reaped ${reaped.length} dead agent(s); their history stays in the database`
+            ? `reaped ${reaped.length} dead agent${reaped.length === 1 ? "" : "s"}; their history stays in the database`
             : "nothing to reap: no dead agents",
         );
       }

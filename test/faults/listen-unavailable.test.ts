@@ -6,7 +6,8 @@
 import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.js";
-import { after, forkedIds, isFirst, mailOf, treeAgents, useE2E } from "../runtime/e2e-support.js";
+import { useE2E } from "../runtime/e2e-support.js";
+import { expectExactlyOnce, scriptSleepyFanIn } from "./sleepy-fan-in.js";
 
 const e2e = useE2E();
 let proxy: TcpProxy | undefined;
@@ -17,47 +18,7 @@ afterEach(async () => {
 });
 
 async function fanInWithout(listenUrl: string) {
-  const names = ["c1", "c2", "c3"];
-  e2e.fake().script([
-    {
-      agent: "root",
-      match: isFirst,
-      reply: {
-        toolCalls: names.map((name) => ({
-          name: "fork",
-          arguments: { name, prompt: `part ${name}`, context: "fresh" },
-        })),
-      },
-    },
-    {
-      agent: "root",
-      match: after("fork"),
-      reply: (req) => {
-        const ids = forkedIds(req);
-        return {
-          toolCalls: [
-            { name: "wait", arguments: { timeout: 60, from_agents: names.map((n) => ids[n]) } },
-          ],
-        };
-      },
-    },
-    { agent: "root", match: after("wait"), reply: { text: "all reported" } },
-    ...names.flatMap((name) => [
-      {
-        agent: name,
-        match: isFirst,
-        reply: { toolCalls: [{ name: "bash", arguments: { command: "sleep 1; echo slept" } }] },
-      },
-      {
-        agent: name,
-        match: after("bash"),
-        reply: {
-          toolCalls: [{ name: "send", arguments: { to: "parent", message: `result ${name}` } }],
-        },
-      },
-      { agent: name, match: after("send"), reply: { text: `${name} done` } },
-    ]),
-  ]);
+  scriptSleepyFanIn(e2e.fake(), { sleepSeconds: 1, waitSeconds: 60 });
 
   const started = Date.now();
   const result = await e2e.prompt("fan out", {
@@ -77,16 +38,7 @@ async function fanInWithout(listenUrl: string) {
   );
 
   const treeId = result.json!.tree_id;
-  const tree = await treeAgents(db, treeId);
-  expect(tree.map((a) => a.state)).toEqual(["idle", "idle", "idle", "idle"]);
-  expect(tree.every((a) => a.lease_owner === null)).toBe(true);
-  const mail = await mailOf(db, treeId);
-  expect(mail.map((m) => m.body).sort()).toEqual(["result c1", "result c2", "result c3"]);
-  expect(mail.every((m) => m.consumed_at !== null && m.consumed_by_event !== null)).toBe(true);
-  const assistants = await db.execute<{ n: number }>(sql`
-    select count(*)::int as n from events e join agents a on a.id = e.agent_id
-     where a.tree_id = ${treeId} and e.kind = 'assistant'`);
-  expect(assistants.rows[0]!.n).toBe(3 + 3 * 3);
+  await expectExactlyOnce(db, treeId);
 
   // How long the root's fan-in took to notice the last mail: a re-check away, not a NOTIFY.
   const gap = await db.execute<{ ms: number }>(sql`

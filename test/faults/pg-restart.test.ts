@@ -6,13 +6,13 @@
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeDb, createDb, type Db } from "../../src/db/client.js";
 import { embeddedStatus, ensureEmbedded, stopEmbedded } from "../../src/db/embedded.js";
 import { migrate } from "../../src/db/migrate.js";
 import { sleep } from "../support/agents.js";
-import { after, forkedIds, isFirst, mailOf, treeAgents, useE2E } from "../runtime/e2e-support.js";
+import { useE2E } from "../runtime/e2e-support.js";
+import { childrenAsleep, expectExactlyOnce, scriptSleepyFanIn } from "./sleepy-fan-in.js";
 
 const e2e = useE2E();
 let home: string;
@@ -37,68 +37,15 @@ afterAll(async () => {
   }
 });
 
-async function until(check: () => Promise<boolean>, what: string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 describe("Postgres stopped and started under traffic", () => {
   it("a -p fan-in carries on: same answer, everything exactly once", async () => {
-    const names = ["c1", "c2", "c3"];
-    e2e.fake().script([
-      {
-        agent: "root",
-        match: isFirst,
-        reply: {
-          toolCalls: names.map((name) => ({
-            name: "fork",
-            arguments: { name, prompt: `part ${name}`, context: "fresh" },
-          })),
-        },
-      },
-      {
-        agent: "root",
-        match: after("fork"),
-        reply: (req) => {
-          const ids = forkedIds(req);
-          return {
-            toolCalls: [
-              { name: "wait", arguments: { timeout: 90, from_agents: names.map((n) => ids[n]) } },
-            ],
-          };
-        },
-      },
-      { agent: "root", match: after("wait"), reply: { text: "all reported" } },
-      ...names.flatMap((name) => [
-        {
-          agent: name,
-          match: isFirst,
-          reply: { toolCalls: [{ name: "bash", arguments: { command: "sleep 2; echo slept" } }] },
-        },
-        {
-          agent: name,
-          match: after("bash"),
-          reply: {
-            toolCalls: [{ name: "send", arguments: { to: "parent", message: `result ${name}` } }],
-          },
-        },
-        { agent: name, match: after("send"), reply: { text: `${name} done` } },
-      ]),
-    ]);
+    scriptSleepyFanIn(e2e.fake(), { sleepSeconds: 2, waitSeconds: 90 });
 
     const run = e2e.prompt("fan out", {
       timeout: 120,
       env: { DATABASE_URL: url, WARREN_LEASE_SECONDS: "10" },
     });
-    await until(async () => {
-      const rows = await db.execute<{ n: number }>(sql`
-        select count(*)::int as n from events
-         where kind = 'tool_call' and data->>'name' = 'bash'`);
-      return rows.rows[0]!.n === 3;
-    }, "three children in bash");
+    await childrenAsleep(db);
 
     const { port } = await embeddedStatus(home);
     const stoppedAt = Date.now();
@@ -118,23 +65,6 @@ describe("Postgres stopped and started under traffic", () => {
     expect(lines, result.stderr).toHaveLength(1);
     expect(lines[0]).toMatch(/^warren: database unreachable \(.+\); retrying$/);
 
-    const treeId = result.json!.tree_id;
-    const tree = await treeAgents(db, treeId);
-    expect(tree.map((a) => a.state)).toEqual(["idle", "idle", "idle", "idle"]);
-    expect(tree.every((a) => a.lease_owner === null)).toBe(true);
-    const mail = await mailOf(db, treeId);
-    expect(mail.map((m) => m.body).sort()).toEqual(["result c1", "result c2", "result c3"]);
-    expect(mail.every((m) => m.consumed_at !== null && m.consumed_by_event !== null)).toBe(true);
-    // Every model response recorded once, every tool call answered once.
-    const assistants = await db.execute<{ n: number }>(sql`
-      select count(*)::int as n from events e join agents a on a.id = e.agent_id
-       where a.tree_id = ${treeId} and e.kind = 'assistant'`);
-    expect(assistants.rows[0]!.n).toBe(3 + 3 * 3);
-    expect(e2e.fake().requests).toHaveLength(3 + 3 * 3);
-    const doubled = await db.execute<{ call: string }>(sql`
-      select e.data->>'tool_call_id' as call from events e join agents a on a.id = e.agent_id
-       where a.tree_id = ${treeId} and e.kind = 'tool_result'
-       group by e.agent_id, e.data->>'tool_call_id' having count(*) > 1`);
-    expect(doubled.rows).toEqual([]);
+    await expectExactlyOnce(db, result.json!.tree_id);
   });
 });
