@@ -67,6 +67,14 @@ function backoff(attempt: number): number {
   return base / 2 + Math.random() * (base / 2);
 }
 
+/** subscribeAll on top of a bus's subscribe: every distinct channel, one unsubscribe for all. */
+function subscribingAll(subscribe: Bus["subscribe"]): Bus["subscribeAll"] {
+  return async (channels, listener) => {
+    const offs = await Promise.all([...new Set(channels)].map((c) => subscribe(c, listener)));
+    return () => offs.forEach((off) => off());
+  };
+}
+
 const pollNote = `waits and claims re-check every ${UNLISTENED_POLL_MS / 1000} s`;
 
 /**
@@ -110,10 +118,7 @@ export async function createBus(
     return {
       ...common,
       subscribe,
-      async subscribeAll(channels, listener) {
-        const offs = await Promise.all([...new Set(channels)].map((c) => subscribe(c, listener)));
-        return () => offs.forEach((off) => off());
-      },
+      subscribeAll: subscribingAll(subscribe),
       async close() {
         listeners.clear();
         watchers.clear();
@@ -219,10 +224,7 @@ export async function createBus(
   return {
     ...common,
     subscribe,
-    async subscribeAll(channels, listener) {
-      const offs = await Promise.all([...new Set(channels)].map((c) => subscribe(c, listener)));
-      return () => offs.forEach((off) => off());
-    },
+    subscribeAll: subscribingAll(subscribe),
     async close() {
       closed = true;
       listeners.clear();

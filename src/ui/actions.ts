@@ -194,7 +194,11 @@ export function createActions(options: ActionsOptions): Actions {
               here,
             ) ?? state.rootId)
           : here;
-        for (const id of reaped) state.agents.delete(id);
+        for (const id of reaped) {
+          const row = state.agents.get(id);
+          if (row) state.reaped.set(id, row); // still counted in the tree's tokens
+          state.agents.delete(id);
+        }
         if (landing !== here) await controller.view(landing);
         await record(landing, typed, { reaped });
         return say(

@@ -269,6 +269,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       input,
       ...renderBars({
         agents,
+        reaped: state.reaped.values(),
         root: state.agents.get(root.id) ?? root,
         current,
         mode: dead ? "dead" : actions.mode,

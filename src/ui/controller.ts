@@ -27,6 +27,8 @@ export interface TuiState {
   readonly rootId: string;
   /** Every agent of the tree not reaped, by id. */
   agents: Map<string, AgentRow>;
+  /** The reaped ones (dead, their counters final): only the tree's token total counts them. */
+  reaped: Map<string, AgentRow>;
   currentId: string;
   /** The viewed agent's loaded history and notices, in order. */
   placed: Placed[];
@@ -81,6 +83,7 @@ export function createController(options: ControllerOptions): Controller {
   const state: TuiState = {
     rootId: options.rootId,
     agents: new Map(),
+    reaped: new Map(),
     currentId: options.rootId,
     placed: [],
     hasOlder: false,
@@ -146,6 +149,7 @@ export function createController(options: ControllerOptions): Controller {
             break;
           }
           state.agents.delete(update.agent.id);
+          state.reaped.set(update.agent.id, update.agent);
           // Reaped elsewhere (another TUI, `warren reap`) while shown here: go up to the living.
           if (update.agent.id === state.currentId) moveTo = livingAbove(update.agent.parent_id);
           break;
@@ -195,8 +199,9 @@ export function createController(options: ControllerOptions): Controller {
   };
 
   const loadAgents = async () => {
-    const rows = await listTree(db, state.rootId);
-    state.agents = new Map(rows.map((a) => [a.id, a]));
+    const rows = await listTree(db, state.rootId, { includeReaped: true });
+    state.agents = new Map(rows.filter((a) => !a.reaped_at).map((a) => [a.id, a]));
+    state.reaped = new Map(rows.filter((a) => a.reaped_at).map((a) => [a.id, a]));
   };
 
   const controller: Controller = {

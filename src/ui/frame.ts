@@ -1,6 +1,7 @@
 // The parts of a frame around the scrollback, from state: the status layer, the bars (separator
 // and status bar), the input's prompt and the dead agent's input line. Pure: state in, lines out.
 import type { AgentRow } from "../agents/agents.sql.js";
+import type { CounterRow } from "../agents/totals.js";
 import type { Prompt } from "./input-editor.js";
 import {
   navInfo,
@@ -28,6 +29,8 @@ export function renderWaitLayer(
 
 export interface BarsInput {
   agents: AgentRow[];
+  /** Reaped agents (gone from navigation): their tokens still count in the tree's total. */
+  reaped?: Iterable<CounterRow>;
   root: AgentRow;
   current: AgentRow;
   mode: "normal" | "capture" | "dead";
@@ -51,7 +54,7 @@ export function renderBars(input: BarsInput): { separator: Line; statusBar: Line
         current,
         counts,
         tokens: Number(current.input_tokens) + Number(current.output_tokens),
-        tree: treeTokens(agents),
+        tree: treeTokens([...agents, ...(input.reaped ?? [])]),
         mode: input.mode,
         keysHint: input.keysHint,
         ...(input.problem ? { problem: input.problem } : {}),

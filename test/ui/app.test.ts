@@ -1,10 +1,12 @@
 // The TUI application on blessed's screen buffer (a fake terminal, no tmux): keys in, frames out.
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTree } from "../../src/agents/tree.js";
+import { sql } from "drizzle-orm";
+import { createTree, forkAgent, killAgent } from "../../src/agents/tree.js";
 import { createBus, type Bus } from "../../src/bus/bus.js";
 import { loadConfig } from "../../src/config/config.js";
 import { startTui, type Tui } from "../../src/ui/app.js";
+import type { AgentRow } from "../../src/agents/agents.sql.js";
 import { useTestDatabase } from "../support/db.js";
 
 const database = useTestDatabase();
@@ -17,9 +19,9 @@ afterAll(async () => {
   await bus.close();
 });
 
-async function openTui() {
+async function openTui(existing?: AgentRow) {
   const { db } = database();
-  const root = await createTree(db, { name: "main" });
+  const root = existing ?? (await createTree(db, { name: "main" }));
   const stdin = Object.assign(new PassThrough(), { isTTY: false });
   const stdout = Object.assign(new PassThrough(), { isTTY: true, columns: 100, rows: 30 });
   stdout.resume();
@@ -84,5 +86,25 @@ describe("a command's answer", () => {
       changed.indexOf("» /model other-model"),
     );
     await tui.close();
+  });
+});
+
+describe("the tree's token total", () => {
+  it("still counts a reaped agent's tokens, live and after a restart", async () => {
+    const { db } = database();
+    const root = await createTree(db, { name: "main" });
+    const child = await forkAgent(db, root.id, { name: "spent" });
+    await db.execute(sql`update agents set input_tokens = 1000, output_tokens = 234
+                          where id = ${child.id}`);
+    await killAgent(db, { targetId: child.id, byAgentId: null });
+    const first = await openTui(root);
+    await first.until((s) => s.includes("tree 1.2k"));
+    first.type("/reap\r");
+    await first.until((s) => s.includes("reaped 1 dead agent;"));
+    expect(await first.until((s) => s.includes("○1 ✗0"))).toContain("tree 1.2k");
+    await first.tui.close();
+    const again = await openTui(root);
+    await again.until((s) => s.includes("○1 ✗0") && s.includes("tree 1.2k"));
+    await again.tui.close();
   });
 });
