@@ -138,6 +138,8 @@ async function main(): Promise<number> {
       sample.seconds = (Date.now() - started) / 1000;
       samples.push(sample);
       windowStart = windowEnd;
+      // The fake model records every request; a soak needs none of them kept.
+      fake.requests.splice(0);
       process.stdout.write(`${formatSample(sample)}\n`);
     }
 
@@ -164,6 +166,10 @@ function reply(
   thinkMs: number,
   soaking: () => boolean,
 ): Reply {
+  // A compaction (the conversation outgrew the window): a summary, no tools.
+  if (/^You summarise the conversation/.test(req.systemPrompt ?? "")) {
+    return { text: "You forward every token you receive to a random other agent." };
+  }
   const last = req.lastMessage;
   if (last?.role !== "user") return { text: "ok" }; // after its sends: end the turn
   const at = req.messages.findLastIndex((m) => m.role === "assistant");

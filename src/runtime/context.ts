@@ -2,6 +2,7 @@
 // inherited part of the parent's conversation (for `inherit` children), then the agent's own
 // transcript. `capture` and display kinds never enter it; every tool call is paired with exactly
 // one result, in call order.
+import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import type { EventRow } from "../agents/events.sql.js";
 import { listEvents } from "../agents/events.js";
@@ -104,23 +105,48 @@ export async function conversation(
   agent: AgentRow,
   before?: number,
 ): Promise<ContextEntry[]> {
-  const own = await listEvents(q, agent.id, before === undefined ? {} : { before });
-  const summary = own.findLast((e) => e.kind === "summary");
+  // Only the events after the newest summary are read: a turn's cost follows the context the
+  // model sees, not the agent's whole history.
+  const summary = await newestSummary(q, agent.id, before);
   const through = summary ? Number(summary.data?.through_event ?? summary.id) : undefined;
+  const own = await listEvents(q, agent.id, {
+    ...(through !== undefined ? { after: through } : {}),
+    ...(before !== undefined ? { before } : {}),
+  });
   const prefix: ContextEntry[] = summary
     ? [{ message: { role: "user", content: summaryText(summary.content) } }]
     : await inheritedPrefix(q, agent);
-  const firstUser = agent.parent_id ? own.find((e) => e.kind === "user") : undefined;
+  const firstUser = agent.parent_id ? await firstUserEventId(q, agent.id) : undefined;
   const entries: ContextEntry[] = [];
   for (const event of own) {
-    if (through !== undefined && event.id <= through) continue;
     const message =
-      event === firstUser
+      event.id === firstUser
         ? { role: "user" as const, content: taskText(event.content) }
         : eventToMessage(event);
     if (message) entries.push({ message, eventId: event.id });
   }
   return [...prefix, ...entries];
+}
+
+async function newestSummary(
+  q: Queryable,
+  agentId: string,
+  before: number | undefined,
+): Promise<Pick<EventRow, "id" | "content" | "data"> | undefined> {
+  const rows = await q.execute<Pick<EventRow, "id" | "content" | "data">>(sql`
+    select id, content, data from events
+     where agent_id = ${agentId} and kind = 'summary'
+       and (${before ?? null}::bigint is null or id < ${before ?? null}::bigint)
+     order by id desc limit 1`);
+  const row = rows.rows[0];
+  return row && { ...row, id: Number(row.id) };
+}
+
+/** A child's task: its first `user` event. */
+async function firstUserEventId(q: Queryable, agentId: string): Promise<number | undefined> {
+  const rows = await q.execute<{ id: string }>(sql`
+    select id from events where agent_id = ${agentId} and kind = 'user' order by id limit 1`);
+  return rows.rows[0] ? Number(rows.rows[0].id) : undefined;
 }
 
 async function inheritedPrefix(q: Queryable, agent: AgentRow): Promise<ContextEntry[]> {
