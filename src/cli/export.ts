@@ -90,7 +90,8 @@ function renderMarkdown(root: AgentRow, entries: ExportEntry[]): string {
       `state ${agent.state}${agent.reaped_at ? " (reaped)" : ""}`,
       `turns ${agent.turns}`,
       `tool calls ${agent.tool_calls}`,
-      `tokens ${compactNumber(agent.input_tokens)} in / ${compactNumber(agent.output_tokens)} out`,
+      `tokens ${compactNumber(agent.input_tokens)} in (${compactNumber(agent.cached_tokens)} cached) / ` +
+        `${compactNumber(agent.output_tokens)} out (${compactNumber(agent.reasoning_tokens)} reasoning)`,
       `created ${agent.created_at.toISOString()}`,
     ];
     if (agent.model) facts.push(`model ${safeLine(agent.model)}`);

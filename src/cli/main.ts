@@ -56,7 +56,7 @@ Options:
   --tree ID          open the tree with this root id or unique id prefix (4+ characters)
   -p, --prompt TEXT  headless: TEXT is the root's first message; prints its last answer
   --json             with -p: print one JSON object {tree_id, agent_id, text, tool_calls,
-                     input_tokens, output_tokens}
+                     input_tokens, output_tokens, cached_tokens, reasoning_tokens}
   --timeout SECONDS  with -p: give up after SECONDS (exit 124)
   -h, --help         show this help
   --version          print the version

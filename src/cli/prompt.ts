@@ -67,6 +67,8 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
         tool_calls: result.toolCalls,
         input_tokens: result.inputTokens,
         output_tokens: result.outputTokens,
+        cached_tokens: result.cachedTokens,
+        reasoning_tokens: result.reasoningTokens,
         ...(error === undefined ? {} : { error }),
       }),
     );

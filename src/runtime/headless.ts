@@ -26,6 +26,10 @@ export interface PromptRun {
   toolCalls: number;
   inputTokens: number;
   outputTokens: number;
+  /** Of the input, served from the server's prompt cache (when it says). */
+  cachedTokens: number;
+  /** Of the output, spent reasoning (when the server says). */
+  reasoningTokens: number;
   error?: string;
   timedOut?: boolean;
 }
@@ -132,11 +136,13 @@ async function summarise(db: Db, treeId: string, timedOut: boolean): Promise<Pro
     tool_calls: number;
     input_tokens: string;
     output_tokens: string;
+    cached_tokens: string;
+    reasoning_tokens: string;
     text: string | null;
     last_kind: string | null;
     last_content: string | null;
   }>(sql`
-    select a.tool_calls, a.input_tokens, a.output_tokens,
+    select a.tool_calls, a.input_tokens, a.output_tokens, a.cached_tokens, a.reasoning_tokens,
            (select content from events where agent_id = a.id and kind = 'assistant'
                 and content <> '' order by id desc limit 1) as text,
            l.kind as last_kind, l.content as last_content
@@ -154,6 +160,8 @@ async function summarise(db: Db, treeId: string, timedOut: boolean): Promise<Pro
     toolCalls: Number(row.tool_calls),
     inputTokens: Number(row.input_tokens),
     outputTokens: Number(row.output_tokens),
+    cachedTokens: Number(row.cached_tokens),
+    reasoningTokens: Number(row.reasoning_tokens),
     ...(row.last_kind === "error" ? { error: row.last_content ?? "error" } : {}),
     ...(timedOut ? { timedOut } : {}),
   };

@@ -52,6 +52,8 @@ describe("model server failures", () => {
       tool_calls: 0,
       input_tokens: 0,
       output_tokens: 0,
+      cached_tokens: 0,
+      reasoning_tokens: 0,
       error: expect.stringMatching(/500.*still on fire/),
     });
     expect(run.stderr.trim().split("\n")).toHaveLength(1);
@@ -107,6 +109,8 @@ describe("--json and --timeout", () => {
       "tool_calls",
       "input_tokens",
       "output_tokens",
+      "cached_tokens",
+      "reasoning_tokens",
     ]);
     expect(run.json).toEqual({
       tree_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -115,6 +119,8 @@ describe("--json and --timeout", () => {
       tool_calls: 1,
       input_tokens: 230,
       output_tokens: 18,
+      cached_tokens: 0,
+      reasoning_tokens: 0,
     });
     const [, second] = requestsOf(fake, "root");
     expect(second!.lastMessage).toMatchObject({ role: "tool", content: '{"status":"timeout"}' });

@@ -28,6 +28,8 @@ export interface PromptJson {
   tool_calls: number;
   input_tokens: number;
   output_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
   error?: string;
 }
 

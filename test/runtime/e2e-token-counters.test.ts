@@ -67,7 +67,13 @@ describe("token counters", () => {
     const run = await e2e.prompt("get the helper to say hi");
     expect(run.code).toBe(0);
     const treeId = run.json!.tree_id;
-    expect(run.json).toMatchObject({ input_tokens: 600, output_tokens: 60 });
+    // -p --json: the root's counters, cached and reasoning included.
+    expect(run.json).toMatchObject({
+      input_tokens: 600,
+      output_tokens: 60,
+      cached_tokens: 210,
+      reasoning_tokens: 13,
+    });
 
     // The rows: every response's details added to its own agent.
     const db = e2e.db();
@@ -83,6 +89,12 @@ describe("token counters", () => {
       cached_tokens: 70,
       reasoning_tokens: 5,
     });
+
+    // export (Markdown): each agent's facts name its cached and reasoning tokens.
+    const exported = await e2e.warren(["export", treeId]);
+    expect(exported.code).toBe(0);
+    expect(exported.stdout).toContain("tokens 600 in (210 cached) / 60 out (13 reasoning)");
+    expect(exported.stdout).toContain("tokens 120 in (70 cached) / 12 out (5 reasoning)");
 
     // ls --json: the same counters per agent (the array shape is unchanged).
     const listed = await e2e.warren(["ls", "--json", "--tree", treeId]);
