@@ -3,6 +3,7 @@
 import type { EventRow } from "../agents/events.sql.js";
 import { escapeControl, escapeLine } from "../text/escape.js";
 import { oneLine, shortId, truncateText, type Colors } from "./format.js";
+import { parseObject, stringOrUndefined } from "../text/json.js";
 
 export interface TranscriptOptions {
   color: Colors;
@@ -26,13 +27,13 @@ export function renderEvent(event: EventRow, { color, full }: TranscriptOptions)
     case "assistant":
       return block(color.blue("●"), event.content);
     case "tool_call": {
-      const name = str(data.name) ?? str(data.tool) ?? "tool";
+      const name = stringOrUndefined(data.name) ?? stringOrUndefined(data.tool) ?? "tool";
       const args = describeArgs(data.arguments ?? data.args ?? event.content, full);
       return [`${color.yellow("→")} ${color.bold(escapeLine(name))}(${escapeLine(args)})`];
     }
     case "tool_result": {
       const text = full ? event.content : truncateText(event.content, RESULT_LIMIT);
-      const label = str(data.name) ?? str(data.tool);
+      const label = stringOrUndefined(data.name) ?? stringOrUndefined(data.tool);
       const prefix = label ? `${color.dim(`${escapeLine(label)}:`)} ` : "";
       return block(color.yellow("←"), prefix + text, color.dim);
     }
@@ -45,10 +46,13 @@ export function renderEvent(event: EventRow, { color, full }: TranscriptOptions)
     case "mail_in":
       return renderMailIn(event, color);
     case "mail_out": {
-      const to = str(data.to_name) ?? str(data.to) ?? "";
-      const toId = str(data.to);
+      const to = stringOrUndefined(data.to_name) ?? stringOrUndefined(data.to) ?? "";
+      const toId = stringOrUndefined(data.to);
       const who = toId && to !== toId ? `${to} ${shortId(toId)}` : to;
-      return block(color.cyan(`✉ to ${escapeLine(who)}:`), str(data.message) ?? event.content);
+      return block(
+        color.cyan(`✉ to ${escapeLine(who)}:`),
+        stringOrUndefined(data.message) ?? event.content,
+      );
     }
     case "fork":
       return block(color.green("⑂"), event.content);
@@ -67,11 +71,11 @@ export function renderEvent(event: EventRow, { color, full }: TranscriptOptions)
 /** mail_in content is the JSON of {from, from_name, message}; anything else is shown as is. */
 function renderMailIn(event: EventRow, color: Colors): string[] {
   // data.message: the raw body (content is framed for the model as <mail from="NAME">…</mail>).
-  const parsed = event.data?.message === undefined ? parseJson(event.content) : event.data;
-  const message = str(parsed?.message);
+  const parsed = event.data?.message === undefined ? parseObject(event.content) : event.data;
+  const message = stringOrUndefined(parsed?.message);
   if (message === undefined) return block(color.cyan("✉"), event.content);
-  const from = str(parsed?.from) ?? "human";
-  const name = str(parsed?.from_name) ?? from;
+  const from = stringOrUndefined(parsed?.from) ?? "human";
+  const name = stringOrUndefined(parsed?.from_name) ?? from;
   const who = from === "human" ? "human" : `${name} ${shortId(from)}`;
   return block(color.cyan(`✉ from ${escapeLine(who)}:`), message);
 }
@@ -87,23 +91,10 @@ function block(glyph: string, content: string, paint: (text: string) => string =
 function describeArgs(args: unknown, full: boolean): string {
   let text: string;
   if (typeof args === "string") {
-    const parsed = parseJson(args);
+    const parsed = parseObject(args);
     text = parsed === undefined ? args : JSON.stringify(parsed);
   } else {
     text = JSON.stringify(args) ?? "";
   }
   return full ? text : oneLine(text, ARGS_LIMIT);
-}
-
-function parseJson(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
 }

@@ -13,6 +13,7 @@ import {
 } from "./spans.js";
 import { knownResultRows } from "./tool-results.js";
 import { cleanText, type Line, type Span, type Style, type Theme } from "./theme.js";
+import { parseObject, stringOrUndefined } from "../../text/json.js";
 
 export type ScrollEntry =
   | { kind: "event"; event: EventRow }
@@ -83,7 +84,7 @@ function eventRows(event: EventRow, width: number): Row[] {
     case "user":
       return block([{ text: "❯ ", style: S.glyphUser }], content, S.user, width);
     case "assistant":
-      return assistantRows(content, str(data.reasoning) ?? "", data, width);
+      return assistantRows(content, stringOrUndefined(data.reasoning) ?? "", data, width);
     case "tool_call":
       return toolCallRows(event, width);
     case "tool_result":
@@ -103,14 +104,14 @@ function eventRows(event: EventRow, width: number): Row[] {
     case "mail_in":
       return mailInRows(event, width);
     case "mail_out": {
-      const to = str(data.to_name) ?? str(data.to) ?? "?";
-      const toId = str(data.to) ?? str(data.to_id);
+      const to = stringOrUndefined(data.to_name) ?? stringOrUndefined(data.to) ?? "?";
+      const toId = stringOrUndefined(data.to) ?? stringOrUndefined(data.to_id);
       const who = toId && toId !== to ? `${to} ${shortId(toId)}` : to;
-      return mailRows(`✉ to ${who}: `, str(data.message) ?? content, width);
+      return mailRows(`✉ to ${who}: `, stringOrUndefined(data.message) ?? content, width);
     }
     case "fork": {
-      const name = str(data.name);
-      const id = str(data.agent_id);
+      const name = stringOrUndefined(data.name);
+      const id = stringOrUndefined(data.agent_id);
       const text = name && id ? `forked ${name} ${shortId(id)}` : content;
       return block([{ text: "⑂ ", style: S.fork }], text, S.fork, width);
     }
@@ -239,11 +240,11 @@ function reasoningRows(reasoning: string, width: number): Row[] {
 
 function toolCallRows(event: EventRow, width: number): Row[] {
   const data = event.data ?? {};
-  const name = str(data.name) ?? str(data.tool);
+  const name = stringOrUndefined(data.name) ?? stringOrUndefined(data.tool);
   // Without data the content is the call as text ("name(args)").
   if (!name) return block([{ text: "→ ", style: S.call }], event.content, undefined, width);
   const rawArgs = data.arguments ?? data.args;
-  const args = typeof rawArgs === "string" ? (parseJson(rawArgs) ?? rawArgs) : rawArgs;
+  const args = typeof rawArgs === "string" ? (parseObject(rawArgs) ?? rawArgs) : rawArgs;
   const obj = args && typeof args === "object" ? (args as Record<string, unknown>) : undefined;
   if (name === "send" && obj && typeof obj.message === "string") {
     return mailRows(`✉ to ${typeof obj.to === "string" ? obj.to : "?"}: `, obj.message, width);
@@ -296,8 +297,8 @@ function toolResultRows(event: EventRow, width: number): Row[] {
       width,
     );
   }
-  const name = str(data.name);
-  const parsed = parseJson(event.content);
+  const name = stringOrUndefined(data.name);
+  const parsed = parseObject(event.content);
   const known = parsed && knownResultRows(name, parsed, width, mailRows);
   if (known) return known;
   const head: Span[] = [{ text: "← ", style: S.call }];
@@ -310,11 +311,12 @@ function toolResultRows(event: EventRow, width: number): Row[] {
 /** mail_in content is "Mail from NAME (ID): body" (data says who) or the older JSON form. */
 function mailInRows(event: EventRow, width: number): Row[] {
   const data = event.data ?? {};
-  const parsed = parseJson(event.content);
-  let from = data.from === null ? null : (str(data.from) ?? str(parsed?.from));
-  let name = str(data.from_name) ?? str(parsed?.from_name);
+  const parsed = parseObject(event.content);
+  let from =
+    data.from === null ? null : (stringOrUndefined(data.from) ?? stringOrUndefined(parsed?.from));
+  let name = stringOrUndefined(data.from_name) ?? stringOrUndefined(parsed?.from_name);
   // data.message: the raw body (content is framed for the model as <mail from="NAME">…</mail>).
-  let body = str(data.message) ?? str(parsed?.message) ?? event.content;
+  let body = stringOrUndefined(data.message) ?? stringOrUndefined(parsed?.message) ?? event.content;
   if (data.message === undefined && parsed?.message === undefined) {
     const person = /^Mail from the person: /.exec(body);
     const agent = /^Mail from (.*?) \(([0-9a-f-]{36})\): /s.exec(body);
@@ -391,26 +393,12 @@ function errorOf(
   content: string,
   data: Record<string, unknown>,
 ): { code?: string; message: string } | undefined {
-  const parsed = parseJson(content);
+  const parsed = parseObject(content);
   const err = parsed?.error;
   if (err && typeof err === "object") {
     const e = err as Record<string, unknown>;
-    return { code: str(e.code), message: str(e.message) ?? content };
+    return { code: stringOrUndefined(e.code), message: stringOrUndefined(e.message) ?? content };
   }
-  if (str(data.code)) return { code: str(data.code), message: content };
+  if (stringOrUndefined(data.code)) return { code: stringOrUndefined(data.code), message: content };
   return undefined;
-}
-
-function parseJson(text: string): Record<string, unknown> | undefined {
-  if (!text.startsWith("{")) return undefined;
-  try {
-    const value: unknown = JSON.parse(text);
-    return value && typeof value === "object" ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-function str(value: unknown): string | undefined {
-  return typeof value === "string" ? value : undefined;
 }
