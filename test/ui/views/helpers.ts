@@ -29,3 +29,12 @@ export function showWithin(lines: readonly string[], width: number): string[] {
 export function screenText(lines: readonly string[], width: number): string {
   return showWithin(lines, width).join("\n");
 }
+
+/** A seeded pseudo-random source in [0, 1) (an LCG): fuzz tests repeat exactly. */
+export function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}

@@ -7,14 +7,7 @@ import {
   renderStream,
   type StreamProgress,
 } from "../../../src/ui/views/index.js";
-
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
+import { random } from "./helpers.js";
 
 const PIECES = [
   "word",

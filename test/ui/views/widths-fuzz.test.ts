@@ -13,15 +13,7 @@ import {
   type ScrollEntry,
 } from "../../../src/ui/views/index.js";
 import { agent, event, NOW } from "./fixtures.js";
-import { showWithin } from "./helpers.js";
-
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
+import { random, showWithin } from "./helpers.js";
 
 const PIECES = [
   "word",
