@@ -1,5 +1,6 @@
 // The bash tool: runs a command in its own process group in the agent's cwd, returns its
-// interleaved output (capped) and kills the whole group on timeout or abort.
+// interleaved output (capped) and kills the whole group on timeout or abort — or when warren
+// itself dies (kill -9 included): a watchdog in the group holds a lifeline pipe to this process.
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
 import { checkArgs, objectSchema } from "./paths.js";
@@ -68,13 +69,36 @@ function exitCode(code: number | null, signal: NodeJS.Signals | null): number | 
   return signal === null ? null : 128 + constants.signals[signal];
 }
 
+/**
+ * Runs the command (its argument $1) under a watchdog: a background subshell in the same process
+ * group reads fd 3, the lifeline, whose other end only this process holds. When the command ends,
+ * we write "done" and the watchdog leaves quietly (background jobs the command started live on, as
+ * with plain `bash -c`). If this process dies first, the OS closes the lifeline: the watchdog reads
+ * end-of-file and kills the whole group, so a crashed warren leaves no command running behind it.
+ * The command itself never sees fd 3 or the watchdog's variables.
+ */
+const LIFELINE_SCRIPT = `{ IFS= read -r -u 3 word; [ "$word" = done ] || kill -KILL 0; } </dev/null >/dev/null 2>&1 &
+exec 3<&-
+__warren_command=$1
+shift
+eval "$__warren_command"`;
+
 function runBash(command: string, timeoutS: number, cwd: string, signal: AbortSignal) {
   return new Promise<ToolOutcome>((resolve) => {
-    const child = spawn("bash", ["-c", command], {
+    const child = spawn("bash", ["-c", LIFELINE_SCRIPT, "bash", command], {
       cwd,
       detached: true, // its own process group, so one kill reaches everything it started
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["ignore", "pipe", "pipe", "pipe"],
     });
+    // With a fourth pipe the typings no longer know stdout and stderr are pipes; they are.
+    const stdout = child.stdout!;
+    const stderr = child.stderr!;
+    const lifeline = child.stdio[3] as NodeJS.WritableStream & { destroy(): void };
+    lifeline.on("error", () => undefined); // the watchdog is gone (killed with the group)
+    const release = () => {
+      // The command is over: let the watchdog go without killing anything.
+      lifeline.end("done\n");
+    };
     const output = new CappedOutput();
     let timedOut = false;
     let interrupted = false;
@@ -106,8 +130,9 @@ function runBash(command: string, timeoutS: number, cwd: string, signal: AbortSi
       clearTimeout(timer);
       clearTimeout(grace);
       signal.removeEventListener("abort", onAbort);
-      child.stdout.destroy();
-      child.stderr.destroy();
+      stdout.destroy();
+      stderr.destroy();
+      lifeline.destroy();
       resolve(outcome());
     };
     const result = () => {
@@ -121,13 +146,14 @@ function runBash(command: string, timeoutS: number, cwd: string, signal: AbortSi
       });
     };
 
-    child.stdout.setEncoding("utf8").on("data", (text: string) => output.push(text));
-    child.stderr.setEncoding("utf8").on("data", (text: string) => output.push(text));
+    stdout.setEncoding("utf8").on("data", (text: string) => output.push(text));
+    stderr.setEncoding("utf8").on("data", (text: string) => output.push(text));
     child.on("error", (err) =>
       finish(() => fail("INTERNAL", `could not run bash: ${errorMessage(err)}`)),
     );
     child.on("exit", (code, sig) => {
       exit = { code, signal: sig };
+      release();
       grace = setTimeout(() => finish(result), EXIT_GRACE_MS);
     });
     child.on("close", () => finish(result));

@@ -1,8 +1,11 @@
 // bash tool: exit codes, interleaved and capped output, and that timeout and abort kill the
 // whole process group promptly.
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bashTool } from "../../src/tools/bash.js";
 import type { ToolOutcome } from "../../src/tools/tool.js";
@@ -125,6 +128,42 @@ describe("bash", () => {
     const out = value(await run({ command: "setsid sleep 3 & echo quick" }));
     expect(out).toMatchObject({ exit_code: 0, output: "quick\n" });
     expect(Date.now() - started).toBeLessThan(2000);
+  });
+
+  it("runs the command as plain bash -c would: no fd 3, no arguments, $0 is bash", async () => {
+    const out = value(
+      await run({
+        command: 'echo "[$0][$#][$1]"; [ -e /proc/$$/fd/3 ] && echo fd3 || echo no-fd3',
+      }),
+    );
+    expect(out).toMatchObject({ exit_code: 0, output: "[bash][0][]\nno-fd3\n" });
+    expect(value(await run({ command: "exit 7" }))).toMatchObject({ exit_code: 7 });
+  });
+
+  it("leaves no command running when warren is killed with kill -9", async () => {
+    // A process of its own runs the built tool (as a worker would); we kill it mid-command.
+    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+    const built = path.join(root, "dist/src/tools/bash.js");
+    expect(existsSync(built), "run npm run build first").toBe(true);
+    const script =
+      `const { bashTool } = await import(${JSON.stringify(built)});` +
+      `await bashTool.run({ command: "echo $$ > pgid; sleep 300 & sleep 300" }, ` +
+      `{ cwd: ${JSON.stringify(dir)}, signal: new AbortController().signal });`;
+    const host = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      stdio: "ignore",
+    });
+    const pgidFile = path.join(dir, "pgid");
+    const deadline = Date.now() + 10_000;
+    while (!existsSync(pgidFile) || (await readFile(pgidFile, "utf8")).trim() === "") {
+      if (Date.now() > deadline) throw new Error("the command never started");
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const pgid = Number(await readFile(pgidFile, "utf8"));
+    expect((await groupMembers(pgid)).length).toBeGreaterThan(0);
+    const exited = new Promise((resolve) => host.once("exit", resolve));
+    host.kill("SIGKILL");
+    await exited;
+    await expectGroupGone(pgid);
   });
 
   it.each([
