@@ -1,7 +1,8 @@
 // No one where they don't belong (issue 7 §8, SPEC §2-§3): an agent of tree A cannot send to,
 // wait on or kill an agent of tree B — by full id, id prefix or name — and kills only its own
 // descendants; the command line with --tree A does not reach into tree B either. Real bin/warren,
-// fake model; tree B's rows must come out untouched.
+// fake model; tree B's rows must come out untouched, and `warren -p` leaves another tree's
+// pending work alone.
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentRow } from "../../src/agents/agents.sql.js";
@@ -203,5 +204,23 @@ describe("references across trees, through the command line", () => {
       expect(run.stderr.trim().split("\n")).toHaveLength(1);
     }
     await treeBUntouched();
+  });
+});
+
+describe("work across trees", () => {
+  it("warren -p runs its own tree only: another tree's pending work is left alone", async () => {
+    const db = e2e.db();
+    // Tree C: a root with a message waiting for whoever runs its tree.
+    const pending = await createTree(db, { name: "c-root", prompt: "someone else's work" });
+    e2e.fake().script({ agent: "root", reply: { text: "mine is done" } });
+    const run = await e2e.prompt("only my own work");
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json?.text).toBe("mine is done");
+    expect(requestsOf(e2e.fake(), "c-root")).toEqual([]);
+    const c = await treeAgents(db, pending.id);
+    expect(c.map((a) => [a.name, a.lease_owner, a.turns])).toEqual([["c-root", null, 0]]);
+    const answered = await db.execute<{ n: number }>(sql`
+      select count(*)::int as n from events where agent_id = ${pending.id} and kind <> 'user'`);
+    expect(answered.rows[0]!.n).toBe(0);
   });
 });
