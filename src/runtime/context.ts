@@ -107,7 +107,7 @@ export async function conversation(
 ): Promise<ContextEntry[]> {
   // Only the events after the newest summary are read: a turn's cost follows the context the
   // model sees, not the agent's whole history.
-  const summary = await newestSummary(q, agent.id, before);
+  const { summary, firstUser } = await landmarks(q, agent.id, before);
   const through = summary ? Number(summary.data?.through_event ?? summary.id) : undefined;
   const own = await listEvents(q, agent.id, {
     ...(through !== undefined ? { after: through } : {}),
@@ -116,11 +116,10 @@ export async function conversation(
   const prefix: ContextEntry[] = summary
     ? [{ message: { role: "user", content: summaryText(summary.content) } }]
     : await inheritedPrefix(q, agent);
-  const firstUser = agent.parent_id ? await firstUserEventId(q, agent.id) : undefined;
   const entries: ContextEntry[] = [];
   for (const event of own) {
     const message =
-      event.id === firstUser
+      agent.parent_id && event.id === firstUser
         ? { role: "user" as const, content: taskText(event.content) }
         : eventToMessage(event);
     if (message) entries.push({ message, eventId: event.id });
@@ -128,25 +127,27 @@ export async function conversation(
   return [...prefix, ...entries];
 }
 
-async function newestSummary(
+type SummaryRow = Pick<EventRow, "id" | "content" | "data">;
+
+/** The newest summary before `before` (if any), and the first `user` event (a child's task). */
+async function landmarks(
   q: Queryable,
   agentId: string,
   before: number | undefined,
-): Promise<Pick<EventRow, "id" | "content" | "data"> | undefined> {
-  const rows = await q.execute<Pick<EventRow, "id" | "content" | "data">>(sql`
-    select id, content, data from events
-     where agent_id = ${agentId} and kind = 'summary'
-       and (${before ?? null}::bigint is null or id < ${before ?? null}::bigint)
-     order by id desc limit 1`);
+): Promise<{ summary: SummaryRow | undefined; firstUser: number | undefined }> {
+  const rows = await q.execute<{ summary: SummaryRow | null; first_user: string | null }>(sql`
+    select (select json_build_object('id', id, 'content', content, 'data', data)
+              from events
+             where agent_id = ${agentId} and kind = 'summary'
+               and (${before ?? null}::bigint is null or id < ${before ?? null}::bigint)
+             order by id desc limit 1) as summary,
+           (select id from events where agent_id = ${agentId} and kind = 'user'
+             order by id limit 1) as first_user`);
   const row = rows.rows[0];
-  return row && { ...row, id: Number(row.id) };
-}
-
-/** A child's task: its first `user` event. */
-async function firstUserEventId(q: Queryable, agentId: string): Promise<number | undefined> {
-  const rows = await q.execute<{ id: string }>(sql`
-    select id from events where agent_id = ${agentId} and kind = 'user' order by id limit 1`);
-  return rows.rows[0] ? Number(rows.rows[0].id) : undefined;
+  return {
+    summary: row?.summary ? { ...row.summary, id: Number(row.summary.id) } : undefined,
+    firstUser: row?.first_user ? Number(row.first_user) : undefined,
+  };
 }
 
 async function inheritedPrefix(q: Queryable, agent: AgentRow): Promise<ContextEntry[]> {
