@@ -59,13 +59,21 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     workers.push(worker);
     started.push(
       new Promise<void>((resolve, reject) => {
+        let ready = false;
         worker.on("message", (message: WorkerMessage) => {
-          if (message.type === "ready") resolve();
-          else if (message.type === "failed") reject(new Error(message.message));
+          if (message.type === "ready") {
+            ready = true;
+            resolve();
+          } else if (message.type === "failed") reject(new Error(message.message));
           else if (message.type === "warning") options.onWarning?.(message.message);
         });
         worker.once("error", reject);
         worker.once("exit", (code) => reject(new Error(`worker thread exited (${code})`)));
+        // After it started, a thread that dies (a bug) must not leave its agents still in silence:
+        // say so (their leases expire; another thread or process can then resume them).
+        worker.once("error", (err) => {
+          if (ready) options.onWarning?.(`a worker thread stopped on an error: ${err.message}`);
+        });
       }),
     );
   }

@@ -94,7 +94,9 @@ export async function runToolCalls(
   let shown: Promise<void> = Promise.resolve();
   const showActivity = () => {
     const text = summarizeActivities([...running.values()]);
-    shown = shown.then(() => setActivity(db, agent.id, text));
+    // The activity line is cosmetic: a failed write (the database away) is dropped, never a
+    // rejection left unhandled (which would end the worker thread).
+    shown = shown.then(() => setActivity(db, agent.id, text)).catch(() => undefined);
     return shown;
   };
   const byName = new Map(deps.tools.map((t) => [t.name, t]));
