@@ -2,10 +2,11 @@
 // re-check; consuming mail and recording the event that received it happen in one statement or
 // transaction, so mail is never lost and never delivered twice.
 import { sql } from "drizzle-orm";
-import type { Db } from "../db/client.js";
+import type { Db, Queryable } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { EventKind } from "../agents/events.sql.js";
 import { AgentError, LeaseLost } from "../agents/errors.js";
+import { assertLease } from "../agents/lock-order.js";
 import { countToolCall } from "../agents/events.js";
 import { isUuid } from "../agents/refs.js";
 import { agentChannel } from "../bus/channels.js";
@@ -215,21 +216,15 @@ async function attemptNext(
   if (!final) return undefined;
   const result: WaitTimeout = { status: "timeout" };
   const eventId = await db.transaction(async (tx) => {
-    await assertHeld(tx, request);
+    await fence(tx, request);
     return insertResultEvent(tx, request, result, []);
   });
   return { result, eventId, consumedMailIds: [] };
 }
 
-/** Locks the waiting agent's row (first, in lock order) and checks its lease, when leased. */
-async function assertHeld(tx: Pick<Db, "execute">, request: WaitRequest): Promise<void> {
-  const rows = await tx.execute<{ lease_owner: string | null }>(sql`
-    select lease_owner from agents where id = ${request.agentId} for key share`);
-  const row = rows.rows[0];
-  if (!row) throw new LeaseLost(request.agentId);
-  if (request.leaseOwner !== undefined && row.lease_owner !== request.leaseOwner) {
-    throw new LeaseLost(request.agentId);
-  }
+/** A leased wait writes only while its worker holds the lease (its row locked first). */
+async function fence(tx: Queryable, request: WaitRequest): Promise<void> {
+  if (request.leaseOwner !== undefined) await assertLease(tx, request.agentId, request.leaseOwner);
 }
 
 async function insertResultEvent(
@@ -256,7 +251,7 @@ async function attemptFanIn(
   final: boolean,
 ): Promise<WaitOutcome | undefined> {
   return db.transaction(async (tx) => {
-    await assertHeld(tx, request);
+    await fence(tx, request);
     const rows = await tx.execute<{
       id: string;
       name: string;

@@ -5,24 +5,10 @@ import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { agents } from "../agents/agents.sql.js";
 import { LeaseLost } from "../agents/errors.js";
-import { LOCK_ORDER } from "../agents/lock-order.js";
+import { assertLease, LOCK_ORDER } from "../agents/lock-order.js";
 import type { Queryable } from "../db/client.js";
 
-export { LeaseLost };
-
-/**
- * Inside a transaction: locks the agent's row FOR KEY SHARE and checks that `owner` still holds
- * its lease, else throws LeaseLost (rolling the transaction back). The claim of a takeover takes
- * the row FOR UPDATE, which conflicts with this lock: a takeover either committed before (we see
- * the new owner) or waits until this transaction has committed — never both writing.
- * Lock order: the caller must take this lock in LOCK_ORDER position (see agents/lock-order.ts).
- */
-export async function assertLease(tx: Queryable, agentId: string, owner: string): Promise<void> {
-  const rows = await tx.execute<{ held: boolean }>(sql`
-    select lease_owner is not distinct from ${owner} as held
-      from agents where id = ${agentId} for key share`);
-  if (rows.rows[0]?.held !== true) throw new LeaseLost(agentId);
-}
+export { assertLease, LeaseLost };
 
 /** Claims one agent with work whose lease is free or expired (of one tree, when `treeId` is set). */
 export async function claimNext(

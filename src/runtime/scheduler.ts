@@ -25,8 +25,6 @@ export interface SchedulerOptions {
 export interface Scheduler {
   readonly owner: string;
   runningCount(): number;
-  /** Turns holding a slot: running ones less those blocked in `wait`. */
-  busyCount(): number;
   /** Stops every turn, gives the leases back, and resolves when all turns have returned. */
   stop(): Promise<void>;
 }
@@ -212,7 +210,6 @@ export async function startScheduler(
   return {
     owner,
     runningCount: () => running.size,
-    busyCount: busy,
     async stop() {
       stopping = true;
       clearInterval(poll);
