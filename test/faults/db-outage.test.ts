@@ -65,7 +65,7 @@ async function fanInThrough(fault: () => Promise<void>, env: Record<string, stri
   }
 }
 
-// One retry: a CI run (1 of 5 this release) once saw the cut-and-refuse run make no progress after
+// One retry: a CI run (1 of 6 this release) once saw the cut-and-refuse run make no progress after
 // the outage, never reproduced since (14 local runs, some under CPU load). A persistent failure
 // still fails, and a failing attempt now shows the tree's state (treeState) to find the cause.
 describe("database outage", { retry: 1 }, () => {
