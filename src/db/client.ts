@@ -14,15 +14,85 @@ export interface DbOptions {
   applicationName?: string;
   /** Client-side limit of one statement (default 30 s, or WARREN_DB_QUERY_TIMEOUT_MS). */
   queryTimeoutMs?: number;
+  /** Server-side limits of each session; each defaults to its environment variable or default. */
+  session?: Partial<SessionLimits>;
 }
 
-function envTimeout(): number | undefined {
-  const value = Number(process.env.WARREN_DB_QUERY_TIMEOUT_MS);
-  return Number.isFinite(value) && value > 0 ? value : undefined;
+/** A positive number of milliseconds from the environment; 0 is kept (it means "none"). */
+function envMs(name: string): number | undefined {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const value = Number(raw);
+  return Number.isFinite(value) && value >= 0 ? Math.floor(value) : undefined;
 }
 
 /** No statement of warren's runs this long; one that does sits on a dead (half-open) connection. */
 const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
+
+/** The client-side statement limit: the option, WARREN_DB_QUERY_TIMEOUT_MS, or 30 s. */
+export function queryTimeoutMs(option?: number): number {
+  const fromEnv = envMs("WARREN_DB_QUERY_TIMEOUT_MS");
+  return option ?? (fromEnv ? fromEnv : undefined) ?? DEFAULT_QUERY_TIMEOUT_MS;
+}
+
+/**
+ * What the server enforces on each of warren's sessions (SPEC §5), so that the locks of a client
+ * that vanished (a dead thread, a killed process, a silent network) are released within seconds:
+ * a transaction left idle is ended, a lock wait gives up (SQLSTATE 55P03, retried as transient),
+ * and a statement whose client has long stopped waiting is cancelled. 0 leaves one unset (the
+ * server's own setting applies), e.g. behind a pooler that rejects the `options` startup parameter.
+ */
+export interface SessionLimits {
+  /** idle_in_transaction_session_timeout: WARREN_DB_IDLE_TX_TIMEOUT_MS, default 15 s. */
+  idleInTransactionMs: number;
+  /** lock_timeout: WARREN_DB_LOCK_TIMEOUT_MS, default 10 s. */
+  lockTimeoutMs: number;
+  /**
+   * statement_timeout: WARREN_DB_STATEMENT_TIMEOUT_MS, default twice the client's query timeout
+   * (60 s): the client always gives up first (and retries); this only ends a statement whose
+   * client is gone.
+   */
+  statementTimeoutMs: number;
+}
+
+export function sessionLimits(
+  overrides: Partial<SessionLimits> = {},
+  clientQueryTimeoutMs = queryTimeoutMs(),
+): SessionLimits {
+  return {
+    idleInTransactionMs:
+      overrides.idleInTransactionMs ?? envMs("WARREN_DB_IDLE_TX_TIMEOUT_MS") ?? 15_000,
+    lockTimeoutMs: overrides.lockTimeoutMs ?? envMs("WARREN_DB_LOCK_TIMEOUT_MS") ?? 10_000,
+    statementTimeoutMs:
+      overrides.statementTimeoutMs ??
+      envMs("WARREN_DB_STATEMENT_TIMEOUT_MS") ??
+      2 * clientQueryTimeoutMs,
+  };
+}
+
+/**
+ * The connection settings every warren connection shares: the session limits as startup options
+ * (set at connect, no extra round trip; PostgreSQL 9.6+ knows all three) and TCP keepalives that
+ * probe after 10 s of silence instead of the OS's two hours.
+ */
+export function sessionConfig(
+  limits: SessionLimits,
+): Pick<pg.ClientConfig, "options" | "keepAlive" | "keepAliveInitialDelayMillis"> {
+  const settings = [
+    ["idle_in_transaction_session_timeout", limits.idleInTransactionMs],
+    ["lock_timeout", limits.lockTimeoutMs],
+    ["statement_timeout", limits.statementTimeoutMs],
+  ]
+    .filter(([, ms]) => Number(ms) > 0)
+    .map(([name, ms]) => `-c ${name}=${ms}`);
+  return {
+    ...(settings.length > 0 ? { options: settings.join(" ") } : {}),
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_DELAY_MS,
+  };
+}
+
+export const KEEPALIVE_DELAY_MS = 10_000;
 
 /**
  * A client that gives up a connection whose query timed out: the server may still answer that
@@ -30,6 +100,22 @@ const DEFAULT_QUERY_TIMEOUT_MS = 30_000;
  * the client, instead of handing it out again with the late answer in its stream.
  */
 class FencedClient extends pg.Client {
+  /**
+   * The connection error this client ended with, if any. pg emits it as an 'error' event, and a
+   * client checked out of the pool (inside a transaction, between two statements) has no other
+   * listener: unheard, it would be an uncaught exception that ends the thread. Heard here, the
+   * client's next statement fails ("not queryable", transient), its transaction is retried, and
+   * the pool drops the client on release.
+   */
+  lostConnection: Error | undefined;
+
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on("error", (err: Error) => {
+      this.lostConnection ??= err;
+    });
+  }
+
   override query(...args: unknown[]): never {
     const result = (super.query as (...a: unknown[]) => unknown).apply(this, args);
     if (result && typeof (result as Promise<unknown>).catch === "function") {
@@ -48,6 +134,7 @@ class FencedClient extends pg.Client {
 }
 
 export function createDb(connectionString: string, options: DbOptions = {}): Db {
+  const queryTimeout = queryTimeoutMs(options.queryTimeoutMs);
   const pool = new pg.Pool({
     Client: FencedClient,
     connectionString,
@@ -56,8 +143,8 @@ export function createDb(connectionString: string, options: DbOptions = {}): Db 
     idleTimeoutMillis: 30_000,
     // A dead or half-open connection fails fast (and is retried) instead of hanging a turn.
     connectionTimeoutMillis: 10_000,
-    query_timeout: options.queryTimeoutMs ?? envTimeout() ?? DEFAULT_QUERY_TIMEOUT_MS,
-    keepAlive: true,
+    query_timeout: queryTimeout,
+    ...sessionConfig(sessionLimits(options.session, queryTimeout)),
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {});

@@ -1,5 +1,6 @@
 // Transient database failures (SPEC §5): which errors are worth retrying (restart, killed
-// connection, deadlock, serialization failure, too many connections), and withRetry, which
+// connection, deadlock, serialization failure, too many connections, a lock wait or an idle
+// transaction ended by the session's limits — see SessionLimits in client.ts), and withRetry, which
 // retries with jittered backoff for up to about a minute. Also one-line descriptions of database
 // errors that never carry SQL text.
 
@@ -11,6 +12,8 @@ const TRANSIENT_SQLSTATES = new Set([
   "57P02", // crash_shutdown
   "57P03", // cannot_connect_now (starting up, shutting down)
   "53300", // too_many_connections
+  "55P03", // lock_not_available: lock_timeout ended a wait behind a lock (its holder may be gone)
+  "25P03", // idle_in_transaction_session_timeout: the server ended a transaction left idle
 ]);
 
 const TRANSIENT_NODE_CODES = new Set([

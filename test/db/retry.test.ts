@@ -25,7 +25,9 @@ function wrapped(cause: unknown): Error {
 
 describe("isTransient", () => {
   it("knows restarts, lost connections, deadlocks and serialization failures", () => {
-    for (const code of ["40001", "40P01", "57P01", "57P02", "57P03", "08006", "08001", "53300"]) {
+    const codes = ["40001", "40P01", "57P01", "57P02", "57P03", "08006", "08001", "53300"];
+    // A lock wait ended by lock_timeout; a transaction ended by idle_in_transaction_session_timeout.
+    for (const code of [...codes, "55P03", "25P03"]) {
       expect(isTransient(pgError(code)), code).toBe(true);
       expect(isTransient(wrapped(pgError(code))), `wrapped ${code}`).toBe(true);
     }
