@@ -76,8 +76,8 @@ describe("a dropped commit reply", () => {
     proxy.dropCommits({ every: 1, max: 1 });
     await expect(client.query("insert into proxied values (1, 'lost reply')")).rejects.toThrow();
     expect(await rowsIn()).toEqual([{ id: 1, note: "lost reply" }]);
-    expect(proxy.dropped().map((d) => d.statement)).toEqual([
-      "insert into proxied values (1, 'lost reply')",
+    expect(proxy.dropped().map((d) => d.statements)).toEqual([
+      ["insert into proxied values (1, 'lost reply')"],
     ]);
   });
 
@@ -105,10 +105,14 @@ describe("a dropped commit reply", () => {
     await client.query("begin");
     await client.query("insert into proxied values (4, 'in tx')");
     await client.query("select 1");
+    await client.query("update proxied set note = 'in tx, updated' where id = 4");
     await expect(client.query("commit")).rejects.toThrow();
-    expect((await rowsIn()).map((r) => r.id)).toEqual([4]);
-    expect(proxy.dropped().map((d) => d.statement)).toEqual([
-      "insert into proxied values (4, 'in tx')",
+    expect(await rowsIn()).toEqual([{ id: 4, note: "in tx, updated" }]);
+    expect(proxy.dropped().map((d) => d.statements)).toEqual([
+      [
+        "insert into proxied values (4, 'in tx')",
+        "update proxied set note = 'in tx, updated' where id = 4",
+      ],
     ]);
     // Reads and a rolled-back write are not commits.
     const other = await connect(proxy.urlFor(database().url));
@@ -136,6 +140,17 @@ describe("a dropped commit reply", () => {
     expect(failed).toBe(2);
     expect(await rowsIn()).toHaveLength(10);
     expect(proxy.commits()).toBe(10);
+  });
+  it("only the commits whose writes match the statement filter", async () => {
+    proxy.dropCommits({ statement: /set note = 'target'/ });
+    const client = await connect(proxy.urlFor(database().url));
+    await client.query("insert into proxied values (30, 'other')");
+    await client.query("begin");
+    await client.query("insert into proxied values (31, 'other')");
+    await client.query("update proxied set note = 'target' where id = 31");
+    await expect(client.query("commit")).rejects.toThrow();
+    expect((await rowsIn()).map((r) => r.id)).toEqual([30, 31]);
+    expect(proxy.dropped()).toHaveLength(1);
   });
 });
 

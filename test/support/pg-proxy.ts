@@ -66,8 +66,8 @@ class CommitTracker {
   private statements = new Map<string, string>();
   private wrote = false;
   private failed = false;
-  /** The last write of the transaction in progress (for a COMMIT, the write it commits). */
-  lastWrite = "";
+  /** The writes of the transaction in progress (at a commit: the writes it commits). */
+  writes: string[] = [];
 
   fromClient(message: PgMessage): void {
     if (message.type === "Q") {
@@ -98,7 +98,7 @@ class CommitTracker {
         const write = WRITE_TAG.test(tag) && !tag.startsWith("COMMIT");
         if (write || (tag.startsWith("SELECT") && isWriteSql(this.current))) {
           this.wrote = true;
-          this.lastWrite = this.current;
+          this.writes.push(this.current);
         }
         return this.wrote && !this.failed ? "hold" : "pass";
       }
@@ -112,7 +112,7 @@ class CommitTracker {
         const committed = status === "I" && this.wrote && !this.failed;
         this.wrote = false;
         this.failed = false;
-        if (!committed) this.lastWrite = "";
+        if (!committed) this.writes = [];
         return committed ? "commit" : "pass";
       }
       default:
@@ -127,21 +127,22 @@ class CommitTracker {
 export interface DropPolicy {
   /** Each commit's chance of being dropped (0..1). */
   probability?: number;
-  /** Drop every Nth commit (counted from when the policy was set). */
+  /** Drop every Nth commit (counted from when the policy was set, after the filter). Without
+   *  `every` and `probability`, every commit is dropped. */
   every?: number;
   /** Leave the first N commits alone. Default 0. */
   skip?: number;
   /** Stop after this many drops. Default unlimited. */
   max?: number;
-  /** Only commits whose last write statement matches. */
+  /** Only commits of a transaction with a write statement that matches. */
   statement?: RegExp;
   /** Seed of the random source (default 1), so a failing run can be replayed. */
   seed?: number;
 }
 
 export interface DroppedCommit {
-  /** The last write statement of the committed transaction, shortened. */
-  statement: string;
+  /** The write statements of the committed transaction, each shortened. */
+  statements: string[];
   at: number;
 }
 
@@ -212,18 +213,22 @@ export async function startPgProxy(targetHost: string, targetPort: number): Prom
     pair.server.destroy();
   };
 
-  const shouldDrop = (statement: string): boolean => {
+  const shouldDrop = (writes: string[]): boolean => {
     commitCount++;
     if (!policy) return false;
-    if (policy.statement && !policy.statement.test(statement)) return false;
+    const filter = policy.statement;
+    if (filter && !writes.some((w) => filter.test(w))) return false;
     seenSincePolicy++;
     if (seenSincePolicy <= (policy.skip ?? 0)) return false;
     if (policy.max !== undefined && dropsSincePolicy >= policy.max) return false;
-    const byCount = policy.every !== undefined && seenSincePolicy % policy.every === 0;
+    // Neither `every` nor `probability`: every matching commit.
+    const every = policy.every ?? (policy.probability === undefined ? 1 : undefined);
+    const byCount = every !== undefined && seenSincePolicy % every === 0;
     const byChance = policy.probability !== undefined && random() < policy.probability;
     if (!byCount && !byChance) return false;
     dropsSincePolicy++;
-    drops.push({ statement: statement.replace(/\s+/g, " ").trim().slice(0, 160), at: Date.now() });
+    const statements = writes.map((w) => w.replace(/\s+/g, " ").trim().slice(0, 120));
+    drops.push({ statements, at: Date.now() });
     return true;
   };
 
@@ -287,7 +292,8 @@ export async function startPgProxy(targetHost: string, targetPort: number): Prom
     const fromServer = (chunk: Buffer) => {
       for (const message of serverReader.push(chunk)) {
         const verdict = tracker.fromServer(message);
-        if (verdict === "commit" && shouldDrop(tracker.lastWrite)) return destroy(pair);
+        if (verdict === "commit" && shouldDrop(tracker.writes)) return destroy(pair);
+        if (verdict === "commit") tracker.writes = [];
         if (verdict === "hold") held.push(message.raw);
         else if (held.length) {
           held.push(message.raw);
