@@ -63,6 +63,14 @@ export const agents = pgTable(
     busy_since: timestamp("busy_since", { withTimezone: true }),
     lease_owner: text("lease_owner"),
     lease_expires_at: timestamp("lease_expires_at", { withTimezone: true }),
+    /**
+     * The fencing token: raised by one on every claim. A turn stamps its writes with the epoch it
+     * claimed, and the database refuses a stamp that is not the current one (the triggers of
+     * migration 0006): a worker that lost its lease writes nothing, whatever path it takes.
+     */
+    lease_epoch: bigint("lease_epoch", { mode: "number" }).notNull().default(0),
+    /** The event that started the last counted turn: a resumed turn is not counted twice. */
+    turn_counted_event: bigint("turn_counted_event", { mode: "number" }),
     interrupt_requested_at: timestamp("interrupt_requested_at", { withTimezone: true }),
     /** What the agent is doing now, for people: "thinking", "bash: ls -la", "waiting for 3 agents". */
     activity: text("activity"),

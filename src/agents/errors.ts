@@ -33,3 +33,25 @@ export class LeaseLost extends Error {
     this.name = "LeaseLost";
   }
 }
+
+/**
+ * A turn's fencing token: the worker that claimed the agent and the lease epoch of that claim.
+ * Every write of the turn carries the epoch; the database refuses a stale one (SQLSTATE WL001).
+ */
+export interface Fence {
+  owner: string;
+  epoch: number;
+}
+
+/** The SQLSTATE the fencing triggers raise (migration 0006). */
+export const FENCE_SQLSTATE = "WL001";
+
+/** Is `err` a lost lease: ours (LeaseLost) or the database's refusal of a stale epoch? */
+export function isLeaseLost(err: unknown): boolean {
+  for (let current = err, depth = 0; current && depth < 5; depth++) {
+    if (current instanceof LeaseLost) return true;
+    if ((current as { code?: unknown }).code === FENCE_SQLSTATE) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}

@@ -1,5 +1,16 @@
 // The events table: an agent's transcript, one row per thing shown in scrollback.
-import { bigserial, index, jsonb, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  bigserial,
+  index,
+  jsonb,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 
 export const EVENT_KINDS = [
   "user",
@@ -29,8 +40,21 @@ export const events = pgTable(
     content: text("content").notNull().default(""),
     data: jsonb("data").$type<Record<string, unknown>>(),
     created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    /**
+     * The write's idempotency key, unique per agent (events_key_idx): a write that a retry may
+     * repeat carries one (event-keys.ts), so the second attempt is refused by the database and
+     * reads what the first recorded instead of doing the work again.
+     */
+    key: text("key"),
+    /** The lease epoch of the turn that wrote it (null: not a turn's write); checked on insert. */
+    epoch: bigint("epoch", { mode: "number" }),
   },
-  (t) => [index("events_agent_idx").on(t.agent_id, t.id)],
+  (t) => [
+    index("events_agent_idx").on(t.agent_id, t.id),
+    uniqueIndex("events_key_idx")
+      .on(t.agent_id, t.key)
+      .where(sql`key is not null`),
+  ],
 );
 
 export type EventRow = typeof events.$inferSelect;

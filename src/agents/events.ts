@@ -2,7 +2,17 @@
 import { and, asc, desc, eq, gt, lt, sql } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
 import { events, type EventKind, type EventRow } from "./events.sql.js";
+import { recordedEvent } from "./event-keys.js";
 import { scrubJson, scrubText } from "./text.js";
+
+/**
+ * How a turn's write is marked: its idempotency key (event-keys.ts) and the lease epoch of the
+ * turn (errors.ts Fence), which the database checks on insert. Writes of people carry neither.
+ */
+export interface EventStamp {
+  key?: string;
+  epoch?: number;
+}
 
 export async function appendEvent(
   q: Queryable,
@@ -10,33 +20,80 @@ export async function appendEvent(
   kind: EventKind,
   content: string,
   data?: Record<string, unknown>,
+  stamp: EventStamp = {},
 ): Promise<EventRow> {
   const [row] = await q
     .insert(events)
     // Model text and tool output may hold NUL or lone surrogates, which Postgres cannot store.
-    .values({ agent_id: agentId, kind, content: scrubText(content), data: scrubJson(data ?? null) })
+    .values({
+      agent_id: agentId,
+      kind,
+      content: scrubText(content),
+      data: scrubJson(data ?? null),
+      key: stamp.key ?? null,
+      epoch: stamp.epoch ?? null,
+    })
     .returning();
   return row!;
 }
 
 /**
+ * Appends a keyed event unless one with its key is recorded already: then that one is returned,
+ * with `fresh` false, and nothing is written (the transaction goes on).
+ */
+export async function appendEventOnce(
+  q: Queryable,
+  agentId: string,
+  kind: EventKind,
+  content: string,
+  data: Record<string, unknown> | undefined,
+  stamp: EventStamp & { key: string },
+): Promise<{ row: EventRow; fresh: boolean }> {
+  const [row] = await q
+    .insert(events)
+    .values({
+      agent_id: agentId,
+      kind,
+      content: scrubText(content),
+      data: scrubJson(data ?? null),
+      key: stamp.key,
+      epoch: stamp.epoch ?? null,
+    })
+    .onConflictDoNothing({ target: [events.agent_id, events.key], where: sql`key is not null` })
+    .returning();
+  if (row) return { row, fresh: true };
+  const recorded = await recordedEvent(q, agentId, stamp.key);
+  if (!recorded)
+    throw new Error(`event ${stamp.key} of agent ${agentId} conflicted but is missing`);
+  return { row: recorded, fresh: false };
+}
+
+/**
  * Records a tool call's result and counts the call, in the caller's transaction: the count moves
  * with the result, so a call replayed after a crash (its result already recorded) is counted once.
+ * The stamp's key makes a second result for the same call a unique violation (isDuplicateKey).
  */
 export async function appendToolResult(
   q: Queryable,
   agentId: string,
   content: string,
   data: Record<string, unknown>,
+  stamp: EventStamp = {},
 ): Promise<EventRow> {
-  const row = await appendEvent(q, agentId, "tool_result", content, data);
-  await countToolCall(q, agentId);
+  const row = await appendEvent(q, agentId, "tool_result", content, data, stamp);
+  await countToolCall(q, agentId, stamp.epoch);
   return row;
 }
 
-export async function countToolCall(q: Pick<Queryable, "execute">, agentId: string): Promise<void> {
+export async function countToolCall(
+  q: Pick<Queryable, "execute">,
+  agentId: string,
+  epoch?: number,
+): Promise<void> {
   await q.execute(sql`
-    update agents set tool_calls = tool_calls + 1, last_activity_at = now() where id = ${agentId}`);
+    update agents set tool_calls = tool_calls + 1, last_activity_at = now(),
+                      lease_epoch = ${epoch === undefined ? sql`lease_epoch` : sql`${epoch}`}
+     where id = ${agentId}`);
 }
 
 export interface EventRange {

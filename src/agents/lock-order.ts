@@ -13,7 +13,7 @@
 // in output order: ORDER_SQL below is that order.
 import { sql, type SQL } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
-import { LeaseLost } from "./errors.js";
+import { LeaseLost, type Fence } from "./errors.js";
 
 /** The ORDER BY of rule 1 and 2: roots first (false sorts before true), then by id. */
 export const LOCK_ORDER = sql.raw("(id <> tree_id), id");
@@ -46,15 +46,15 @@ export async function lockAgents(
 }
 
 /**
- * Inside a transaction: locks the agent's row FOR KEY SHARE and checks that `owner` still holds
- * its lease, else throws LeaseLost (rolling the transaction back). The claim of a takeover takes
+ * Inside a transaction: locks the agent's row FOR KEY SHARE and checks that `fence` (owner and
+ * epoch) still holds its lease, else throws LeaseLost (rolling the transaction back). The claim of a takeover takes
  * the row FOR UPDATE, which conflicts with this lock: a takeover either committed before (we see
  * the new owner) or waits until this transaction has committed — never both writing.
  * Lock order: the caller must take this lock in LOCK_ORDER position (above).
  */
-export async function assertLease(tx: Queryable, agentId: string, owner: string): Promise<void> {
+export async function assertLease(tx: Queryable, agentId: string, fence: Fence): Promise<void> {
   const rows = await tx.execute<{ held: boolean }>(sql`
-    select lease_owner is not distinct from ${owner} as held
+    select lease_owner is not distinct from ${fence.owner} and lease_epoch = ${fence.epoch} as held
       from agents where id = ${agentId} for key share`);
   if (rows.rows[0]?.held !== true) throw new LeaseLost(agentId);
 }

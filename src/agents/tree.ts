@@ -7,7 +7,7 @@ import { escapeLine } from "../text/escape.js";
 import { agents, type AgentRow, type AgentState, type Budget } from "./agents.sql.js";
 import { events } from "./events.sql.js";
 import { appendEvent } from "./events.js";
-import { AgentError, LeaseLost } from "./errors.js";
+import { AgentError, LeaseLost, type Fence } from "./errors.js";
 import { DEFAULT_LIMITS, type Limits } from "./limits.js";
 import { displayName, getAgent } from "./refs.js";
 import { lockAgents } from "./lock-order.js";
@@ -180,10 +180,16 @@ async function nextEventBound(tx: Queryable, agentId: string): Promise<number> {
 }
 
 /** Changes a living agent's state and tells its listeners. Returns false if it is dead or gone. */
-export async function setState(q: Queryable, agentId: string, state: AgentState): Promise<boolean> {
+export async function setState(
+  q: Queryable,
+  agentId: string,
+  state: AgentState,
+  /** A turn's own change: refused by the database once its epoch is stale. */
+  fence?: Fence,
+): Promise<boolean> {
   const rows = await q
     .update(agents)
-    .set({ state, last_activity_at: sql`now()` })
+    .set({ state, last_activity_at: sql`now()`, ...(fence ? { lease_epoch: fence.epoch } : {}) })
     .where(and(eq(agents.id, agentId), sql`${agents.state} <> 'dead'`))
     .returning({ id: agents.id });
   if (rows.length === 0) return false;

@@ -1,8 +1,10 @@
 // What the turn loop publishes for feeds besides events: the coalesced partial text of a streaming
 // model response (agent_streams), the agent's `activity` and the live `wait_status` of a fan-in.
-// Every write here is best effort: a failed write is dropped, never thrown into the turn.
-import { sql } from "drizzle-orm";
+// Every write here is best effort: a failed write is dropped, never thrown into the turn — except
+// a write refused for a stale lease epoch, which stops the turn (see createStreamPublisher).
+import { sql, type SQL } from "drizzle-orm";
 import type { WaitStatusEntry } from "../agents/agents.sql.js";
+import { isLeaseLost, LeaseLost, type Fence } from "../agents/errors.js";
 import { treeChannel } from "../bus/channels.js";
 import type { Db, Queryable } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
@@ -10,21 +12,35 @@ import { runPrepared, type Prepared } from "../db/prepared.js";
 /** At most one stream write per this many ms per agent (~20 per second). */
 export const STREAM_INTERVAL_MS = 50;
 
+// $6: the turn's lease epoch (null: not leased). A stale one writes nothing and says so (held).
 const PUBLISH_STREAM: Prepared = {
   name: "warren_publish_stream",
   text: `
-    with w as (
+    with f as (
+      select $6::bigint is null
+          or exists (select 1 from agents where id = $1::uuid and lease_epoch = $6::bigint) as held
+    ), w as (
       select 1 from feed_watchers
-       where tree_id = $5::uuid and expires_at > now() and $1::uuid = any(streams) limit 1
+       where tree_id = $5::uuid and expires_at > now() and $1::uuid = any(streams)
+         and (select held from f)
+       limit 1
     ), u as (
       insert into agent_streams as s (agent_id, text, reasoning, live, updated_at)
       select $1::uuid, $2::text, $3::text, true, now() from w
       on conflict (agent_id) do update
          set text = excluded.text, reasoning = excluded.reasoning, live = true, updated_at = now()
       returning agent_id
+    ), n as (
+      select pg_notify($4::text, 's:' || agent_id::text) from u
     )
-    select pg_notify($4::text, 's:' || agent_id::text) from u`,
+    select (select held from f) as held, (select count(*) from n)::int as notified`,
 };
+
+/** `lease_epoch = <the turn's epoch>` for a turn's update of its own row: the agents_fence
+ * trigger refuses it once a claim has raised the epoch. Without a fence, the column stays. */
+export function epochSet(fence: Fence | undefined): SQL {
+  return fence ? sql`lease_epoch = ${fence.epoch}` : sql`lease_epoch = lease_epoch`;
+}
 
 export interface StreamPublisher {
   onText(delta: string): void;
@@ -41,8 +57,10 @@ export interface StreamPublisher {
 export function createStreamPublisher(
   db: Db,
   agent: { id: string; tree_id: string },
-  intervalMs = STREAM_INTERVAL_MS,
+  options: { fence?: Fence; onFenced?: () => void; intervalMs?: number } = {},
 ): StreamPublisher {
+  const intervalMs = options.intervalMs ?? STREAM_INTERVAL_MS;
+  const epoch = options.fence?.epoch ?? null;
   let text = "";
   let reasoning = "";
   let dirty = false;
@@ -57,9 +75,19 @@ export function createStreamPublisher(
     if (!dirty || settled) return;
     dirty = false;
     last = Date.now();
-    inflight = runPrepared(db, PUBLISH_STREAM, [agent.id, text, reasoning, channel, agent.tree_id])
+    inflight = runPrepared<{ held: boolean }>(db, PUBLISH_STREAM, [
+      agent.id,
+      text,
+      reasoning,
+      channel,
+      agent.tree_id,
+      epoch,
+    ])
       .then(
-        () => undefined,
+        ([row]) => {
+          // Another worker claimed the agent: this model call is abandoned at once.
+          if (row && !row.held) options.onFenced?.();
+        },
         () => undefined, // dropped: the next write (or the assistant event) carries everything
       )
       .finally(() => {
@@ -101,15 +129,20 @@ export async function endStream(q: Queryable, agent: { id: string; tree_id: stri
     select pg_notify(${treeChannel(agent.tree_id)}, 's:' || agent_id::text) from u`);
 }
 
-/** Sets what the agent is doing now ("thinking", "bash: npm test", …) while it is busy. */
-export async function setActivity(db: Db, agentId: string, activity: string | null) {
+/**
+ * Sets what the agent is doing now ("thinking", "bash: npm test", …) while it is busy. Fenced by
+ * the turn's epoch: refused, it throws LeaseLost; any other failure is dropped.
+ */
+export async function setActivity(db: Db, agentId: string, activity: string | null, fence?: Fence) {
   await db
     .execute(
-      sql`update agents set activity = ${activity}
+      sql`update agents set activity = ${activity}, ${epochSet(fence)}
            where id = ${agentId} and state in ('running', 'waiting')
              and activity is distinct from ${activity}`,
     )
-    .catch(() => undefined);
+    .catch((err: unknown) => {
+      if (isLeaseLost(err)) throw new LeaseLost(agentId);
+    });
 }
 
 const ACTIVITY_MAX = 80;
@@ -156,13 +189,14 @@ export interface WaitStatusWriter {
   clear(): Promise<void>;
 }
 
-export function createWaitStatusWriter(db: Db, agentId: string): WaitStatusWriter {
+export function createWaitStatusWriter(db: Db, agentId: string, fence?: Fence): WaitStatusWriter {
   let shown = "null";
   let chain: Promise<void> = Promise.resolve();
   const write = (json: string) => {
     chain = chain
       .then(() =>
-        db.execute(sql`update agents set wait_status = nullif(${json}::jsonb, 'null'::jsonb)
+        db.execute(sql`update agents set wait_status = nullif(${json}::jsonb, 'null'::jsonb),
+                                         ${epochSet(fence)}
                 where id = ${agentId}`),
       )
       .then(

@@ -5,8 +5,9 @@ import { sql } from "drizzle-orm";
 import type { Db, Queryable } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { EventKind } from "../agents/events.sql.js";
-import { AgentError, LeaseLost } from "../agents/errors.js";
+import { AgentError, LeaseLost, type Fence } from "../agents/errors.js";
 import { assertLease } from "../agents/lock-order.js";
+import { isDuplicateKey, recordedEvent } from "../agents/event-keys.js";
 import { countToolCall } from "../agents/events.js";
 import { isUuid } from "../agents/refs.js";
 import { agentChannel } from "../bus/channels.js";
@@ -29,17 +30,23 @@ export interface WaitRequest {
   /** Resolved agent ids for fan-in; absent = the oldest mail from anyone. */
   fromAgents?: string[];
   signal?: AbortSignal;
-  /** The event that receives the result (its content is the result's JSON text). */
-  record?: { kind: EventKind; data?: Record<string, unknown> };
+  /**
+   * The event that receives the result (its content is the result's JSON text). With a `key`
+   * (the tool call's, event-keys.ts) the database records one result per call: a retried wait
+   * whose first attempt committed returns what that one took, and takes nothing more.
+   */
+  record?: { kind: EventKind; data?: Record<string, unknown>; key?: string };
+  /** A retry of a wait that may have committed (its reply lost): look for its result first. */
+  replay?: boolean;
   /** Called with the per-agent state at every check (the status layer). */
   onProgress?: (entries: FanInEntry[]) => void;
   /** Called once when the wait first finds nothing and sleeps (its scheduler slot may be lent). */
   onBlock?: () => void;
   /**
-   * The lease owner of the waiting agent's turn: consuming mail and recording the result commit
-   * only while it still holds the lease (else LeaseLost, nothing taken). Absent: not leased.
+   * The lease of the waiting agent's turn: consuming mail and recording the result commit only
+   * while it still holds the lease (else LeaseLost, nothing taken). Absent: not leased.
    */
-  leaseOwner?: string;
+  fence?: Fence;
   /** The safety re-check interval covering a lost NOTIFY. */
   recheckMs?: number;
 }
@@ -66,6 +73,10 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
   const timeoutMs = Math.max(0, request.timeoutSeconds) * 1000;
   const deadline = Date.now() + timeoutMs;
   const fromAgents = request.fromAgents ? [...new Set(request.fromAgents)] : undefined;
+  if (request.replay) {
+    const recorded = await recordedOutcome(db, request);
+    if (recorded) return recorded;
+  }
   if (fromAgents) await assertAgentsExist(db, fromAgents);
 
   let pulse: (() => void) | undefined;
@@ -91,9 +102,17 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
       const final = Date.now() >= deadline;
       if (dirty || final) {
         dirty = false;
-        const outcome = fromAgents
-          ? await attemptFanIn(db, request, fromAgents, final)
-          : await attemptNext(db, request, final);
+        const outcome = await (
+          fromAgents
+            ? attemptFanIn(db, request, fromAgents, final)
+            : attemptNext(db, request, final)
+        ).catch(async (err: unknown) => {
+          // The database refused a second result for this call: the first stands (and only it
+          // consumed mail; this attempt rolled back).
+          const recorded = isDuplicateKey(err) ? await recordedOutcome(db, request) : undefined;
+          if (!recorded) throw err;
+          return recorded;
+        });
         if (outcome) return outcome;
       }
       const remaining = deadline - Date.now();
@@ -143,6 +162,22 @@ function recordSpec(request: WaitRequest) {
   return {
     kind: request.record?.kind ?? "mail_in",
     data: JSON.stringify(request.record?.data ?? {}),
+    key: request.record?.key ?? null,
+    epoch: request.fence?.epoch ?? null,
+  };
+}
+
+/** The outcome this wait's call recorded already, if it did (see WaitRequest.record). */
+async function recordedOutcome(db: Db, request: WaitRequest): Promise<WaitOutcome | undefined> {
+  const key = request.record?.key;
+  if (!key) return undefined;
+  const row = await recordedEvent(db, request.agentId, key);
+  if (!row) return undefined;
+  const mailIds = (row.data?.mail_ids as number[] | undefined) ?? [];
+  return {
+    result: JSON.parse(row.content) as WaitResult,
+    eventId: row.id,
+    consumedMailIds: mailIds.map(Number),
   };
 }
 
@@ -158,7 +193,8 @@ const TAKE_NEXT: Prepared = {
     with c as (
       select set_config('synchronous_commit', 'off', true)
     ), l as (
-      select $4::text is null or lease_owner is not distinct from $4::text as held
+      select $4::text is null
+             or (lease_owner is not distinct from $4::text and lease_epoch = $6::bigint) as held
         from agents where id = $1::uuid
          for key share
     ), m as (
@@ -171,11 +207,12 @@ const TAKE_NEXT: Prepared = {
       select m.id, m.from_id, m.body, coalesce(a.name, 'human') as from_name
         from m left join agents a on a.id = m.from_id
     ), e as (
-      insert into events (agent_id, kind, content, data)
+      insert into events (agent_id, kind, content, data, key, epoch)
       select $1::uuid, $2::text,
              json_build_object('from', coalesce(f.from_id::text, 'human'),
                                'from_name', f.from_name, 'message', f.body)::text,
-             $3::jsonb || jsonb_build_object('mail_ids', jsonb_build_array(f.id))
+             $3::jsonb || jsonb_build_object('mail_ids', jsonb_build_array(f.id)),
+             $5::text, $6::bigint
         from f
       returning id
     ), u as (
@@ -196,7 +233,7 @@ async function attemptNext(
   request: WaitRequest,
   final: boolean,
 ): Promise<WaitOutcome | undefined> {
-  const { kind, data } = recordSpec(request);
+  const { kind, data, key, epoch } = recordSpec(request);
   const [row] = await runPrepared<{
     held: boolean;
     mail_id: string | null;
@@ -204,7 +241,7 @@ async function attemptNext(
     from_name: string;
     body: string;
     event_id: string;
-  }>(db, TAKE_NEXT, [request.agentId, kind, data, request.leaseOwner ?? null]);
+  }>(db, TAKE_NEXT, [request.agentId, kind, data, request.fence?.owner ?? null, key, epoch]);
   if (!row?.held) throw new LeaseLost(request.agentId);
   if (row.mail_id !== null) {
     return {
@@ -224,7 +261,7 @@ async function attemptNext(
 
 /** A leased wait writes only while its worker holds the lease (its row locked first). */
 async function fence(tx: Queryable, request: WaitRequest): Promise<void> {
-  if (request.leaseOwner !== undefined) await assertLease(tx, request.agentId, request.leaseOwner);
+  if (request.fence !== undefined) await assertLease(tx, request.agentId, request.fence);
 }
 
 async function insertResultEvent(
@@ -233,13 +270,14 @@ async function insertResultEvent(
   result: WaitResult,
   mailIds: number[],
 ): Promise<number> {
-  const { kind, data } = recordSpec(request);
+  const { kind, data, key, epoch } = recordSpec(request);
   const inserted = await q.execute<{ id: string }>(sql`
-    insert into events (agent_id, kind, content, data)
+    insert into events (agent_id, kind, content, data, key, epoch)
     values (${request.agentId}, ${kind}, ${JSON.stringify(result)},
-            ${data}::jsonb || jsonb_build_object('mail_ids', ${JSON.stringify(mailIds)}::jsonb))
+            ${data}::jsonb || jsonb_build_object('mail_ids', ${JSON.stringify(mailIds)}::jsonb),
+            ${key}, ${epoch})
     returning id`);
-  if (kind === "tool_result") await countToolCall(q, request.agentId);
+  if (kind === "tool_result") await countToolCall(q, request.agentId, epoch ?? undefined);
   return Number(inserted.rows[0]!.id);
 }
 

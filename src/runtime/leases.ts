@@ -19,11 +19,17 @@ export async function claimNext(
   /** Agents this worker runs already: a lease of its own that expired under load is not a claim. */
   skip: readonly string[] = [],
 ): Promise<AgentRow | undefined> {
-  // One row, locked with SKIP LOCKED: it never waits, so it cannot take part in a deadlock.
-  const rows = await q.execute(sql`
-    update agents set lease_owner = ${owner},
-                      lease_expires_at = now() + make_interval(secs => ${leaseSeconds})
-     where id = (
+  // One row, locked with SKIP LOCKED: it never waits, so it cannot take part in a deadlock. The
+  // epoch moves on every claim: the previous owner's writes, stamped with the old one, are refused.
+  const [row] = await q
+    .update(agents)
+    .set({
+      lease_owner: owner,
+      lease_expires_at: sql`now() + make_interval(secs => ${leaseSeconds})`,
+      lease_epoch: sql`${agents.lease_epoch} + 1`,
+    })
+    .where(
+      sql`${agents.id} = (
        select id from agents
         where state in ('running', 'waiting')
           and (lease_expires_at is null or lease_expires_at < now())
@@ -31,24 +37,25 @@ export async function claimNext(
           and id <> all(${sql.param([...skip])}::uuid[])
         order by last_activity_at
         limit 1
-        for update skip locked)
-    returning id`);
-  const id = (rows.rows[0] as { id: string } | undefined)?.id;
-  if (!id) return undefined;
-  const [row] = await q
-    .select()
-    .from(agents)
-    .where(sql`${agents.id} = ${id}`);
+        for update skip locked)`,
+    )
+    .returning();
   return row;
 }
 
-export interface HeartbeatRow {
+export type HeartbeatRow = {
   id: string;
   state: string;
   interrupt: boolean;
-}
+  /** False when the row was locked by someone else: not extended this time, but still held. */
+  extended: boolean;
+};
 
-/** Extends the leases still held; agents missing from the answer were lost (or are gone). */
+/**
+ * Extends the leases still held; agents missing from the answer were lost (or are gone). A row
+ * locked by another transaction is skipped, not waited for: one locked row delays its own
+ * heartbeat (three beats fit in a lease), never the leases of every other agent of the thread.
+ */
 export async function heartbeat(
   q: Queryable,
   owner: string,
@@ -58,16 +65,21 @@ export async function heartbeat(
   if (ids.length === 0) return [];
   // A plain multi-row UPDATE locks rows in whatever order the scan meets them, which deadlocked
   // against forks and kills. The CTE locks them first, in LOCK_ORDER (roots, then by id).
-  const rows = await q.execute<{ id: string; state: string; interrupt: boolean }>(sql`
+  const rows = await q.execute<HeartbeatRow>(sql`
     with locked as (
       select id from agents
        where id = any(${sql.param(ids)}::uuid[]) and lease_owner = ${owner}
        order by ${LOCK_ORDER}
-       for no key update
+       for no key update skip locked
+    ), beat as (
+      update agents a set lease_expires_at = now() + make_interval(secs => ${leaseSeconds})
+        from locked where a.id = locked.id and a.lease_owner = ${owner}
+      returning a.id
     )
-    update agents a set lease_expires_at = now() + make_interval(secs => ${leaseSeconds})
-      from locked where a.id = locked.id and a.lease_owner = ${owner}
-    returning a.id, a.state, a.interrupt_requested_at is not null as interrupt`);
+    select a.id, a.state, a.interrupt_requested_at is not null as interrupt,
+           exists (select 1 from beat where beat.id = a.id) as extended
+      from agents a
+     where a.id = any(${sql.param(ids)}::uuid[]) and a.lease_owner = ${owner}`);
   return rows.rows;
 }
 

@@ -2,7 +2,8 @@
 // person's /wait) is resumed with its remaining time; any other call is answered `interrupted`.
 import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
-import { appendEvent } from "../agents/events.js";
+import { appendEvent, appendEventOnce } from "../agents/events.js";
+import { eventKey } from "../agents/event-keys.js";
 import type { Db } from "../db/client.js";
 import type { ToolCall } from "../llm/model.js";
 import { toolsFor, type AnyTool } from "../tools/registry.js";
@@ -65,12 +66,18 @@ export async function resumeDanglingCalls(
 ): Promise<void> {
   const dangling = await findDanglingCalls(deps.db, agent.id);
   if (!dangling) return;
+  // Keyed and fenced like every result: a stale worker writes none, and a call answered
+  // meanwhile keeps its answer.
+  const epoch = deps.fence ? { epoch: deps.fence.epoch } : {};
   for (const call of dangling.calls.filter((c) => c.name !== "wait")) {
-    await appendEvent(deps.db, agent.id, "tool_result", INTERRUPTED_RESULT, {
-      tool_call_id: call.id,
-      name: call.name,
-      interrupted: true,
-    });
+    await appendEventOnce(
+      deps.db,
+      agent.id,
+      "tool_result",
+      INTERRUPTED_RESULT,
+      { tool_call_id: call.id, name: call.name, interrupted: true },
+      { key: eventKey.toolResult(dangling.eventId, call.id), ...epoch },
+    );
   }
   const waits = dangling.calls
     .filter((c) => c.name === "wait")
@@ -89,6 +96,7 @@ export async function resumeDanglingCalls(
         resumed_wait: true,
         remaining_seconds: left,
       },
+      epoch,
     );
   }
   const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
@@ -103,7 +111,8 @@ export async function resumeDanglingCalls(
       assistantEventId: dangling.eventId,
       signal,
       onWaitProgress: deps.onWaitProgress,
-      leaseOwner: deps.leaseOwner,
+      fence: deps.fence,
+      onLeaseLost: deps.onLeaseLost,
       onWarning: deps.onWarning,
       slot: deps.slot,
     },

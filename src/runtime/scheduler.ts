@@ -53,7 +53,7 @@ export async function startScheduler(
     if (turn && !turn.controller.signal.aborted) turn.controller.abort(new TurnStopped(reason));
   };
 
-  async function launch(agentId: string): Promise<void> {
+  async function launch(agentId: string, epoch: number): Promise<void> {
     const controller = new AbortController();
     let unsubscribe = () => {};
     const done = (async () => {
@@ -63,7 +63,7 @@ export async function startScheduler(
           else if (payload === "interrupt") stopTurn(agentId, "interrupt");
         });
         await runAgent(
-          { ...deps, leaseOwner: owner, onWarning: warn, slot: slotOf(agentId) },
+          { ...deps, fence: { owner, epoch }, onWarning: warn, slot: slotOf(agentId) },
           agentId,
           controller.signal,
         );
@@ -161,7 +161,7 @@ export async function startScheduler(
               await release(deps.db, owner, agent.id);
               break;
             }
-            await launch(agent.id);
+            await launch(agent.id, agent.lease_epoch);
           }
         } while (again && !stopping);
       } catch (err) {

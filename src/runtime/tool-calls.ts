@@ -1,14 +1,15 @@
 // Executes every tool call of one model response: independent calls concurrently, `wait` calls
 // after them (a wait may name a child forked in the same response), results in call order.
+import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { events } from "../agents/events.sql.js";
 import { appendToolResult } from "../agents/events.js";
-import { LeaseLost } from "../agents/errors.js";
+import { eventKey, isDuplicateKey } from "../agents/event-keys.js";
+import { isLeaseLost, type Fence } from "../agents/errors.js";
 import { setState } from "../agents/tree.js";
 import { unreachableLine, withRetry } from "../db/retry.js";
-import { assertLease } from "./leases.js";
 import type { Bus } from "../bus/bus.js";
-import type { Config } from "../config/config.js";
+import { fileAccessFor, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import type { ToolCall } from "../llm/model.js";
 import type { FanInEntry } from "../mail/wait.js";
@@ -38,8 +39,10 @@ export interface ToolRunDeps {
   assistantEventId: number;
   signal: AbortSignal;
   onWaitProgress?: (agentId: string, entries: FanInEntry[]) => void;
-  /** The worker's lease owner: every result and effect is fenced by it (absent: not leased). */
-  leaseOwner?: string;
+  /** The worker's lease: every result and effect carries its epoch (absent: not leased). */
+  fence?: Fence;
+  /** A write was refused for a stale epoch: the turn's other calls stop at once. */
+  onLeaseLost?: () => void;
   onWarning?: (message: string) => void;
   /** The turn's scheduler slot, given back while a `wait` blocks. */
   slot?: Slot;
@@ -75,17 +78,27 @@ export async function runToolCalls(
     signal: deps.signal,
     onRetry: (err: unknown) => deps.onWarning?.(unreachableLine(err)),
   };
+  const epoch = deps.fence?.epoch ?? null;
   if (options.recordCalls !== false) {
+    // Keyed: a retry after a lost reply adds nothing.
     await withRetry(
       () =>
-        db.insert(events).values(
-          calls.map((call) => ({
-            agent_id: agent.id,
-            kind: "tool_call" as const,
-            content: `${call.name}(${call.arguments})`,
-            data: { tool_call_id: call.id, name: call.name, arguments: call.arguments },
-          })),
-        ),
+        db
+          .insert(events)
+          .values(
+            calls.map((call) => ({
+              agent_id: agent.id,
+              kind: "tool_call" as const,
+              content: `${call.name}(${call.arguments})`,
+              data: { tool_call_id: call.id, name: call.name, arguments: call.arguments },
+              key: eventKey.toolCall(deps.assistantEventId, call.id),
+              epoch,
+            })),
+          )
+          .onConflictDoNothing({
+            target: [events.agent_id, events.key],
+            where: sql`key is not null`,
+          }),
       retry,
     );
   }
@@ -96,7 +109,7 @@ export async function runToolCalls(
     const text = summarizeActivities([...running.values()]);
     // The activity line is cosmetic: a failed write (the database away) is dropped, never a
     // rejection left unhandled (which would end the worker thread).
-    shown = shown.then(() => setActivity(db, agent.id, text)).catch(() => undefined);
+    shown = shown.then(() => setActivity(db, agent.id, text, deps.fence)).catch(() => undefined);
     return shown;
   };
   const byName = new Map(deps.tools.map((t) => [t.name, t]));
@@ -115,26 +128,45 @@ export async function runToolCalls(
     if (running.size > 0) void showActivity();
     // A tool that recorded its own result (an effect, a wait) counted the call with it.
     if (outcome.ok && outcome.recordedEventId !== undefined) return;
-    // Retried on transient failures (the outcome is in hand); fenced by the lease.
+    // Retried on transient failures (the outcome is in hand); fenced by the epoch. Keyed: when
+    // an earlier attempt committed but its reply was lost, the database refuses this one.
     await withRetry(
       () =>
-        db.transaction(async (tx) => {
-          if (deps.leaseOwner !== undefined) await assertLease(tx, agent.id, deps.leaseOwner);
-          await appendToolResult(tx, agent.id, outcomeText(outcome), {
-            tool_call_id: call.id,
-            name: call.name,
-            ...(outcome.ok ? {} : { code: outcome.error.code }),
-          });
-        }),
+        db
+          .transaction(async (tx) => {
+            await appendToolResult(
+              tx,
+              agent.id,
+              outcomeText(outcome),
+              {
+                tool_call_id: call.id,
+                name: call.name,
+                ...(outcome.ok ? {} : { code: outcome.error.code }),
+              },
+              {
+                key: eventKey.toolResult(deps.assistantEventId, call.id),
+                epoch: deps.fence?.epoch,
+              },
+            );
+          })
+          .catch((err: unknown) => {
+            if (!isDuplicateKey(err)) throw err;
+          }),
       retry,
     );
   };
+  // A write refused for a stale epoch stops the turn's other calls (a long bash, say) at once.
+  const run = (call: ToolCall) =>
+    runOne(call).catch((err: unknown) => {
+      if (isLeaseLost(err)) deps.onLeaseLost?.();
+      throw err;
+    });
 
   const independent = calls.filter((c) => c.name !== "wait");
-  const settled = await Promise.allSettled(independent.map(runOne));
+  const settled = await Promise.allSettled(independent.map(run));
   const failed = settled.find((s) => s.status === "rejected");
   if (failed) throw failed.reason;
-  for (const call of calls.filter((c) => c.name === "wait")) await runOne(call);
+  for (const call of calls.filter((c) => c.name === "wait")) await run(call);
 }
 
 async function execute(
@@ -151,7 +183,7 @@ async function execute(
     return fail("INVALID_ARGS", `arguments are not valid JSON (${args.message}); nothing was run`);
   }
   const { db, agent, config } = deps;
-  const waitStatus = createWaitStatusWriter(db, agent.id);
+  const waitStatus = createWaitStatusWriter(db, agent.id, deps.fence);
   const ctx: AgentToolContext = {
     cwd: agent.cwd ?? process.cwd(),
     signal: deps.signal,
@@ -160,14 +192,15 @@ async function execute(
     agent,
     limits: config.limits,
     profiles: config.profiles,
+    fileAccess: fileAccessFor(config, agent.profile),
     childBudget: config.budget,
     assistantEventId: deps.assistantEventId,
     toolCallId: call.id,
-    leaseOwner: deps.leaseOwner,
+    fence: deps.fence,
     onWarning: deps.onWarning,
     setWaiting: async (waiting) => {
       if (!waiting) await deps.slot?.reacquire(deps.signal);
-      await withRetry(() => setState(db, agent.id, waiting ? "waiting" : "running"), {
+      await withRetry(() => setState(db, agent.id, waiting ? "waiting" : "running", deps.fence), {
         signal: deps.signal,
       });
     },
@@ -182,7 +215,7 @@ async function execute(
     if (deps.signal.aborted) throw deps.signal.reason;
     return outcome;
   } catch (err) {
-    if (isAbort(err) || deps.signal.aborted || err instanceof LeaseLost) throw err;
+    if (isAbort(err) || deps.signal.aborted || isLeaseLost(err)) throw err;
     return internalFailure(err);
   }
 }

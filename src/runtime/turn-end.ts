@@ -5,7 +5,8 @@ import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { agentChannel, notify } from "../bus/channels.js";
 import type { Db, Queryable } from "../db/client.js";
-import { LeaseLost } from "../agents/errors.js";
+import { LeaseLost, type Fence } from "../agents/errors.js";
+import { eventKey } from "../agents/event-keys.js";
 import { mailText } from "../llm/framing.js";
 
 /** One clear line when a budget is exhausted. Turns are checked only as a new turn starts. */
@@ -31,9 +32,10 @@ export function budgetProblem(agent: AgentRow, startingTurn: boolean): string | 
 
 /**
  * Ends the turn: idle, lease, interrupt request, activity and wait status cleared, listeners
- * told. A dead agent stays dead.
+ * told. A dead agent stays dead. Only inside takePendingMail's transaction, after its row lock:
+ * going idle without looking for mail under that lock could strand mail sent at that moment.
  */
-export async function markIdle(q: Queryable, agentId: string): Promise<void> {
+async function markIdle(q: Queryable, agentId: string): Promise<void> {
   const rows = await q.execute(sql`
     update agents set state = 'idle', lease_owner = null, lease_expires_at = null,
                       interrupt_requested_at = null, last_activity_at = now(),
@@ -53,18 +55,22 @@ export { mailText };
 export async function takePendingMail(
   db: Db,
   agent: AgentRow,
-  /** The worker's lease owner: a worker that lost the lease takes nothing (LeaseLost). */
-  leaseOwner?: string,
+  /** The worker's lease: a worker that lost it takes nothing (LeaseLost). */
+  fence?: Fence,
+  /** An interrupt ends this turn: its request is cleared, so mail taken in runs a new turn. */
+  options: { endInterrupt?: boolean } = {},
 ): Promise<"continue" | "idle"> {
+  const epoch = fence?.epoch ?? null;
   return db.transaction(async (tx) => {
     // The row lock orders this against a concurrent send's wake-up (which needs the same row).
-    const locked = await tx.execute<{ state: string; lease_owner: string | null }>(
-      sql`select state, lease_owner from agents where id = ${agent.id} for update`,
+    const locked = await tx.execute<{ state: string; lease_owner: string | null; epoch: string }>(
+      sql`select state, lease_owner, lease_epoch as epoch from agents where id = ${agent.id} for update`,
     );
-    if (leaseOwner !== undefined && locked.rows[0]?.lease_owner !== leaseOwner) {
+    const row = locked.rows[0];
+    if (fence && (row?.lease_owner !== fence.owner || Number(row.epoch) !== fence.epoch)) {
       throw new LeaseLost(agent.id);
     }
-    if (locked.rows[0]?.state === "dead") return "idle";
+    if (row?.state === "dead") return "idle";
     const pending = await tx.execute<{
       id: string;
       kind: string;
@@ -83,9 +89,10 @@ export async function takePendingMail(
           // The person's queued input becomes their message, exactly as typed.
           await tx.execute(sql`
             with e as (
-              insert into events (agent_id, kind, content, data)
+              insert into events (agent_id, kind, content, data, key, epoch)
               values (${agent.id}, 'user', ${m.body},
-                      ${JSON.stringify({ input_id: Number(m.id) })}::jsonb)
+                      ${JSON.stringify({ input_id: Number(m.id) })}::jsonb,
+                      ${eventKey.mail(Number(m.id))}, ${epoch})
               returning id)
             update mail set consumed_at = now(), consumed_by_event = (select id from e)
              where id = ${m.id}`);
@@ -93,12 +100,19 @@ export async function takePendingMail(
         }
         await tx.execute(sql`
           with e as (
-            insert into events (agent_id, kind, content, data)
+            insert into events (agent_id, kind, content, data, key, epoch)
             values (${agent.id}, 'mail_in', ${mailText(m.from_name ?? "human", m.from_id, m.body)},
-                    ${JSON.stringify({ mail_id: Number(m.id), from: m.from_id, from_name: m.from_name ?? "human", message: m.body })}::jsonb)
+                    ${JSON.stringify({ mail_id: Number(m.id), from: m.from_id, from_name: m.from_name ?? "human", message: m.body })}::jsonb,
+                    ${eventKey.mail(Number(m.id))}, ${epoch})
             returning id)
           update mail set consumed_at = now(), consumed_by_event = (select id from e)
            where id = ${m.id}`);
+      }
+      if (options.endInterrupt) {
+        await tx.execute(
+          sql`update agents set interrupt_requested_at = null, activity = null, wait_status = null
+               where id = ${agent.id}`,
+        );
       }
       return "continue";
     }

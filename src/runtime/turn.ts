@@ -4,7 +4,9 @@
 import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { agents } from "../agents/agents.sql.js";
-import { appendEvent, listEvents } from "../agents/events.js";
+import { appendEvent, appendEventOnce, listEvents } from "../agents/events.js";
+import { eventKey } from "../agents/event-keys.js";
+import { isLeaseLost, type Fence } from "../agents/errors.js";
 import { getAgent } from "../agents/refs.js";
 import type { Bus } from "../bus/bus.js";
 import { modelProblem, type Config } from "../config/config.js";
@@ -12,7 +14,7 @@ import type { Db } from "../db/client.js";
 import { ModelError, type Model } from "../llm/model.js";
 import type { FanInEntry } from "../mail/wait.js";
 import { isTransient, shownError, unreachableLine, withRetry } from "../db/retry.js";
-import { assertLease, LeaseLost } from "./leases.js";
+import { LeaseLost } from "./leases.js";
 import { toolsFor, toolSpecs } from "../tools/registry.js";
 import { createStreamPublisher, endStream, setActivity } from "../feed/publish.js";
 import type { EventRow } from "../agents/events.sql.js";
@@ -20,8 +22,9 @@ import { isPersonCall } from "./person-wait.js";
 import { completeFitting, fitContext } from "./compaction.js";
 import { findDanglingCalls, resumeDanglingCalls } from "./resume.js";
 import { runToolCalls } from "./tool-calls.js";
+import type { ToolCall } from "../llm/model.js";
 import { addUsage } from "./usage-counters.js";
-import { budgetProblem, markIdle, takePendingMail } from "./turn-end.js";
+import { budgetProblem, takePendingMail } from "./turn-end.js";
 
 export interface TurnDeps {
   db: Db;
@@ -30,8 +33,10 @@ export interface TurnDeps {
   config: Config;
   /** One-line notices for people (e.g. "database unreachable …; retrying"). */
   onWarning?: (message: string) => void;
-  /** The lease owner of the worker running the turn: its writes are fenced by it (leases.ts). */
-  leaseOwner?: string;
+  /** The lease of the worker running the turn: every write carries its epoch (errors.ts Fence). */
+  fence?: Fence;
+  /** A write was refused for a stale epoch: stop everything the turn does (set by runAgent). */
+  onLeaseLost?: () => void;
   onWaitProgress?: (agentId: string, entries: FanInEntry[]) => void;
   /** The scheduler slot of this turn, given back while it blocks in `wait` (absent: none). */
   slot?: Slot;
@@ -74,14 +79,26 @@ export async function runAgent(
   agentId: string,
   signal: AbortSignal,
 ): Promise<void> {
+  // The turn's own signal also aborts when one of its writes is refused for a stale epoch: a
+  // worker that lost its lease abandons its model call and tools at once.
+  const turn = new AbortController();
+  const follow = () => turn.abort(signal.reason);
+  if (signal.aborted) follow();
+  else signal.addEventListener("abort", follow, { once: true });
+  const lost = () => {
+    if (!turn.signal.aborted) turn.abort(new TurnStopped("lease-lost"));
+  };
+  const inner: TurnDeps = { ...deps, onLeaseLost: lost };
   try {
-    await withRetry(() => runAgentLoop(deps, agentId, signal), {
-      signal,
+    await withRetry(() => runAgentLoop(inner, agentId, turn.signal), {
+      signal: turn.signal,
       onRetry: (err) => deps.onWarning?.(unreachableLine(err)),
     });
   } catch (err) {
-    if (err instanceof LeaseLost) return;
+    if (isLeaseLost(err) || stopReason(turn.signal) === "lease-lost") return;
     throw err;
+  } finally {
+    signal.removeEventListener("abort", follow);
   }
 }
 
@@ -92,6 +109,9 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
   while (true) {
     const agent = await getAgent(db, agentId);
     if (!agent || agent.state === "dead") return;
+    // Checked on every pass, so a worker back from an outage longer than its lease stops here
+    // (its writes would be refused anyway: the epoch is checked by the database).
+    if (deps.fence && !holds(agent, deps.fence)) throw new LeaseLost(agent.id);
     const reason = stopReason(signal) ?? (agent.interrupt_requested_at ? "interrupt" : undefined);
     if (reason) return handleStop(deps, agent, reason);
     if (resuming) {
@@ -109,20 +129,20 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     if (!last || turnIsOver(events, last)) {
       // The model has answered (or the person's /wait or an interrupt ended the turn): the turn
       // is over unless mail or input arrived meanwhile.
-      if ((await takePendingMail(db, agent, deps.leaseOwner)) === "idle") return;
+      if ((await takePendingMail(db, agent, deps.fence)) === "idle") return;
       continue;
     }
     const startingTurn = last.kind === "user" || last.kind === "mail_in";
     const problem = budgetProblem(agent, startingTurn) ?? modelProblem(deps.config.model);
     if (problem) {
-      await appendEvent(db, agent.id, "error", problem);
+      await appendEvent(db, agent.id, "error", problem, undefined, stamp(deps));
       // Like any end of turn, mail that arrived meanwhile is taken in, never stranded under an
       // idle agent; it cannot loop: each pass consumes the mail it finds.
-      if ((await takePendingMail(db, agent, deps.leaseOwner)) === "idle") return;
+      if ((await takePendingMail(db, agent, deps.fence)) === "idle") return;
       continue;
     }
-    if (startingTurn) await countTurn(db, agent.id);
-    if (!(await guarded(deps, agent, signal, () => step(deps, agent, signal)))) return;
+    if (startingTurn) await countTurn(db, agent.id, last.id, deps.fence);
+    if (!(await guarded(deps, agent, signal, () => step(deps, agent, last.id, signal)))) return;
   }
 }
 
@@ -142,15 +162,22 @@ async function guarded(
     return true;
   } catch (err) {
     // Not the turn's failure: runAgent retries the loop, or stops writing (lease lost).
-    if (err instanceof LeaseLost || (isTransient(err) && !signal.aborted)) throw err;
+    if (isLeaseLost(err) || (isTransient(err) && !signal.aborted)) throw err;
     const stopped = stopReason(signal);
     if (stopped) {
       await handleStop(deps, (await getAgent(deps.db, agent.id)) ?? agent, stopped);
       return false;
     }
     const what = err instanceof ModelError ? "model error" : "internal error";
-    await appendEvent(deps.db, agent.id, "error", `${what}: ${shownError(err)}`);
-    return (await takePendingMail(deps.db, agent, deps.leaseOwner)) === "continue";
+    await appendEvent(
+      deps.db,
+      agent.id,
+      "error",
+      `${what}: ${shownError(err)}`,
+      undefined,
+      stamp(deps),
+    );
+    return (await takePendingMail(deps.db, agent, deps.fence)) === "continue";
   }
 }
 
@@ -181,17 +208,41 @@ async function lastTurnBoundary(db: Db, agentId: string): Promise<number | undef
   return id === undefined ? undefined : Number(id) - 1;
 }
 
-/** One model call and the tool calls it asked for. */
-async function step(deps: TurnDeps, agent: AgentRow, signal: AbortSignal): Promise<void> {
+/** Does `fence` still hold the agent's lease (as the row read last says)? */
+function holds(agent: AgentRow, fence: Fence): boolean {
+  return agent.lease_owner === fence.owner && agent.lease_epoch === fence.epoch;
+}
+
+/** The stamp of a turn's write: its epoch, checked by the database (events_fence). */
+function stamp(deps: TurnDeps, key?: string): { key?: string; epoch?: number } {
+  return {
+    ...(key === undefined ? {} : { key }),
+    ...(deps.fence ? { epoch: deps.fence.epoch } : {}),
+  };
+}
+
+/**
+ * One model call and the tool calls it asked for. `tail` is the last event of the context the
+ * model answers: the assistant event is keyed by it, so an answer is recorded once.
+ */
+async function step(
+  deps: TurnDeps,
+  agent: AgentRow,
+  tail: number,
+  signal: AbortSignal,
+): Promise<void> {
   const { db, config } = deps;
   const profile = agent.profile ? config.profiles[agent.profile] : undefined;
   const tools = toolsFor(profile);
   const modelName = agent.model ?? config.model.name ?? "";
   // Compacted first when it would not fit the model's context window (compaction.ts).
   const messages = await fitContext(deps, agent, modelName, toolSpecs(tools), signal);
-  await setActivity(db, agent.id, "thinking");
+  await setActivity(db, agent.id, "thinking", deps.fence);
   // Partial text reaches feeds through agent_streams; the assistant event then replaces it.
-  const stream = createStreamPublisher(db, agent);
+  const stream = createStreamPublisher(db, agent, {
+    fence: deps.fence,
+    onFenced: deps.onLeaseLost,
+  });
   const response = await completeFitting(deps, agent, {
     model: modelName,
     messages,
@@ -205,31 +256,39 @@ async function step(deps: TurnDeps, agent: AgentRow, signal: AbortSignal): Promi
     throw err;
   });
   await stream.settle();
-  // Retried on its own, so that a response the model already gave is not lost to a blip.
-  const assistant = await withRetry(
+  // Retried on its own, so that a response the model already gave is not lost to a blip. Keyed by
+  // the request it answers: when a retry finds the answer recorded (its first commit's reply was
+  // lost), it goes on with that one and counts its tokens once. The epoch fences the write.
+  const { row: assistant, fresh } = await withRetry(
     () =>
       db.transaction(async (tx) => {
-        if (deps.leaseOwner !== undefined) await assertLease(tx, agent.id, deps.leaseOwner);
-        const event = await appendEvent(tx, agent.id, "assistant", response.text, {
-          tool_calls: response.toolCalls,
-          finish_reason: response.finishReason,
-          usage: response.usage,
-          // Kept for people (the TUI shows it dimmed); context.ts never sends it back to a model.
-          ...(response.reasoning ? { reasoning: response.reasoning } : {}),
-        });
-        await tx
-          .update(agents)
-          .set({
-            ...addUsage(response.usage),
-            last_activity_at: sql`now()`,
-          })
-          .where(sql`${agents.id} = ${agent.id}`);
+        const recorded = await appendEventOnce(
+          tx,
+          agent.id,
+          "assistant",
+          response.text,
+          {
+            tool_calls: response.toolCalls,
+            finish_reason: response.finishReason,
+            usage: response.usage,
+            // Kept for people (the TUI shows it dimmed); context.ts never sends it back to a model.
+            ...(response.reasoning ? { reasoning: response.reasoning } : {}),
+          },
+          { key: eventKey.assistant(tail), ...stamp(deps) },
+        );
+        if (recorded.fresh) {
+          await tx
+            .update(agents)
+            .set({ ...addUsage(response.usage), last_activity_at: sql`now()` })
+            .where(sql`${agents.id} = ${agent.id}`);
+        }
         await endStream(tx, agent);
-        return event;
+        return recorded;
       }),
     { signal },
   );
-  if (response.toolCalls.length === 0) return;
+  const calls = fresh ? response.toolCalls : recordedCalls(assistant.data);
+  if (calls.length === 0) return;
   await runToolCalls(
     {
       db,
@@ -240,26 +299,43 @@ async function step(deps: TurnDeps, agent: AgentRow, signal: AbortSignal): Promi
       assistantEventId: assistant.id,
       signal,
       onWaitProgress: deps.onWaitProgress,
-      leaseOwner: deps.leaseOwner,
+      fence: deps.fence,
+      onLeaseLost: deps.onLeaseLost,
       onWarning: deps.onWarning,
       slot: deps.slot,
     },
-    response.toolCalls,
+    calls,
   );
 }
 
-async function countTurn(db: Db, agentId: string): Promise<void> {
+function recordedCalls(data: Record<string, unknown> | null): ToolCall[] {
+  return Array.isArray(data?.tool_calls) ? (data.tool_calls as ToolCall[]) : [];
+}
+
+/**
+ * Counts the turn that event `startId` started, once: a turn resumed after a crash (or retried
+ * after a lost reply) finds it counted already.
+ */
+async function countTurn(db: Db, agentId: string, startId: number, fence?: Fence): Promise<void> {
   await db
     .update(agents)
-    .set({ turns: sql`${agents.turns} + 1`, last_activity_at: sql`now()` })
-    .where(sql`${agents.id} = ${agentId}`);
+    .set({
+      turns: sql`${agents.turns} + 1`,
+      turn_counted_event: startId,
+      last_activity_at: sql`now()`,
+      ...(fence ? { lease_epoch: fence.epoch } : {}),
+    })
+    .where(
+      sql`${agents.id} = ${agentId}
+          and (${agents.turn_counted_event} is null or ${agents.turn_counted_event} < ${startId})`,
+    );
 }
 
-/** Goes idle and gives up the lease; a dead agent stays dead. */
-export async function goIdle(db: Db, agentId: string): Promise<void> {
-  await db.transaction((tx) => markIdle(tx, agentId));
-}
-
+/**
+ * A stop from outside. An interrupt answers the calls left open and records it, then ends the
+ * turn like any other end: pending mail is taken in (the agent runs again at once, on a fresh
+ * claim) or the agent goes idle. Death, a lost lease and shutdown write nothing.
+ */
 async function handleStop(deps: TurnDeps, agent: AgentRow, reason: StopReason): Promise<void> {
   if (reason !== "interrupt" || agent.state === "dead") return;
   const note = "interrupted by the person";
@@ -267,27 +343,36 @@ async function handleStop(deps: TurnDeps, agent: AgentRow, reason: StopReason): 
     deps.db,
     agent.id,
     JSON.stringify({ error: { code: "INTERNAL", message: note } }),
+    deps.fence,
   );
-  await appendEvent(deps.db, agent.id, "interrupted", note);
-  await goIdle(deps.db, agent.id);
+  await appendEvent(deps.db, agent.id, "interrupted", note, undefined, stamp(deps));
+  await takePendingMail(deps.db, agent, deps.fence, { endInterrupt: true });
 }
 
 /**
  * Gives every tool call of the last assistant message that has no result an `interrupted`
- * result (interrupts), so the model sees each call answered.
+ * result (interrupts), so the model sees each call answered. Keyed like any result: a call
+ * answered meanwhile keeps its answer.
  */
 export async function closeDanglingCalls(
   db: Db,
   agentId: string,
   content: string,
+  fence?: Fence,
 ): Promise<number> {
-  const missing = (await findDanglingCalls(db, agentId))?.calls ?? [];
-  for (const call of missing) {
-    await appendEvent(db, agentId, "tool_result", content, {
-      tool_call_id: call.id,
-      name: call.name,
-      interrupted: true,
-    });
+  const dangling = await findDanglingCalls(db, agentId);
+  for (const call of dangling?.calls ?? []) {
+    await appendEventOnce(
+      db,
+      agentId,
+      "tool_result",
+      content,
+      { tool_call_id: call.id, name: call.name, interrupted: true },
+      {
+        key: eventKey.toolResult(dangling!.eventId, call.id),
+        ...(fence ? { epoch: fence.epoch } : {}),
+      },
+    );
   }
-  return missing.length;
+  return dangling?.calls.length ?? 0;
 }

@@ -1,10 +1,10 @@
 // What the agent tools (fork, send, wait, kill) need beyond a working directory: the database,
 // the bus, who is calling, and the limits and profiles in force.
 import type { AgentRow } from "../agents/agents.sql.js";
-import { isAgentError, LeaseLost } from "../agents/errors.js";
+import { isAgentError, isLeaseLost, type Fence } from "../agents/errors.js";
 import type { Limits } from "../agents/limits.js";
 import type { Bus } from "../bus/bus.js";
-import type { Profile } from "../config/config.js";
+import type { FileAccess, Profile } from "../config/config.js";
 import type { Budget } from "../agents/agents.sql.js";
 import type { Db } from "../db/client.js";
 import type { FanInEntry } from "../mail/wait.js";
@@ -16,16 +16,19 @@ export interface AgentToolContext extends BaseToolContext {
   agent: AgentRow;
   limits: Limits;
   profiles: Record<string, Profile>;
+  /** How far the file tools reach (paths.ts): the config's, or the agent's profile's. */
+  fileAccess: FileAccess;
   /** Budget given to children that name no budget of their own. */
   childBudget: Budget;
   /** The assistant event whose response made this call (the `inherit` cutoff for fork). */
   assistantEventId: number;
   toolCallId: string;
   /**
-   * The lease owner of the worker running this turn: fenced effects (effects.ts) commit only
-   * while it still holds the caller's lease. Absent outside a leased turn (the person's commands).
+   * The lease of the worker running this turn: fenced effects (effects.ts) commit only while it
+   * still holds the caller's lease, and every event they write carries its epoch. Absent outside
+   * a leased turn (the person's commands).
    */
-  leaseOwner?: string;
+  fence?: Fence;
   /** One-line notices for people (e.g. the database is being retried). */
   onWarning?: (message: string) => void;
   /**
@@ -42,7 +45,7 @@ export interface AgentToolContext extends BaseToolContext {
 /** Turns an AgentError into its error outcome; anything else is INTERNAL. */
 export function failure(err: unknown): ToolOutcome {
   // Not the tool's failure: the turn stops without writing anything more.
-  if (err instanceof LeaseLost) throw err;
+  if (isLeaseLost(err)) throw err;
   if (isAgentError(err)) return fail(err.code, err.message);
   return internalFailure(err);
 }

@@ -1,9 +1,12 @@
 // Effects happen once (SPEC §3): fork, send and kill commit their effect in the same transaction
-// as their `tool_result` event. That transaction is fenced by the lease (the effect checks that
-// this worker still holds the caller's lease, in lock order) and retried whole on transient
-// database failures; a call whose result is already recorded is never executed again.
-import { sql } from "drizzle-orm";
+// as their `tool_result` event, keyed by the call (event-keys.ts) and stamped with the turn's
+// lease epoch, so the database refuses both a second result for the call and a stale worker's.
+// The transaction is retried whole on transient failures; a retry (whose earlier attempt may have
+// committed with its reply lost) first reads what was recorded, and a duplicate refused by the
+// key is answered with the recorded result: the effect is never committed twice.
 import { appendToolResult } from "../agents/events.js";
+import { eventKey, isDuplicateKey, recordedEvent } from "../agents/event-keys.js";
+import { isAgentError } from "../agents/errors.js";
 import type { Queryable } from "../db/client.js";
 import { unreachableLine, withRetry } from "../db/retry.js";
 import type { AgentToolContext } from "./agent-context.js";
@@ -11,15 +14,10 @@ import type { ToolOutcome } from "./tool.js";
 
 /** The result this very call already committed (a replay after a crash or a retry), if any. */
 async function recordedResult(
-  tx: Queryable,
+  q: Queryable,
   ctx: AgentToolContext,
 ): Promise<ToolOutcome | undefined> {
-  const rows = await tx.execute<{ id: string; content: string }>(sql`
-    select id, content from events
-     where agent_id = ${ctx.agent.id} and kind = 'tool_result' and id > ${ctx.assistantEventId}
-       and data->>'tool_call_id' = ${ctx.toolCallId}
-     order by id limit 1`);
-  const row = rows.rows[0];
+  const row = await recordedEvent(q, ctx.agent.id, resultKey(ctx));
   if (!row) return undefined;
   let value: unknown = row.content;
   try {
@@ -27,12 +25,16 @@ async function recordedResult(
   } catch {
     // Recorded as plain text: pass it on as it is.
   }
-  return { ok: true, value, recordedEventId: Number(row.id) };
+  return { ok: true, value, recordedEventId: row.id };
+}
+
+function resultKey(ctx: AgentToolContext): string {
+  return eventKey.toolResult(ctx.assistantEventId, ctx.toolCallId);
 }
 
 /**
  * Runs `effect` and records its value as this call's `tool_result`, atomically. `effect` must
- * lock its rows in lock order and check the lease with `ctx.leaseOwner` (throwing LeaseLost);
+ * lock its rows in lock order and check the lease with `ctx.fence` (throwing LeaseLost);
  * an AgentError from it rolls everything back and becomes the tool's error result as usual.
  */
 export async function commitEffect(
@@ -41,17 +43,32 @@ export async function commitEffect(
   effect: (tx: Queryable) => Promise<unknown>,
 ): Promise<ToolOutcome> {
   return withRetry(
-    () =>
-      ctx.db.transaction(async (tx) => {
-        const recorded = await recordedResult(tx, ctx);
+    async (attempt) => {
+      if (attempt > 1) {
+        const recorded = await recordedResult(ctx.db, ctx);
         if (recorded) return recorded;
-        const value = await effect(tx);
-        const event = await appendToolResult(tx, ctx.agent.id, JSON.stringify(value), {
-          tool_call_id: ctx.toolCallId,
-          name: tool,
+      }
+      try {
+        return await ctx.db.transaction(async (tx) => {
+          const value = await effect(tx);
+          const event = await appendToolResult(
+            tx,
+            ctx.agent.id,
+            JSON.stringify(value),
+            { tool_call_id: ctx.toolCallId, name: tool },
+            { key: resultKey(ctx), epoch: ctx.fence?.epoch },
+          );
+          return { ok: true as const, value, recordedEventId: event.id };
         });
-        return { ok: true as const, value, recordedEventId: event.id };
-      }),
+      } catch (err) {
+        // This call's result is recorded already (a replay): that one stands, this rolled back.
+        // A replayed effect may also fail on its own first effect (kill: "already dead").
+        const replay = isDuplicateKey(err) || isAgentError(err);
+        const recorded = replay ? await recordedResult(ctx.db, ctx) : undefined;
+        if (recorded) return recorded;
+        throw err;
+      }
+    },
     { signal: ctx.signal, onRetry: (err) => ctx.onWarning?.(unreachableLine(err)) },
   );
 }

@@ -81,7 +81,7 @@ export const forkTool: Tool<AgentToolContext> = {
           tx,
           ctx.agent.id,
           {
-            leaseOwner: ctx.leaseOwner,
+            leaseOwner: ctx.fence?.owner,
             name,
             prompt,
             context: context === "fresh" ? "fresh" : "inherit",

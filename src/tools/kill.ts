@@ -37,7 +37,7 @@ export const killTool: Tool<AgentToolContext> = {
         const killed = await killAgentIn(tx, {
           targetId: target.id,
           byAgentId: ctx.agent.id,
-          leaseOwner: ctx.leaseOwner,
+          leaseOwner: ctx.fence?.owner,
         });
         return { killed };
       });

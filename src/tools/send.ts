@@ -56,7 +56,7 @@ export const sendTool: Tool<AgentToolContext> = {
           toId: recipient.id,
           body: message,
           maxBytes: ctx.limits.maxMessageBytes,
-          leaseOwner: ctx.leaseOwner,
+          leaseOwner: ctx.fence?.owner,
         });
         return {
           status: "sent",

@@ -1,5 +1,6 @@
 // wait {timeout, from_agents?}: the oldest mail, or fan-in over several agents. The result is
 // recorded by waitForMail itself, in the same statement/transaction that consumes the mail.
+import { eventKey } from "../agents/event-keys.js";
 import { resolveAgentRef } from "../agents/refs.js";
 import { unreachableLine, withRetry } from "../db/retry.js";
 import { waitForMail } from "../mail/wait.js";
@@ -74,17 +75,24 @@ export const waitTool: Tool<AgentToolContext> = {
       if (timeout > 0) await ctx.setWaiting(true);
       try {
         const left = () => Math.max(0, timeout - (Date.now() - started) / 1000);
+        // Keyed by the call: a retry after a commit whose reply was lost returns what that
+        // attempt took (replay), and the database refuses a second result for the call.
         const outcome = await withRetry(
-          () =>
+          (attempt) =>
             waitForMail(ctx.db, ctx.bus, {
               agentId: ctx.agent.id,
               timeoutSeconds: left(),
               fromAgents,
               signal: ctx.signal,
-              record: { kind: "tool_result", data: { tool_call_id: ctx.toolCallId, name: "wait" } },
+              record: {
+                kind: "tool_result",
+                data: { tool_call_id: ctx.toolCallId, name: "wait" },
+                key: eventKey.toolResult(ctx.assistantEventId, ctx.toolCallId),
+              },
+              replay: attempt > 1,
               onProgress: ctx.onWaitProgress,
               onBlock: ctx.onBlocked,
-              leaseOwner: ctx.leaseOwner,
+              fence: ctx.fence,
             }),
           retry,
         );

@@ -30,7 +30,10 @@ async function leasedContext(): Promise<AgentToolContext> {
     sql`update agents set lease_owner = 'w1', state = 'running' where id = ${root.id}`,
   );
   const assistant = await appendEvent(db, root.id, "assistant", "", { tool_calls: [] });
-  return toolContext(db, bus(), root.id, { leaseOwner: "w1", assistantEventId: assistant.id });
+  return toolContext(db, bus(), root.id, {
+    fence: { owner: "w1", epoch: 0 },
+    assistantEventId: assistant.id,
+  });
 }
 
 async function count(table: "mail" | "agents", where = sql`true`): Promise<number> {

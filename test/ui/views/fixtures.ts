@@ -41,6 +41,8 @@ export function agent(fields: Partial<AgentRow> & { name: string }): AgentRow {
     busy_since: null,
     lease_owner: null,
     lease_expires_at: null,
+    lease_epoch: 0,
+    turn_counted_event: null,
     interrupt_requested_at: null,
     activity: null,
     wait_status: null,
@@ -63,6 +65,8 @@ export function event(
     content,
     data,
     created_at: new Date(NOW),
+    key: null,
+    epoch: null,
     ...fields,
   };
 }
