@@ -170,6 +170,22 @@ describe("silence", () => {
     expect(await query).toEqual([{ n: 42 }]);
   });
 
+  it("can begin at a committed write, its reply kept until resume()", async () => {
+    const client = await connect(proxy.urlFor(database().url));
+    proxy.dropCommits({ statement: /values \(40,/, action: "silence" });
+    let answered = false;
+    const insert = client.query("insert into proxied values (40, 'held')").then(() => {
+      answered = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(answered).toBe(false);
+    expect((await rowsIn()).map((r) => r.id)).toEqual([40]);
+    expect(proxy.dropped()).toHaveLength(1);
+    proxy.resume();
+    await insert;
+    expect(answered).toBe(true);
+  });
+
   it("cut() ends every connection", async () => {
     const client = await connect(proxy.urlFor(database().url));
     proxy.cut();

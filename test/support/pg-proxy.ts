@@ -138,6 +138,11 @@ export interface DropPolicy {
   statement?: RegExp;
   /** Seed of the random source (default 1), so a failing run can be replayed. */
   seed?: number;
+  /**
+   * "cut" (default): destroy both sockets instead of forwarding the reply. "silence": keep the
+   * reply and make the whole proxy silent (see silence()) from that moment, until resume().
+   */
+  action?: "cut" | "silence";
 }
 
 export interface DroppedCommit {
@@ -150,7 +155,8 @@ export interface PgProxy {
   port: number;
   /** `url` with its host and port replaced by the proxy's. */
   urlFor(url: string): string;
-  /** From now on, cut the connection instead of forwarding the reply of these committed writes. */
+  /** From now on, cut the connection (or go silent) instead of forwarding the reply of these
+   *  committed writes. */
   dropCommits(policy: DropPolicy): void;
   /** Forward every reply again. */
   stopDropping(): void;
@@ -292,7 +298,10 @@ export async function startPgProxy(targetHost: string, targetPort: number): Prom
     const fromServer = (chunk: Buffer) => {
       for (const message of serverReader.push(chunk)) {
         const verdict = tracker.fromServer(message);
-        if (verdict === "commit" && shouldDrop(tracker.writes)) return destroy(pair);
+        if (verdict === "commit" && shouldDrop(tracker.writes)) {
+          if (policy?.action !== "silence") return destroy(pair);
+          silent = true;
+        }
         if (verdict === "commit") tracker.writes = [];
         if (verdict === "hold") held.push(message.raw);
         else if (held.length) {
