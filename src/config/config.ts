@@ -7,12 +7,17 @@ import { DEFAULT_LIMITS, type Limits } from "../agents/limits.js";
 
 type Env = Record<string, string | undefined>;
 
+/** How far the file tools reach: the agent's working directory only, or anywhere. */
+export type FileAccess = "cwd" | "any";
+
 export interface Profile {
   system_prompt?: string;
   /** Tool names this profile may use (default: all). */
   tools?: string[];
   model?: string;
   budget?: Budget;
+  /** Overrides the top-level `file_access` for agents of this profile. */
+  file_access?: FileAccess;
 }
 
 export interface ModelConfig {
@@ -34,6 +39,8 @@ export interface Config {
   /** Budget for root agents. */
   rootBudget: Budget;
   profiles: Record<string, Profile>;
+  /** Where the file tools may reach, unless the agent's profile says otherwise (fileAccessFor). */
+  fileAccess: FileAccess;
   /** Worker threads that run agent turns. */
   workerThreads: number;
   /** Agents one process runs at once (across its threads). */
@@ -75,6 +82,7 @@ interface FileConfig {
   worker_threads?: number;
   concurrency?: number;
   lease_seconds?: number;
+  file_access?: FileAccess;
 }
 
 function readFileConfig(file: string): FileConfig {
@@ -112,6 +120,9 @@ export function loadConfig(env: Env = process.env): Config {
     if (!(key in limits)) throw new ConfigError(`unknown limit "${key}" in ${file}`);
     limits[key as keyof Limits] = positive(value, `limits.${key}`, limits[key as keyof Limits]);
   }
+  for (const [name, profile] of Object.entries(fc.profiles ?? {})) {
+    fileAccessSetting(profile?.file_access, `profiles.${name}.file_access`);
+  }
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
   const baseURL = env.OPENAI_BASE_URL || fc.base_url || undefined;
   return {
@@ -145,6 +156,7 @@ export function loadConfig(env: Env = process.env): Config {
       positive(env.WARREN_LEASE_SECONDS ?? fc.lease_seconds, "lease_seconds", 30),
     ),
     listenUrl: listenUrlSetting(env.WARREN_LISTEN_URL),
+    fileAccess: fileAccessSetting(fc.file_access, "file_access") ?? "cwd",
     configPath: fs.existsSync(file) ? file : undefined,
   };
 }
@@ -156,6 +168,18 @@ function listenUrlSetting(value: string | undefined): string | null | undefined 
     throw new ConfigError('WARREN_LISTEN_URL must be a postgres:// URL or "off"');
   }
   return value;
+}
+
+function fileAccessSetting(value: unknown, name: string): FileAccess | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value === "cwd" || value === "any") return value;
+  throw new ConfigError(`${name} must be "cwd" or "any", got ${JSON.stringify(value)}`);
+}
+
+/** The file access of an agent with profile `profileName`: the profile's, else the config's. */
+export function fileAccessFor(config: Config, profileName: string | null | undefined): FileAccess {
+  const profile = profileName ? config.profiles[profileName] : undefined;
+  return profile?.file_access ?? config.fileAccess;
 }
 
 /** The URL the LISTEN connection uses beside the database at `databaseUrl`; null: LISTEN off. */

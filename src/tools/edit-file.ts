@@ -1,6 +1,14 @@
 // The edit_file tool: replaces one exact, unique occurrence of a string in a text file.
 import { readFile, writeFile } from "node:fs/promises";
-import { checkArgs, displayPath, guarded, isBinary, objectSchema, resolvePath } from "./paths.js";
+import {
+  allowedPath,
+  checkArgs,
+  displayPath,
+  guarded,
+  isBinary,
+  objectSchema,
+  type FileToolContext,
+} from "./paths.js";
 import { fail, ok, type Tool } from "./tool.js";
 
 const parameters = objectSchema(
@@ -35,7 +43,7 @@ function occurrences(text: string, needle: string): number[] {
   return found;
 }
 
-export const editFileTool: Tool = {
+export const editFileTool: Tool<FileToolContext> = {
   name: "edit_file",
   description:
     "Replace old_string with new_string in a file. old_string must match the file's text " +
@@ -47,7 +55,9 @@ export const editFileTool: Tool = {
       const checked = checkArgs<EditArgs>(parameters, args);
       if (!checked.ok) return checked;
       const { old_string: oldString, new_string: newString } = checked.value;
-      const absolute = resolvePath(ctx.cwd, checked.value.path);
+      const allowed = await allowedPath(ctx, checked.value.path);
+      if (!allowed.ok) return allowed;
+      const absolute = allowed.value;
       const shown = displayPath(ctx.cwd, absolute);
       if (oldString === newString) {
         return fail("INVALID_ARGS", "old_string and new_string are identical; nothing to change");

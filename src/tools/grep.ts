@@ -3,8 +3,17 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
-import { globToRegExp, walkFiles } from "./glob.js";
-import { checkArgs, displayPath, guarded, objectSchema, resolvePath } from "./paths.js";
+import { FILES_PER_TURN, MAX_VISITED, walkFiles } from "./glob.js";
+import { compileGlob, nextTurn, type GlobMatcher } from "./glob-match.js";
+import {
+  allowedPath,
+  checkArgs,
+  confinement,
+  displayPath,
+  guarded,
+  objectSchema,
+  type FileToolContext,
+} from "./paths.js";
 import { errorMessage, fail, ok, type Tool } from "./tool.js";
 
 const MAX_MATCHES = 500;
@@ -121,7 +130,7 @@ function matchInWorker(
   });
 }
 
-export const grepTool: Tool = {
+export const grepTool: Tool<FileToolContext> = {
   name: "grep",
   description:
     "Search file contents for a JavaScript regular expression; returns matching lines as " +
@@ -138,14 +147,29 @@ export const grepTool: Tool = {
       } catch (err) {
         return fail("INVALID_ARGS", `invalid regular expression: ${errorMessage(err)}`);
       }
-      const root = resolvePath(ctx.cwd, checked.value.path ?? ".");
+      let filter: GlobMatcher | undefined;
+      if (glob !== undefined) {
+        const compiled = compileGlob(glob);
+        if (!compiled.ok) return compiled;
+        filter = compiled.value;
+      }
+      const allowed = await allowedPath(ctx, checked.value.path ?? ".");
+      if (!allowed.ok) return allowed;
+      const root = allowed.value;
       const files: [string, string][] = [];
+      let incomplete = false;
       if ((await stat(root)).isFile()) {
         files.push([root, displayPath(ctx.cwd, root)]);
       } else {
-        const filter = glob === undefined ? undefined : globToRegExp(glob);
         const byName = glob !== undefined && !glob.includes("/");
-        for await (const rel of walkFiles(root, ctx.signal)) {
+        const walk = { signal: ctx.signal, inside: await confinement(ctx) };
+        let visited = 0;
+        for await (const rel of walkFiles(root, walk)) {
+          if (++visited > MAX_VISITED) {
+            incomplete = true;
+            break;
+          }
+          if (visited % FILES_PER_TURN === 0) await nextTurn();
           if (filter && !filter.test(byName ? path.posix.basename(rel) : rel)) continue;
           const file = path.join(root, rel);
           files.push([file, displayPath(ctx.cwd, file)]);
@@ -166,7 +190,7 @@ export const grepTool: Tool = {
         );
       }
       const matches = "matches" in found ? found.matches : [];
-      const truncated = matches.length > MAX_MATCHES || ctx.signal.aborted;
+      const truncated = incomplete || matches.length > MAX_MATCHES || ctx.signal.aborted;
       return ok({ matches: matches.slice(0, MAX_MATCHES), ...(truncated && { truncated: true }) });
     }),
 };

@@ -1,7 +1,15 @@
 // The read_file tool: a text file's lines, from an optional 1-based offset, capped in lines and
 // characters, with where to continue when cut.
 import { readFile, stat } from "node:fs/promises";
-import { checkArgs, displayPath, guarded, isBinary, objectSchema, resolvePath } from "./paths.js";
+import {
+  allowedPath,
+  checkArgs,
+  displayPath,
+  guarded,
+  isBinary,
+  objectSchema,
+  type FileToolContext,
+} from "./paths.js";
 import { fail, ok, type Tool } from "./tool.js";
 
 const MAX_LINES = 2000;
@@ -40,7 +48,7 @@ function splitLines(text: string): string[] {
   return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
 }
 
-export const readFileTool: Tool = {
+export const readFileTool: Tool<FileToolContext> = {
   name: "read_file",
   description:
     `Read a text file. Returns its content (at most ${MAX_LINES} lines or ${MAX_CHARS} characters ` +
@@ -51,7 +59,9 @@ export const readFileTool: Tool = {
       const checked = checkArgs<ReadArgs>(parameters, args);
       if (!checked.ok) return checked;
       const { offset = 1, limit = MAX_LINES } = checked.value;
-      const absolute = resolvePath(ctx.cwd, checked.value.path);
+      const allowed = await allowedPath(ctx, checked.value.path);
+      if (!allowed.ok) return allowed;
+      const absolute = allowed.value;
       const shown = displayPath(ctx.cwd, absolute);
       const info = await stat(absolute);
       if (info.isDirectory()) {

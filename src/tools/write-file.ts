@@ -1,7 +1,14 @@
 // The write_file tool: writes a whole text file, creating missing parent directories.
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { checkArgs, displayPath, guarded, objectSchema, resolvePath } from "./paths.js";
+import {
+  allowedPath,
+  checkArgs,
+  displayPath,
+  guarded,
+  objectSchema,
+  type FileToolContext,
+} from "./paths.js";
 import { ok, type Tool } from "./tool.js";
 
 const parameters = objectSchema(
@@ -21,7 +28,7 @@ interface WriteArgs {
   content: string;
 }
 
-export const writeFileTool: Tool = {
+export const writeFileTool: Tool<FileToolContext> = {
   name: "write_file",
   description:
     "Create or overwrite a text file with the given content, creating parent directories as " +
@@ -31,7 +38,9 @@ export const writeFileTool: Tool = {
     guarded(ctx.cwd, async () => {
       const checked = checkArgs<WriteArgs>(parameters, args);
       if (!checked.ok) return checked;
-      const absolute = resolvePath(ctx.cwd, checked.value.path);
+      const allowed = await allowedPath(ctx, checked.value.path);
+      if (!allowed.ok) return allowed;
+      const absolute = allowed.value;
       await mkdir(path.dirname(absolute), { recursive: true });
       await writeFile(absolute, checked.value.content, "utf8");
       return ok({

@@ -22,6 +22,7 @@ export async function toolContext(
     agent,
     limits: DEFAULT_LIMITS,
     profiles: {},
+    fileAccess: "cwd",
     childBudget: {},
     assistantEventId: 0,
     toolCallId: `call_${Math.random().toString(36).slice(2)}`,

@@ -1,5 +1,5 @@
 // grep tool: regex matches with file and line, glob and case options, skipped files and caps.
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -105,6 +105,42 @@ describe("grep", () => {
     ["unknown argument", { pattern: "foo", context: 2 }],
   ])("rejects %s with INVALID_ARGS", async (_label, args) => {
     expect(await run(args)).toMatchObject({ ok: false, error: { code: "INVALID_ARGS" } });
+  });
+});
+
+describe("grep's glob filter and reach", () => {
+  it("answers an invalid glob with INVALID_ARGS, never INTERNAL", async () => {
+    for (const glob of ["[z-a]*", "{*.ts", "*.ts}"]) {
+      expect(await run({ pattern: "foo", glob })).toMatchObject({
+        ok: false,
+        error: { code: "INVALID_ARGS", message: expect.stringMatching(/^invalid glob/) },
+      });
+    }
+  });
+
+  it("filters with a pathological glob at once (it runs before the time-limited matcher)", async () => {
+    for (let i = 0; i < 20; i++) await writeFile(path.join(dir, `${"a".repeat(30)}${i}`), "foo\n");
+    const outcome = await run({ pattern: "foo", glob: `${"{*,?}".repeat(12)}Z` });
+    expect(outcome).toEqual({ ok: true, value: { matches: [] } });
+  }, 5_000);
+
+  it("neither searches nor lists files outside cwd", async () => {
+    const outside = await mkdtemp(path.join(tmpdir(), "warren-grep-outside-"));
+    try {
+      await writeFile(path.join(outside, "secret.ts"), "const foo = 'secret';\n");
+      await symlink(path.join(outside, "secret.ts"), path.join(dir, "secret.ts"));
+      await symlink(outside, path.join(dir, "out"));
+      const all = await run({ pattern: "secret" });
+      expect(all).toEqual({ ok: true, value: { matches: [] } });
+      for (const where of ["..", outside, "out", "secret.ts"]) {
+        expect(await run({ pattern: "foo", path: where })).toMatchObject({
+          ok: false,
+          error: { code: "NOT_ALLOWED" },
+        });
+      }
+    } finally {
+      await rm(outside, { recursive: true, force: true });
+    }
   });
 });
 
