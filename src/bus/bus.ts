@@ -6,7 +6,8 @@
 import * as pgListen from "pg-listen";
 import type { Subscriber, Options } from "pg-listen";
 import type pg from "pg";
-import { describeDbError } from "../db/retry.js";
+import { sessionConfig, sessionLimits } from "../db/client.js";
+import { describeDbError, shownError } from "../db/retry.js";
 
 type CreateSubscriber = (config: pg.ClientConfig, options: Options) => Subscriber;
 // pg-listen is CommonJS with `exports.default`; under Node's ESM loader that sits one level down.
@@ -29,12 +30,12 @@ export const UNLISTENED_POLL_MS = 1_000;
 // A half-open connection (the peer or a middlebox went silent without closing) never errors by
 // itself. pg-listen's check query every CHECK_MS has no timeout of its own: the client's
 // query_timeout fails it, and pg-listen then reconnects. A reconnect into such a silence is
-// bounded by CONNECT_TIMEOUT_MS; keepalive (pg-listen turns it on) probes after KEEPALIVE_MS
-// instead of the OS's two hours, so a vanished peer also errors between checks.
+// bounded by CONNECT_TIMEOUT_MS; keepalive probes after KEEPALIVE_DELAY_MS instead of the OS's
+// two hours, so a vanished peer also errors between checks. The session carries warren's usual
+// server-side limits (SessionLimits in db/client.ts).
 const CHECK_MS = 10_000;
 const QUERY_TIMEOUT_MS = 5_000;
 const CONNECT_TIMEOUT_MS = 5_000;
-const KEEPALIVE_MS = 10_000;
 
 export interface Bus {
   /**
@@ -91,10 +92,19 @@ export async function createBus(
   let listening = false;
   let closed = false;
 
+  // Subscribers run inside the driver's socket handlers: one that throws must neither stop the
+  // others nor escape as an uncaught exception (which would end the thread).
+  const safely = (call: () => void) => {
+    try {
+      call();
+    } catch (err) {
+      options.onWarning?.(`a notification subscriber failed: ${shownError(err)}`);
+    }
+  };
   const setListening = (now: boolean) => {
     if (now === listening) return;
     listening = now;
-    for (const watcher of [...watchers]) watcher(now);
+    for (const watcher of [...watchers]) safely(() => watcher(now));
   };
   const common = {
     channelCount: () => listeners.size,
@@ -132,7 +142,7 @@ export async function createBus(
       application_name: "warren-listen",
       query_timeout: QUERY_TIMEOUT_MS,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      keepAliveInitialDelayMillis: KEEPALIVE_MS,
+      ...sessionConfig(sessionLimits({}, QUERY_TIMEOUT_MS)),
     },
     {
       parse: (s: string) => s,
@@ -152,13 +162,15 @@ export async function createBus(
   let missed = false;
 
   const broadcast = (payload: string) => {
-    for (const set of listeners.values()) for (const listener of [...set]) listener(payload);
+    for (const set of listeners.values()) {
+      for (const listener of [...set]) safely(() => listener(payload));
+    }
   };
 
   subscriber.events.on("notification", ({ channel, payload }) => {
     const set = listeners.get(channel);
     if (!set) return;
-    for (const listener of [...set]) listener(String(payload ?? ""));
+    for (const listener of [...set]) safely(() => listener(String(payload ?? "")));
   });
   subscriber.events.on("connected", () => {
     // A reconnect that completed after close(): end that connection too.

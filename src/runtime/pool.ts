@@ -1,9 +1,12 @@
-// The worker-thread pool: agent turns never run on the main thread (which draws the TUI).
+// The worker-thread pool: agent turns never run on the main thread (which draws the TUI). A thread
+// that dies after it started is replaced, so its agents are resumed (their leases expire and the
+// new thread's scheduler claims them).
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Config } from "../config/config.js";
+import { backoffDelay } from "../db/retry.js";
 import type { WorkerData, WorkerMessage } from "./worker-entry.js";
 
 export interface RuntimeOptions {
@@ -26,6 +29,13 @@ export interface RuntimeOptions {
 /** How much lower than the main thread a yielding worker thread runs (nice values, 0 to 19). */
 const YIELD_NICENESS = 10;
 
+/** Restarts of dead threads, at most this many a minute (the rest wait); backoff in between. */
+const RESTARTS_PER_MINUTE = 5;
+const RESTART_BASE_MS = 500;
+const RESTART_MAX_MS = 10_000;
+/** How long a stopping thread may take to hand its turns back before it is terminated. */
+const STOP_GRACE_MS = 10_000;
+
 export interface Runtime {
   threads: number;
   stop(): Promise<void>;
@@ -45,63 +55,110 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const threads = Math.max(1, options.threads ?? options.config.workerThreads);
   const total = Math.max(1, options.concurrency ?? options.config.concurrency);
   const script = workerScript();
-  const workers: Worker[] = [];
-  const started: Promise<void>[] = [];
-  for (let i = 0; i < threads; i++) {
-    const data: WorkerData = {
-      url: options.url,
-      config: options.config,
-      concurrency: Math.max(1, Math.ceil(total / threads)),
-      ...(options.treeId ? { treeId: options.treeId } : {}),
-      ...(options.yieldToMain ? { niceness: YIELD_NICENESS } : {}),
-    };
+  const warn = (message: string) => options.onWarning?.(message);
+  const data: WorkerData = {
+    url: options.url,
+    config: options.config,
+    concurrency: Math.max(1, Math.ceil(total / threads)),
+    ...(options.treeId ? { treeId: options.treeId } : {}),
+    ...(options.yieldToMain ? { niceness: YIELD_NICENESS } : {}),
+  };
+  // The live thread of each slot (absent while one is being replaced), and whether it is ready.
+  const slots: ({ worker: Worker; ready: boolean } | undefined)[] = [];
+  const restartTimers = new Set<NodeJS.Timeout>();
+  const restartTimes: number[] = [];
+  let stopping = false;
+
+  /**
+   * Starts slot `index`'s thread; resolves once it is ready. A thread that ends after that (an
+   * error nothing caught, a bug) is replaced unless the runtime is stopping.
+   */
+  function spawn(index: number): Promise<void> {
     const worker = new Worker(script, { workerData: data });
-    workers.push(worker);
-    started.push(
-      new Promise<void>((resolve, reject) => {
-        let ready = false;
-        worker.on("message", (message: WorkerMessage) => {
-          if (message.type === "ready") {
-            ready = true;
-            resolve();
-          } else if (message.type === "failed") reject(new Error(message.message));
-          else if (message.type === "warning") options.onWarning?.(message.message);
-        });
-        worker.once("error", reject);
-        worker.once("exit", (code) => reject(new Error(`worker thread exited (${code})`)));
-        // After it started, a thread that dies (a bug) must not leave its agents still in silence:
-        // say so (their leases expire; another thread or process can then resume them).
-        worker.once("error", (err) => {
-          if (ready) options.onWarning?.(`a worker thread stopped on an error: ${err.message}`);
-        });
-      }),
-    );
+    const slot = { worker, ready: false };
+    slots[index] = slot;
+    let reason: string | undefined;
+    return new Promise<void>((resolve, reject) => {
+      worker.on("message", (message: WorkerMessage) => {
+        if (message.type === "ready") {
+          slot.ready = true;
+          resolve();
+        } else if (message.type === "failed") {
+          reject(new Error(message.message));
+          void worker.terminate();
+        } else if (message.type === "warning") warn(message.message);
+        else if (message.type === "crashed") reason ??= message.message;
+      });
+      worker.on("error", (err) => {
+        reason ??= err.message;
+        reject(err);
+      });
+      worker.once("exit", (code) => {
+        if (slots[index] === slot) slots[index] = undefined;
+        reject(new Error(`worker thread exited (${code})`));
+        if (slot.ready && !stopping) {
+          replace(index, `a worker thread stopped on an error: ${reason ?? `exit code ${code}`}`);
+        }
+      });
+    });
   }
+
+  /** Starts another thread in slot `index` after a backoff, at most RESTARTS_PER_MINUTE a minute. */
+  function replace(index: number, why: string): void {
+    const now = Date.now();
+    while (restartTimes.length > 0 && now - restartTimes[0]! > 60_000) restartTimes.shift();
+    const delay =
+      restartTimes.length >= RESTARTS_PER_MINUTE
+        ? restartTimes[0]! + 60_000 - now
+        : backoffDelay(restartTimes.length + 1, RESTART_BASE_MS, RESTART_MAX_MS);
+    restartTimes.push(now + delay);
+    warn(`${why}; restarting it${delay >= 2_000 ? ` in ${Math.ceil(delay / 1000)} s` : ""}`);
+    const timer = setTimeout(() => {
+      restartTimers.delete(timer);
+      if (stopping) return;
+      spawn(index).catch((err: unknown) => {
+        // A replacement that could not start (the database away at that moment): try again.
+        if (!stopping) {
+          const message = err instanceof Error ? err.message : String(err);
+          replace(index, `a worker thread could not start: ${message}`);
+        }
+      });
+    }, delay);
+    restartTimers.add(timer);
+  }
+
+  /** Asks a thread to hand its turns back and waits for it to end (terminated after a grace). */
+  function stopThread(slot: { worker: Worker; ready: boolean }): Promise<void> {
+    const { worker } = slot;
+    return new Promise<void>((resolve) => {
+      if (worker.threadId === -1) return resolve(); // already ended
+      const force = setTimeout(() => void worker.terminate(), STOP_GRACE_MS);
+      worker.once("exit", () => {
+        clearTimeout(force);
+        resolve();
+      });
+      if (!slot.ready) return void worker.terminate(); // still starting: nothing to hand back
+      worker.on("message", (m: WorkerMessage) => {
+        if (m.type === "stopped") void worker.terminate();
+      });
+      worker.postMessage({ type: "stop" });
+    });
+  }
+
   try {
-    await Promise.all(started);
+    await Promise.all(Array.from({ length: threads }, (_, i) => spawn(i)));
   } catch (err) {
-    await Promise.all(workers.map((w) => w.terminate()));
+    stopping = true;
+    await Promise.all(slots.map((slot) => slot?.worker.terminate()));
     throw err;
   }
   return {
     threads,
     async stop() {
-      await Promise.all(
-        workers.map(
-          (worker) =>
-            new Promise<void>((resolve) => {
-              const force = setTimeout(() => void worker.terminate(), 10_000);
-              worker.once("exit", () => {
-                clearTimeout(force);
-                resolve();
-              });
-              worker.on("message", (m: WorkerMessage) => {
-                if (m.type === "stopped") void worker.terminate();
-              });
-              worker.postMessage({ type: "stop" });
-            }),
-        ),
-      );
+      stopping = true;
+      for (const timer of restartTimers) clearTimeout(timer);
+      restartTimers.clear();
+      await Promise.all(slots.flatMap((slot) => (slot ? [stopThread(slot)] : [])));
     },
   };
 }

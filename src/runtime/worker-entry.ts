@@ -1,10 +1,14 @@
 // Entry of a worker thread: opens its own services and runs a scheduler until told to stop.
+// Nothing a database does ends the thread: an error that escapes everything (an 'error' event no
+// one heard, a rejected promise no one awaited) is caught here as a last resort.
+import { existsSync, readFileSync, unlinkSync } from "node:fs";
 import os from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import type { Config } from "../config/config.js";
+import { isTransient, shownError, unreachableLine } from "../db/retry.js";
 import { errorMessage } from "../tools/tool.js";
-import { startScheduler } from "./scheduler.js";
-import { openServices } from "./services.js";
+import { startScheduler, type Scheduler } from "./scheduler.js";
+import { openServices, type Services } from "./services.js";
 
 export interface WorkerData {
   url: string;
@@ -20,7 +24,9 @@ export type WorkerMessage =
   | { type: "ready" }
   | { type: "warning"; message: string }
   | { type: "stopped" }
-  | { type: "failed"; message: string };
+  | { type: "failed"; message: string }
+  /** The thread is ending on an error nothing caught (a bug); the pool starts another. */
+  | { type: "crashed"; message: string };
 
 // As in cli/main.ts: library deprecation notices are for developers (WARREN_DEBUG=1).
 if (process.env.WARREN_DEBUG !== "1") process.noDeprecation = true;
@@ -28,6 +34,61 @@ if (process.env.WARREN_DEBUG !== "1") process.noDeprecation = true;
 const port = parentPort;
 if (!port) throw new Error("worker-entry must run in a worker thread");
 const post = (message: WorkerMessage) => port.postMessage(message);
+
+/** How long a crashing thread tries to hand its agents back before it ends anyway. */
+const CRASH_STOP_MS = 3_000;
+
+let running: { scheduler: Scheduler; services: Services } | undefined;
+let crashing = false;
+
+/**
+ * The last resort for an error nothing caught. A transient database error (a connection lost
+ * where no one listened) is survived: one line, and the retries and polls carry on. Anything else
+ * is a bug that may have left this thread's state broken: one line, the agents are handed back
+ * (bounded by CRASH_STOP_MS; otherwise their leases expire), and the thread ends so that the pool
+ * starts a fresh one.
+ */
+function onEscaped(err: unknown): void {
+  if (isTransient(err)) {
+    post({ type: "warning", message: unreachableLine(err) });
+    return;
+  }
+  if (crashing) return;
+  crashing = true;
+  post({ type: "crashed", message: shownError(err) });
+  const current = running;
+  running = undefined;
+  const handBack = current
+    ? current.scheduler.stop().then(() => current.services.close())
+    : Promise.resolve();
+  const bounded = new Promise((resolve) => setTimeout(resolve, CRASH_STOP_MS).unref());
+  void Promise.race([handBack.catch(() => undefined), bounded]).finally(() => process.exit(1));
+}
+process.on("uncaughtException", onEscaped);
+process.on("unhandledRejection", onEscaped);
+
+/**
+ * Test-only fault injection (WARREN_TEST_CRASH_FILE): when that file appears, one thread deletes
+ * it and throws, from a timer, the error it names: "transient" (a lost connection) or anything
+ * else (a bug). Exactly one thread of one process takes each file.
+ */
+function crashOnTestFile(file: string): void {
+  const timer = setInterval(() => {
+    if (!existsSync(file)) return;
+    let kind: string;
+    try {
+      kind = readFileSync(file, "utf8").trim();
+      unlinkSync(file);
+    } catch {
+      return; // another thread took it
+    }
+    if (kind === "transient") {
+      throw Object.assign(new Error("read ECONNRESET (test)"), { code: "ECONNRESET" });
+    }
+    throw new Error("a crash injected by the test");
+  }, 100);
+  timer.unref();
+}
 
 /**
  * On Linux a nice value belongs to a thread, so this lowers only this worker's thread (and what it
@@ -52,15 +113,23 @@ async function main(): Promise<void> {
     { db: services.db, bus: services.bus, model: services.model, config },
     { concurrency, leaseSeconds: config.leaseSeconds, treeId, onWarning: warn },
   );
+  running = { scheduler, services };
   port!.on("message", (message: { type: string }) => {
     if (message.type !== "stop") return;
     void (async () => {
-      await scheduler.stop();
-      await services.close();
+      const current = running;
+      running = undefined;
+      try {
+        await current?.scheduler.stop();
+        await current?.services.close();
+      } catch (err) {
+        warn(`stopping a worker thread: ${shownError(err)}`);
+      }
       post({ type: "stopped" });
       port!.close();
     })();
   });
+  if (process.env.WARREN_TEST_CRASH_FILE) crashOnTestFile(process.env.WARREN_TEST_CRASH_FILE);
   post({ type: "ready" });
 }
 
