@@ -1,0 +1,288 @@
+// Exactly once by construction (README "Exactly once by construction"): the database enforces
+// one event per idempotency key and refuses writes stamped with a stale lease epoch, so a write
+// retried after its reply was lost, or made by a worker whose lease was taken over, cannot
+// record anything twice. Each test here fails with its protection removed (the events_key_idx
+// index, the fencing triggers, the per-pass lease check, the replay lookup of a retried wait).
+import os from "node:os";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isLeaseLost } from "../../src/agents/errors.js";
+import { eventKey, isDuplicateKey } from "../../src/agents/event-keys.js";
+import { appendEvent, appendEventOnce, appendToolResult } from "../../src/agents/events.js";
+import { createTree, forkAgent, setState } from "../../src/agents/tree.js";
+import { loadConfig } from "../../src/config/config.js";
+import type { Db } from "../../src/db/client.js";
+import { createOpenAIModel } from "../../src/llm/openai.js";
+import { waitForMail } from "../../src/mail/wait.js";
+import { claimNext } from "../../src/runtime/leases.js";
+import { runAgent } from "../../src/runtime/turn.js";
+import { useBus } from "../support/agents.js";
+import { useTestDatabase } from "../support/db.js";
+import { startFakeModel, type FakeModel } from "../support/fake-model.js";
+
+const database = useTestDatabase();
+const bus = useBus(() => database().url);
+let fake: FakeModel;
+
+beforeAll(async () => {
+  fake = await startFakeModel();
+});
+afterAll(async () => {
+  await fake.close();
+});
+
+async function count(query: ReturnType<typeof sql>): Promise<number> {
+  const rows = await database().db.execute<{ n: number }>(query);
+  return rows.rows[0]!.n;
+}
+
+/** A running root claimed by `owner`; returns its id and the epoch of that claim. */
+async function claimedRoot(name: string, owner: string) {
+  const { db } = database();
+  const root = await createTree(db, { name });
+  await db.execute(sql`update agents set state = 'running' where id = ${root.id}`);
+  const claimed = await claimNext(db, owner, 30, root.tree_id);
+  return { id: root.id, epoch: claimed!.lease_epoch };
+}
+
+/** Another worker takes the agent over once its lease has expired. */
+async function takeOver(id: string, owner: string): Promise<number> {
+  const { db } = database();
+  await db.execute(
+    sql`update agents set lease_expires_at = now() - interval '1 s' where id = ${id}`,
+  );
+  const claimed = await claimNext(db, owner, 30);
+  expect(claimed?.id).toBe(id);
+  return claimed!.lease_epoch;
+}
+
+describe("the lease epoch is a fencing token the database checks", () => {
+  it("a claim raises the epoch; a stale epoch's event and row updates are refused", async () => {
+    const { db } = database();
+    const { id, epoch } = await claimedRoot("fenced", "w1");
+    const newer = await takeOver(id, "w2");
+    expect(newer).toBe(epoch + 1);
+
+    const stale = appendEvent(db, id, "error", "late", undefined, { epoch });
+    await expect(stale).rejects.toSatisfy(isLeaseLost);
+    await expect(setState(db, id, "waiting", { owner: "w1", epoch })).rejects.toSatisfy(
+      isLeaseLost,
+    );
+    expect(await count(sql`select count(*)::int as n from events where content = 'late'`)).toBe(0);
+
+    await appendEvent(db, id, "error", "current", undefined, { epoch: newer });
+    await setState(db, id, "waiting", { owner: "w2", epoch: newer });
+  });
+
+  it("a stale owner back from an outage writes nothing, not even its dangling calls' results", async () => {
+    const { db } = database();
+    const { id, epoch } = await claimedRoot("sleeper", "w1");
+    // Its turn was running a fork when the network went silent past the lease.
+    await appendEvent(
+      db,
+      id,
+      "assistant",
+      "",
+      { tool_calls: [{ id: "call_1", name: "fork", arguments: '{"name":"x","prompt":"y"}' }] },
+      { epoch },
+    );
+    await takeOver(id, "w2");
+    const before = await count(sql`select count(*)::int as n from events where agent_id = ${id}`);
+
+    const config = loadConfig({
+      HOME: os.tmpdir(),
+      WARREN_MODEL: "fake",
+      OPENAI_BASE_URL: fake.baseURL,
+    });
+    await runAgent(
+      {
+        db,
+        bus: bus(),
+        model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
+        config,
+        fence: { owner: "w1", epoch },
+      },
+      id,
+      new AbortController().signal,
+    );
+    expect(await count(sql`select count(*)::int as n from events where agent_id = ${id}`)).toBe(
+      before,
+    );
+    expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe("keys: a write retried after its reply was lost records nothing twice", () => {
+  it("one tool result per call, counted once", async () => {
+    const { db } = database();
+    const { id, epoch } = await claimedRoot("keyed", "w1");
+    const key = eventKey.toolResult(1, "call_a");
+    await appendToolResult(db, id, "{}", { tool_call_id: "call_a" }, { key, epoch });
+    const again = db.transaction((tx) =>
+      appendToolResult(tx, id, "{}", { tool_call_id: "call_a" }, { key, epoch }),
+    );
+    await expect(again).rejects.toSatisfy(isDuplicateKey);
+    expect(await count(sql`select tool_calls as n from agents where id = ${id}`)).toBe(1);
+  });
+
+  it("an answer keyed by its request is recorded once; the retry gets the first", async () => {
+    const { db } = database();
+    const { id } = await claimedRoot("answer", "w1");
+    const key = eventKey.assistant(42);
+    const first = await appendEventOnce(db, id, "assistant", "one", {}, { key });
+    const second = await appendEventOnce(db, id, "assistant", "two", {}, { key });
+    expect(first.fresh).toBe(true);
+    expect(second).toEqual({ row: first.row, fresh: false });
+  });
+
+  it("a retried wait returns the mail its first attempt took and takes no other", async () => {
+    const { db } = database();
+    const { id } = await claimedRoot("waiter", "w1");
+    const child = await forkAgent(db, id, { name: "kid" });
+    await db.execute(sql`
+      insert into mail (tree_id, from_id, to_id, body)
+      values (${id}, ${child.id}, ${id}, 'first'), (${id}, ${child.id}, ${id}, 'second')`);
+    const request = (replay: boolean) =>
+      waitForMail(db, bus(), {
+        agentId: id,
+        timeoutSeconds: 0,
+        record: {
+          kind: "tool_result",
+          data: { tool_call_id: "w" },
+          key: eventKey.toolResult(7, "w"),
+        },
+        replay,
+      });
+    const first = await request(false);
+    // The retry that knows it is one (withRetry's second attempt) and one that does not.
+    const replayed = await request(true);
+    const blind = await request(false);
+    expect(first.result).toMatchObject({ message: "first" });
+    expect(replayed).toEqual(first);
+    expect(blind).toEqual(first);
+    expect(
+      await count(
+        sql`select count(*)::int as n from mail where to_id = ${id} and consumed_at is null`,
+      ),
+    ).toBe(1);
+  });
+
+  it("a retried fan-in returns what it took; the later mail stays for the next wait", async () => {
+    const { db } = database();
+    const { id } = await claimedRoot("fan", "w1");
+    const kid = await forkAgent(db, id, { name: "kid" });
+    await db.execute(sql`update agents set state = 'idle' where id = ${kid.id}`);
+    await db.execute(sql`
+      insert into mail (tree_id, from_id, to_id, body) values (${id}, ${kid.id}, ${id}, 'one')`);
+    const request = () =>
+      waitForMail(db, bus(), {
+        agentId: id,
+        timeoutSeconds: 0,
+        fromAgents: [kid.id],
+        record: { kind: "tool_result", data: {}, key: eventKey.toolResult(8, "f") },
+      });
+    const first = await request();
+    await db.execute(sql`
+      insert into mail (tree_id, from_id, to_id, body) values (${id}, ${kid.id}, ${id}, 'two')`);
+    const again = await request();
+    expect(again).toEqual(first);
+    const left = await db.execute<{ body: string }>(
+      sql`select body from mail where to_id = ${id} and consumed_at is null`,
+    );
+    expect(left.rows.map((r) => r.body)).toEqual(["two"]);
+  });
+});
+
+describe("a turn whose every commit reply is lost once", () => {
+  it("records each answer, result and mail once and counts tokens once", async () => {
+    const { db } = database();
+    const { id, epoch } = await claimedRoot("lossy", "w1");
+    const child = await forkAgent(db, id, { name: "kid" });
+    await db.execute(sql`update agents set state = 'idle' where id = ${child.id}`);
+    await db.execute(sql`
+      insert into mail (tree_id, from_id, to_id, body) values (${id}, ${child.id}, ${id}, 'm1'),
+                                                     (${id}, ${child.id}, ${id}, 'm2')`);
+    await appendEvent(db, id, "user", "take your mail");
+    fake.script([
+      {
+        agent: "lossy",
+        reply: {
+          toolCalls: [{ name: "wait", arguments: { timeout: 0 } }],
+          usage: { input: 10, output: 5 },
+        },
+      },
+      { agent: "lossy", reply: { text: "done", usage: { input: 20, output: 2 } } },
+      { agent: "lossy", reply: { text: "and m2", usage: { input: 1, output: 1 } } },
+    ]);
+    const config = loadConfig({
+      HOME: os.tmpdir(),
+      WARREN_MODEL: "fake",
+      OPENAI_BASE_URL: fake.baseURL,
+    });
+    await runAgent(
+      {
+        db: loseRepliesOnce(db),
+        bus: bus(),
+        model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
+        config,
+        fence: { owner: "w1", epoch },
+      },
+      id,
+      new AbortController().signal,
+    );
+    fake.assertAllUsed();
+    const events = await db.execute<{ kind: string; content: string }>(
+      sql`select kind, content from events where agent_id = ${id} order by id`,
+    );
+    const kinds = events.rows.map((e) => e.kind);
+    expect(kinds.filter((k) => k === "assistant")).toHaveLength(3);
+    expect(kinds.filter((k) => k === "tool_result")).toHaveLength(1);
+    expect(events.rows.find((e) => e.kind === "tool_result")!.content).toContain("m1");
+    const [row] = (
+      await db.execute<{ input_tokens: string; output_tokens: string; tool_calls: number }>(
+        sql`select input_tokens, output_tokens, tool_calls from agents where id = ${id}`,
+      )
+    ).rows;
+    expect(Number(row!.input_tokens)).toBe(31);
+    expect(Number(row!.output_tokens)).toBe(8);
+    expect(row!.tool_calls).toBe(1);
+    const unread = await db.execute<{ body: string }>(
+      sql`select body from mail where to_id = ${id} and consumed_at is null`,
+    );
+    // m2 arrived before the turn ended: the turn end took it in (a mail_in), not left unread.
+    expect(unread.rows).toEqual([]);
+    expect(kinds.filter((k) => k === "mail_in")).toHaveLength(1);
+  });
+});
+
+/**
+ * The database handle as seen through a network that loses every other commit's reply: each
+ * transaction, and each prepared statement (the consuming wait), commits, then every other one
+ * answers its caller with a connection error instead (and a retry follows).
+ */
+function loseRepliesOnce(db: Db): Db {
+  let n = 0;
+  const lose = <T>(result: T): T => {
+    if (n++ % 2 === 0) {
+      throw Object.assign(new Error("Connection terminated unexpectedly"), { code: "ECONNRESET" });
+    }
+    return result;
+  };
+  const client = new Proxy(db.$client, {
+    get(target, prop, receiver) {
+      if (prop !== "query") return Reflect.get(target, prop, receiver) as unknown;
+      return async (config: unknown, values?: unknown) => {
+        const result: unknown = await target.query(config as string, values as unknown[]);
+        return typeof config === "object" && config && "name" in config ? lose(result) : result;
+      };
+    },
+  });
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop === "$client") return client;
+      if (prop !== "transaction") return Reflect.get(target, prop, receiver) as unknown;
+      return async (...args: Parameters<Db["transaction"]>) =>
+        lose(await target.transaction(...args));
+    },
+  });
+}
