@@ -10,6 +10,7 @@ import { createBus, type Bus } from "../../src/bus/bus.js";
 import { loadConfig } from "../../src/config/config.js";
 import { createOpenAIModel } from "../../src/llm/openai.js";
 import { interruptAgent } from "../../src/runtime/interrupt.js";
+import { sendMail } from "../../src/mail/send.js";
 import { startScheduler, type Scheduler } from "../../src/runtime/scheduler.js";
 import { startFakeModel, type FakeModel } from "../support/fake-model.js";
 import { useTestDatabase } from "../support/db.js";
@@ -143,6 +144,37 @@ describe("interrupt", () => {
     expect(child.rows[0]!.state).toBe("running");
     await interruptAgent(database().db, child.rows[0]!.id);
     await until("the child to go idle", async () => (await state(child.rows[0]!.id)) === "idle");
+    fake.assertAllUsed();
+  });
+
+  it("takes mail that arrived during the interrupted turn and answers it", async () => {
+    fake.script([
+      { agent: "busy-m", reply: { hang: true } },
+      {
+        agent: "busy-m",
+        match: (req) => (req.lastMessage?.content ?? "").includes("while you were busy"),
+        reply: { text: "got it" },
+      },
+    ]);
+    const agent = await createTree(database().db, { name: "busy-m", prompt: "go", cwd: workdir });
+    await until("the model call to hang", async () =>
+      fake.requests.some((r) => /Your name: busy-m/.test(r.systemPrompt ?? "")),
+    );
+    await sendMail(database().db, {
+      treeId: agent.tree_id,
+      fromId: null,
+      toId: agent.id,
+      body: "while you were busy",
+    });
+    await interruptAgent(database().db, agent.id);
+    await until("the mail to be answered", async () =>
+      (await kinds(agent.id)).join(",").endsWith("interrupted,mail_in,assistant"),
+    );
+    await until("the agent to go idle", async () => (await state(agent.id)) === "idle");
+    const unread = await database().db.execute(
+      sql`select 1 from mail where to_id = ${agent.id} and consumed_at is null`,
+    );
+    expect(unread.rows).toHaveLength(0);
     fake.assertAllUsed();
   });
 });
