@@ -12,6 +12,8 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 
+import type { ApproveMode, Policy } from "../config/policy.js";
+
 export const AGENT_STATES = ["idle", "running", "waiting", "dead"] as const;
 export type AgentState = (typeof AGENT_STATES)[number];
 
@@ -69,6 +71,10 @@ export const agents = pgTable(
      * migration 0006): a worker that lost its lease writes nothing, whatever path it takes.
      */
     lease_epoch: bigint("lease_epoch", { mode: "number" }).notNull().default(0),
+    /** Tool policies that narrow the config's for this agent (its profiles', inherited by forks). */
+    policy: jsonb("policy").$type<Policy[]>().notNull().default([]),
+    /** On a root: how its tree answers tool calls the policy marks `ask` (`--approve`). */
+    approve: text("approve").$type<ApproveMode>(),
     /** The event that started the last counted turn: a resumed turn is not counted twice. */
     turn_counted_event: bigint("turn_counted_event", { mode: "number" }),
     interrupt_requested_at: timestamp("interrupt_requested_at", { withTimezone: true }),

@@ -9,6 +9,7 @@ import { events } from "./events.sql.js";
 import { appendEvent } from "./events.js";
 import { AgentError, LeaseLost, type Fence } from "./errors.js";
 import { DEFAULT_LIMITS, type Limits } from "./limits.js";
+import type { ApproveMode, Policy } from "../config/policy.js";
 import { displayName, getAgent } from "./refs.js";
 import { lockAgents } from "./lock-order.js";
 import { validateName, validateText } from "./text.js";
@@ -22,6 +23,10 @@ export interface NewAgent {
   profile?: string | null;
   cwd?: string | null;
   budget?: Budget;
+  /** A root only: how its tree answers tool calls the policy marks `ask`. */
+  approve?: ApproveMode;
+  /** Tool policies that narrow the config's (a profile's); a fork adds them to its parent's. */
+  policy?: Policy[];
 }
 
 export interface ForkOptions extends NewAgent {
@@ -57,6 +62,8 @@ export async function createTree(db: Db, options: NewAgent = {}): Promise<AgentR
         profile: options.profile ?? null,
         cwd: options.cwd ?? null,
         budget: options.budget ?? {},
+        approve: options.approve ?? null,
+        policy: options.policy ?? [],
       })
       .returning();
     if (options.prompt) await startWith(tx, id, options.prompt);
@@ -159,6 +166,8 @@ export async function forkAgentIn(
       budget: options.budget ?? {},
       context_mode: inherit ? "inherit" : "fresh",
       context_parent_event: cutoff,
+      // Narrowed, never widened: the parent's policies and then the child's own (its profile's).
+      policy: sql`(select policy from agents where id = ${parent.id}) || ${JSON.stringify(options.policy ?? [])}::jsonb`,
     })
     .returning();
   await appendEvent(tx, parent.id, "fork", `forked ${displayName(child!)}`, {

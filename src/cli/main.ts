@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { isAgentError } from "../agents/errors.js";
 import { ConfigError } from "../config/config.js";
+import { parseApproveMode, type ApproveMode } from "../config/policy.js";
 import { DatabaseUnavailableError } from "../db/resolve.js";
 import { describeDbError, isTransient } from "../db/retry.js";
 import { escapeControl } from "../text/escape.js";
@@ -17,6 +18,7 @@ import {
   type Env,
   type Io,
 } from "./command.js";
+import { approvalsList, approve, deny } from "./approvals.js";
 import { dbCommand } from "./db.js";
 import { exportTree } from "./export.js";
 import { colorEnabled, createColors } from "./format.js";
@@ -32,6 +34,9 @@ import { worker } from "./worker.js";
 
 const COMMANDS: Command[] = [
   ls,
+  approvalsList,
+  approve,
+  deny,
   log,
   send,
   kill,
@@ -58,6 +63,9 @@ Options:
   --json             with -p: print one JSON object {tree_id, agent_id, text, tool_calls,
                      input_tokens, output_tokens, cached_tokens, reasoning_tokens}
   --timeout SECONDS  with -p: give up after SECONDS (exit 124)
+  --approve MODE     how tool calls the policy marks "ask" are answered in this tree: ask (a
+                     person, in any TUI or with warren approve/deny; the TUI's default), all
+                     (allowed), none (denied; -p's default; also ask-fail)
   -h, --help         show this help
   --version          print the version
 
@@ -134,9 +142,16 @@ async function topLevel(argv: string[], io: Io): Promise<number> {
       prompt: { type: "string", short: "p" },
       json: { type: "boolean", default: false },
       timeout: { type: "string" },
+      approve: { type: "string" },
       version: { type: "boolean", default: false },
     },
   });
+  let approve: ApproveMode | undefined;
+  try {
+    approve = values.approve === undefined ? undefined : parseApproveMode(values.approve);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   if (positionals.length > 0 && values.prompt !== undefined) {
     throw new UsageError(`unexpected argument "${positionals[0]}" (quote the whole PROMPT)`);
   }
@@ -154,14 +169,14 @@ async function topLevel(argv: string[], io: Io): Promise<number> {
     }
     if (!values.prompt.trim()) throw new UsageError("-p needs a non-empty PROMPT");
     const timeoutSeconds = parseSeconds(values.timeout, "--timeout", "");
-    return runHeadless({ prompt: values.prompt, json: values.json, timeoutSeconds }, io);
+    return runHeadless({ prompt: values.prompt, json: values.json, timeoutSeconds, approve }, io);
   }
   if (values.json) throw new UsageError("--json goes with -p (or a command such as ls --json)");
   if (values.timeout !== undefined) throw new UsageError("--timeout goes with -p");
   if (values.new && values.tree !== undefined) {
     throw new UsageError("--new and --tree exclude each other");
   }
-  return runStart({ newTree: values.new, tree: values.tree }, io);
+  return runStart({ newTree: values.new, tree: values.tree, approve }, io);
 }
 
 function help(args: string[], io: Io): number {

@@ -8,6 +8,7 @@ import type { Io } from "./command.js";
 import { jsonText } from "./format.js";
 import { runPrompt, type PromptRun } from "../runtime/headless.js";
 import { withDatabase } from "./scope.js";
+import type { ApproveMode } from "../config/policy.js";
 
 export const EXIT_TIMEOUT = 124;
 const EXIT_INTERRUPTED = 130;
@@ -19,6 +20,7 @@ export interface HeadlessOptions {
   prompt: string;
   json: boolean;
   timeoutSeconds: number | undefined;
+  approve?: ApproveMode;
 }
 
 export async function runHeadless(options: HeadlessOptions, io: Io): Promise<number> {
@@ -44,6 +46,7 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
         url,
         config,
         prompt: options.prompt,
+        approve: options.approve,
         timeoutMs,
         signal: interrupt.signal,
         onWarning: outageFilter((message) => io.err(`warren: ${message}`)),

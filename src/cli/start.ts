@@ -2,6 +2,9 @@
 // in the TUI, with this process's worker threads running the tree's agents. Without a terminal
 // it prints the tree as `warren ls` does and says the TUI needs one.
 import { createTree } from "../agents/tree.js";
+import { agents } from "../agents/agents.sql.js";
+import type { ApproveMode } from "../config/policy.js";
+import { eq } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { createBus } from "../bus/bus.js";
 import { listenUrlFor, loadConfig, type Config } from "../config/config.js";
@@ -16,6 +19,8 @@ import { treeOrLatest, withDatabase } from "./scope.js";
 export interface StartOptions {
   newTree: boolean;
   tree: string | undefined;
+  /** `--approve`: a new tree records it; an opened tree is switched to it. */
+  approve?: ApproveMode;
 }
 
 export async function runStart(options: StartOptions, io: Io): Promise<number> {
@@ -27,10 +32,14 @@ export async function runStart(options: StartOptions, io: Io): Promise<number> {
   try {
     await withDatabase(io.env, async (db, url) => {
       let root = options.newTree ? undefined : await treeOrLatest(db, options.tree);
+      if (root && options.approve) {
+        await db.update(agents).set({ approve: options.approve }).where(eq(agents.id, root.id));
+      }
       root ??= await createTree(db, {
         cwd: process.cwd(),
         model: config.model.name ?? null,
         budget: config.rootBudget,
+        approve: options.approve ?? config.approve ?? "ask",
       });
       if (!held) {
         await printTree(db, io, root.id, { json: false, all: false });

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Budget } from "../agents/agents.sql.js";
 import { DEFAULT_LIMITS, type Limits } from "../agents/limits.js";
+import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from "./policy.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -18,6 +19,8 @@ export interface Profile {
   budget?: Budget;
   /** Overrides the top-level `file_access` for agents of this profile. */
   file_access?: FileAccess;
+  /** Narrows the tool policy for agents of this profile and their forks (policy.ts). */
+  policy?: Policy;
 }
 
 export interface ModelConfig {
@@ -41,6 +44,10 @@ export interface Config {
   profiles: Record<string, Profile>;
   /** Where the file tools may reach, unless the agent's profile says otherwise (fileAccessFor). */
   fileAccess: FileAccess;
+  /** The tool policy over the defaults (policy.ts); profiles narrow it. */
+  policy?: Policy;
+  /** How new trees answer `ask` (WARREN_APPROVE); unset: the TUI asks, `-p` answers no. */
+  approve?: ApproveMode;
   /** Worker threads that run agent turns. */
   workerThreads: number;
   /** Agents one process runs at once (across its threads). */
@@ -83,6 +90,7 @@ interface FileConfig {
   concurrency?: number;
   lease_seconds?: number;
   file_access?: FileAccess;
+  policy?: Policy;
 }
 
 function readFileConfig(file: string): FileConfig {
@@ -122,6 +130,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   for (const [name, profile] of Object.entries(fc.profiles ?? {})) {
     fileAccessSetting(profile?.file_access, `profiles.${name}.file_access`);
+    policySetting(profile?.policy, `profiles.${name}.policy`);
   }
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
   const baseURL = env.OPENAI_BASE_URL || fc.base_url || undefined;
@@ -157,6 +166,8 @@ export function loadConfig(env: Env = process.env): Config {
     ),
     listenUrl: listenUrlSetting(env.WARREN_LISTEN_URL),
     fileAccess: fileAccessSetting(fc.file_access, "file_access") ?? "cwd",
+    policy: policySetting(fc.policy, "policy"),
+    ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),
     configPath: fs.existsSync(file) ? file : undefined,
   };
 }
@@ -174,6 +185,22 @@ function fileAccessSetting(value: unknown, name: string): FileAccess | undefined
   if (value === undefined || value === null) return undefined;
   if (value === "cwd" || value === "any") return value;
   throw new ConfigError(`${name} must be "cwd" or "any", got ${JSON.stringify(value)}`);
+}
+
+function approveSetting(value: string): ApproveMode {
+  try {
+    return parseApproveMode(value, "WARREN_APPROVE");
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
+function policySetting(value: unknown, name: string): Policy | undefined {
+  try {
+    return validatePolicy(value, name);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
 }
 
 /** The file access of an agent with profile `profileName`: the profile's, else the config's. */

@@ -4,3 +4,4 @@ export * from "../agents/events.sql.js";
 export * from "../mail/mail.sql.js";
 export * from "../feed/streams.sql.js";
 export * from "../feed/watchers.sql.js";
+export * from "../approvals/approvals.sql.js";

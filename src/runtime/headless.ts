@@ -2,6 +2,7 @@
 // agent of the tree is running or waiting, with the root's last answer.
 import { sql } from "drizzle-orm";
 import { createTree } from "../agents/tree.js";
+import type { ApproveMode } from "../config/policy.js";
 import { createBus } from "../bus/bus.js";
 import { agentChannel } from "../bus/channels.js";
 import { listenUrlFor, type Config } from "../config/config.js";
@@ -14,6 +15,8 @@ export interface PromptOptions {
   url: string;
   config: Config;
   prompt: string;
+  /** How the new tree answers `ask` (default: the config's, else "none": no one may be there). */
+  approve?: ApproveMode;
   timeoutMs?: number;
   signal?: AbortSignal;
   onWarning?: (message: string) => void;
@@ -58,6 +61,7 @@ export async function runPrompt(options: PromptOptions): Promise<PromptRun> {
       model: config.model.name ?? null,
       cwd: process.cwd(),
       budget: config.rootBudget,
+      approve: options.approve ?? config.approve ?? "none",
     }),
   );
   const bus = await createBus(listenUrlFor(config, options.url), { onWarning: options.onWarning });

@@ -10,7 +10,8 @@ import { toolsFor, type AnyTool } from "../tools/registry.js";
 import { waitTool } from "../tools/wait.js";
 import { INTERRUPTED_RESULT } from "./context.js";
 import { isPersonCall } from "./person-wait.js";
-import { runToolCalls } from "./tool-calls.js";
+import { runToolCalls, type ToolRunDeps } from "./tool-calls.js";
+import { approvalOfCall } from "../approvals/approvals.js";
 import type { TurnDeps } from "./turn.js";
 
 export interface DanglingCalls {
@@ -69,7 +70,14 @@ export async function resumeDanglingCalls(
   // Keyed and fenced like every result: a stale worker writes none, and a call answered
   // meanwhile keeps its answer.
   const epoch = deps.fence ? { epoch: deps.fence.epoch } : {};
+  // A call that was waiting for a person's approval waits again (nothing of it ran yet).
+  const asking: ToolCall[] = [];
   for (const call of dangling.calls.filter((c) => c.name !== "wait")) {
+    const key = eventKey.toolResult(dangling.eventId, call.id);
+    if ((await approvalOfCall(deps.db, agent.id, key))?.status === "pending") {
+      asking.push(call);
+      continue;
+    }
     await appendEventOnce(
       deps.db,
       agent.id,
@@ -82,6 +90,14 @@ export async function resumeDanglingCalls(
   const waits = dangling.calls
     .filter((c) => c.name === "wait")
     .map((c) => ({ ...c, arguments: remainingWait(c.arguments, dangling.ageSeconds) }));
+  const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
+  if (asking.length > 0) {
+    await runToolCalls(
+      { ...runDeps(deps, agent, dangling.eventId, signal), tools: toolsFor(profile) },
+      asking,
+      { recordCalls: false },
+    );
+  }
   if (waits.length === 0) return;
   if (!dangling.byPerson) {
     // Shown in the scrollback (not model context): the wait outlived a worker.
@@ -99,26 +115,36 @@ export async function resumeDanglingCalls(
       epoch,
     );
   }
-  const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
   const tools = toolsFor(profile).filter((t) => t.name === "wait");
   await runToolCalls(
     {
-      db: deps.db,
-      bus: deps.bus,
-      agent,
+      ...runDeps(deps, agent, dangling.eventId, signal),
       tools: tools.length ? tools : [waitTool as AnyTool],
-      config: deps.config,
-      assistantEventId: dangling.eventId,
-      signal,
-      onWaitProgress: deps.onWaitProgress,
-      fence: deps.fence,
-      onLeaseLost: deps.onLeaseLost,
-      onWarning: deps.onWarning,
-      slot: deps.slot,
     },
     waits,
     { recordCalls: false },
   );
+}
+
+function runDeps(
+  deps: TurnDeps,
+  agent: AgentRow,
+  assistantEventId: number,
+  signal: AbortSignal,
+): Omit<ToolRunDeps, "tools"> {
+  return {
+    db: deps.db,
+    bus: deps.bus,
+    agent,
+    config: deps.config,
+    assistantEventId,
+    signal,
+    onWaitProgress: deps.onWaitProgress,
+    fence: deps.fence,
+    onLeaseLost: deps.onLeaseLost,
+    onWarning: deps.onWarning,
+    slot: deps.slot,
+  };
 }
 
 /** The arguments of a resumed wait: its timeout less the seconds already spent (never below 0). */

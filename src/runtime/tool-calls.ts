@@ -22,6 +22,7 @@ import {
 import type { AgentToolContext } from "../tools/agent-context.js";
 import type { AnyTool } from "../tools/registry.js";
 import type { Slot } from "./turn.js";
+import { gateCall } from "./approval-gate.js";
 import {
   errorMessage,
   fail,
@@ -211,6 +212,8 @@ async function execute(
     },
   };
   try {
+    const refused = await gateCall(deps, ctx, call, args.value);
+    if (refused) return refused;
     const outcome = await tool.run(args.value, ctx).finally(() => waitStatus.clear());
     if (deps.signal.aborted) throw deps.signal.reason;
     return outcome;

@@ -22,6 +22,7 @@ import { isPersonCall } from "./person-wait.js";
 import { completeFitting, fitContext } from "./compaction.js";
 import { findDanglingCalls, resumeDanglingCalls } from "./resume.js";
 import { runToolCalls } from "./tool-calls.js";
+import { cancelPending } from "../approvals/approvals.js";
 import type { ToolCall } from "../llm/model.js";
 import { addUsage } from "./usage-counters.js";
 import { budgetProblem, takePendingMail } from "./turn-end.js";
@@ -345,6 +346,7 @@ async function handleStop(deps: TurnDeps, agent: AgentRow, reason: StopReason): 
     JSON.stringify({ error: { code: "INTERNAL", message: note } }),
     deps.fence,
   );
+  await cancelPending(deps.db, agent.id);
   await appendEvent(deps.db, agent.id, "interrupted", note, undefined, stamp(deps));
   await takePendingMail(deps.db, agent, deps.fence, { endInterrupt: true });
 }

@@ -90,6 +90,7 @@ export const forkTool: Tool<AgentToolContext> = {
             systemPrompt: childSystemPrompt(chosen),
             model: chosen?.model ?? null,
             budget: { ...ctx.childBudget, ...chosen?.budget, ...parsedBudget },
+            policy: chosen?.policy ? [chosen.policy] : [],
           },
           ctx.limits,
         );

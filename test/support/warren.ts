@@ -34,6 +34,8 @@ export function warrenEnv(options: WarrenEnv): NodeJS.ProcessEnv {
       ? { OPENAI_BASE_URL: options.modelUrl, OPENAI_API_KEY: "test", WARREN_MODEL: "fake-model" }
       : {}),
     WARREN_WORKER_THREADS: "1",
+    // Tools the default policy asks about run unasked in tests; approval tests set their own mode.
+    WARREN_APPROVE: "all",
     ...options.extra,
   };
 }

@@ -42,6 +42,8 @@ export function agent(fields: Partial<AgentRow> & { name: string }): AgentRow {
     lease_owner: null,
     lease_expires_at: null,
     lease_epoch: 0,
+    policy: [],
+    approve: null,
     turn_counted_event: null,
     interrupt_requested_at: null,
     activity: null,

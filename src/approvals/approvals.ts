@@ -1,0 +1,221 @@
+// Approval requests as rows: asked by a turn (one per tool call, keyed by it), answered by any
+// person on the tree — a TUI in any process, or `warren approve` / `warren deny` — first answer
+// wins, recorded as an event in the asking agent's transcript; the asking turn is woken by NOTIFY.
+import { and, asc, eq, sql } from "drizzle-orm";
+import { agents } from "../agents/agents.sql.js";
+import { AgentError } from "../agents/errors.js";
+import { appendEvent } from "../agents/events.js";
+import { agentChannel, notify } from "../bus/channels.js";
+import { UNLISTENED_POLL_MS, type Bus } from "../bus/bus.js";
+import { treePatternCovers, type ApproveMode } from "../config/policy.js";
+import type { Db, Queryable } from "../db/client.js";
+import { approvals, type ApprovalRow } from "./approvals.sql.js";
+
+export interface ApprovalRequest {
+  treeId: string;
+  agentId: string;
+  callKey: string;
+  tool: string;
+  subject: string;
+  arguments: string;
+  pattern: string;
+}
+
+/** Records the request, or finds the one this call made before (a retry, a resumed turn). */
+export async function requestApproval(db: Db, request: ApprovalRequest): Promise<ApprovalRow> {
+  const [row] = await db
+    .insert(approvals)
+    .values({
+      tree_id: request.treeId,
+      agent_id: request.agentId,
+      call_key: request.callKey,
+      tool: request.tool,
+      subject: request.subject,
+      arguments: request.arguments,
+      pattern: request.pattern,
+    })
+    .onConflictDoNothing({ target: [approvals.agent_id, approvals.call_key] })
+    .returning();
+  if (row) return row;
+  const [existing] = await db
+    .select()
+    .from(approvals)
+    .where(and(eq(approvals.agent_id, request.agentId), eq(approvals.call_key, request.callKey)));
+  return existing!;
+}
+
+/** The approval this call asked for, if it asked (a resumed turn looks for its request). */
+export async function approvalOfCall(
+  q: Queryable,
+  agentId: string,
+  callKey: string,
+): Promise<ApprovalRow | undefined> {
+  const [row] = await q
+    .select()
+    .from(approvals)
+    .where(and(eq(approvals.agent_id, agentId), eq(approvals.call_key, callKey)));
+  return row;
+}
+
+/** How the tree answers `ask` (recorded on its root when it started; older trees: `all`). */
+export async function treeApproveMode(q: Queryable, treeId: string): Promise<ApproveMode> {
+  const rows = await q.execute<{ approve: ApproveMode | null }>(
+    sql`select approve from agents where id = ${treeId}`,
+  );
+  return rows.rows[0]?.approve ?? "all";
+}
+
+/** Has a person allowed calls like this one for the whole tree? */
+export async function treeAllows(
+  q: Queryable,
+  treeId: string,
+  tool: string,
+  subject: string,
+): Promise<boolean> {
+  const rows = await q.execute<{ pattern: string }>(sql`
+    select distinct pattern from approvals
+     where tree_id = ${treeId} and tool = ${tool} and status = 'allowed' and scope = 'tree'`);
+  return rows.rows.some((r) => treePatternCovers(r.pattern, subject));
+}
+
+/**
+ * Resolves once the request is answered (or cancelled). Woken by the NOTIFY an answer sends on
+ * the agent's channel, with a slow re-check in case a notification is lost.
+ */
+export async function awaitAnswer(
+  db: Db,
+  bus: Bus,
+  request: ApprovalRow,
+  signal: AbortSignal,
+  recheckMs = 5_000,
+): Promise<ApprovalRow> {
+  let wake: (() => void) | undefined;
+  const unsubscribe = await bus.subscribe(agentChannel(request.agent_id), (payload) => {
+    if (payload === "approval") wake?.();
+  });
+  const onAbort = () => wake?.();
+  signal.addEventListener("abort", onAbort);
+  try {
+    while (true) {
+      if (signal.aborted) throw abortError();
+      const [row] = await db.select().from(approvals).where(eq(approvals.id, request.id));
+      if (row && row.status !== "pending") return row;
+      const interval = bus.listening() ? recheckMs : Math.min(recheckMs, UNLISTENED_POLL_MS);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, interval);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+    }
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+    unsubscribe();
+  }
+}
+
+function abortError(): Error {
+  const err = new Error("approval wait interrupted");
+  err.name = "AbortError";
+  return err;
+}
+
+export interface Answer {
+  allow: boolean;
+  /** Allow this call only, or the request's pattern for the whole tree. */
+  scope?: "once" | "tree";
+  /** Why it was denied: the model reads it. */
+  reason?: string;
+  /** Who answered, as shown in the transcript ("person (tui)", "person (cli)"). */
+  by: string;
+}
+
+/**
+ * Answers a pending request: the first answer wins (a second gets NOT_ALLOWED saying who was
+ * first). The answer and who gave it become a `system` event of the asking agent, and the asking
+ * turn is woken — all in one transaction.
+ */
+export async function answerApproval(
+  db: Db,
+  id: number,
+  answer: Answer,
+  treeId?: string,
+): Promise<ApprovalRow> {
+  const status = answer.allow ? "allowed" : "denied";
+  const scope = answer.allow ? (answer.scope ?? "once") : null;
+  const reason = answer.allow ? null : answer.reason?.trim() || null;
+  return db.transaction(async (tx) => {
+    const [row] = await tx
+      .update(approvals)
+      .set({ status, scope, reason, answered_by: answer.by, answered_at: sql`now()` })
+      .where(
+        and(
+          eq(approvals.id, id),
+          eq(approvals.status, "pending"),
+          treeId === undefined ? undefined : eq(approvals.tree_id, treeId),
+        ),
+      )
+      .returning();
+    if (!row) {
+      const [other] = await tx.select().from(approvals).where(eq(approvals.id, id));
+      if (!other || (treeId !== undefined && other.tree_id !== treeId)) {
+        throw new AgentError("UNKNOWN_AGENT", `no approval request ${id}`);
+      }
+      const by = other.answered_by ? ` by ${other.answered_by}` : "";
+      throw new AgentError("NOT_ALLOWED", `approval ${id} was already ${other.status}${by}`);
+    }
+    await appendEvent(tx, row.agent_id, "system", describeAnswer(row), {
+      approval: row.id,
+      status: row.status,
+      scope: row.scope,
+      by: row.answered_by,
+      ...(row.reason ? { reason: row.reason } : {}),
+    });
+    await notify(tx, agentChannel(row.agent_id), "approval");
+    return row;
+  });
+}
+
+/** "allowed once by person (tui): bash: npm test" — the transcript line of an answer. */
+export function describeAnswer(row: ApprovalRow): string {
+  const what = row.subject ? `${row.tool}: ${row.subject}` : row.tool;
+  const how =
+    row.status === "allowed"
+      ? row.scope === "tree"
+        ? `allowed for this tree (${row.pattern})`
+        : "allowed once"
+      : row.status;
+  const by = row.answered_by ? ` by ${row.answered_by}` : "";
+  const why = row.reason ? ` — ${row.reason}` : "";
+  return `approval ${row.id} ${how}${by}: ${what}${why}`;
+}
+
+/** Withdraws the agent's open requests (its turn was interrupted or it died). */
+export async function cancelPending(q: Queryable, agentId: string): Promise<void> {
+  await q.execute(sql`
+    update approvals set status = 'cancelled', answered_at = now()
+     where agent_id = ${agentId} and status = 'pending'`);
+}
+
+export interface PendingApproval extends ApprovalRow {
+  agent_name: string;
+}
+
+/** Open requests of living agents, oldest first (of one tree, or every tree). */
+export async function listPending(db: Db, treeId?: string): Promise<PendingApproval[]> {
+  const rows = await db
+    .select({ approval: approvals, agent_name: agents.name })
+    .from(approvals)
+    .innerJoin(agents, eq(agents.id, approvals.agent_id))
+    .where(
+      and(
+        eq(approvals.status, "pending"),
+        sql`${agents.state} <> 'dead'`,
+        treeId === undefined ? undefined : eq(approvals.tree_id, treeId),
+      ),
+    )
+    .orderBy(asc(approvals.id));
+  return rows.map((r) => ({ ...r.approval, agent_name: r.agent_name }));
+}
