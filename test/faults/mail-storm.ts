@@ -6,7 +6,7 @@ import { expect } from "vitest";
 import type { Db } from "../../src/db/client.js";
 import type { FakeModel, RecordedRequest } from "../support/fake-model.js";
 import { after, isFirst, lastToolName } from "../runtime/e2e-support.js";
-import { treeViolations, type ExpectedMail } from "./invariants.js";
+import { treeViolations, type ExpectedMail, type TreeExpectations } from "./invariants.js";
 
 export const STORM_CHILDREN = ["c1", "c2", "c3", "c4", "c5", "c6"];
 export const MAILS_PER_CHILD = 5;
@@ -50,7 +50,15 @@ function timeouts(req: RecordedRequest): number {
  * Scripts the storm. The root waits again until its model has seen all 30 bodies; a wait that
  * times out ends its turn with how many it got (the issue's "timed out with 25 of 30").
  */
-export function scriptMailStorm(fake: FakeModel, options: { waitSeconds: number }): void {
+export function scriptMailStorm(
+  fake: FakeModel,
+  options: {
+    waitSeconds: number;
+    /** First steps answered again when asked again (a response lost with its lease). */
+    reaskFirst?: boolean;
+  },
+): void {
+  const first = options.reaskFirst ? Infinity : 1;
   const next = (req: RecordedRequest) => {
     const got = bodiesShown(req).size;
     if (got >= STORM_MAILS) return { text: ALL_RECEIVED };
@@ -61,6 +69,7 @@ export function scriptMailStorm(fake: FakeModel, options: { waitSeconds: number 
     {
       agent: "root",
       match: isFirst,
+      times: first,
       reply: {
         toolCalls: STORM_CHILDREN.map((name) => ({
           name: "fork",
@@ -79,6 +88,7 @@ export function scriptMailStorm(fake: FakeModel, options: { waitSeconds: number 
       {
         agent: name,
         match: isFirst,
+        times: first,
         reply: {
           toolCalls: Array.from({ length: MAILS_PER_CHILD }, (_, i) => ({
             name: "send",
@@ -108,7 +118,13 @@ export async function expectStormExactlyOnce(
   db: Db,
   fake: FakeModel,
   run: StormRun,
-  options: { maxMs: number; context: string[]; stderr?: string[]; since: Date },
+  options: {
+    maxMs: number;
+    context: string[];
+    stderr?: string[];
+    since: Date;
+    modelCalls?: TreeExpectations["modelCalls"];
+  },
 ): Promise<void> {
   const problems: string[] = [];
   if (run.code !== 0) problems.push(`-p exited ${run.code}`);
@@ -127,6 +143,7 @@ export async function expectStormExactlyOnce(
       mail: stormMail(),
       fake,
       stderr: [run.stderr, ...(options.stderr ?? [])],
+      modelCalls: options.modelCalls,
     })),
   );
   const report = [
