@@ -3,7 +3,7 @@
 // 30 ms; a key paints at once).
 import type { AgentRow } from "../agents/agents.sql.js";
 import type { Bus } from "../bus/bus.js";
-import type { Config } from "../config/config.js";
+import { modelProblem, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { openFeed } from "../feed/feed.js";
 import { createActions, treeLines } from "./actions.js";
@@ -31,6 +31,8 @@ import {
   renderHelp,
   renderSpinner,
   renderTooSmall,
+  renderWelcome,
+  asciiWanted,
   MIN_HEIGHT,
   MIN_WIDTH,
   type Direction,
@@ -40,6 +42,7 @@ import {
 
 export const PANEL_KEY = "Ctrl+T";
 export const MOUSE_KEY = "Ctrl+O";
+const PANEL_TITLE = " agents — ↑↓ select · Enter go · Esc close ";
 const FRAME_MS = 30;
 const QUIT_WINDOW_MS = 2000;
 /** How long a switch to another agent may wait for its history before painting it empty. */
@@ -74,10 +77,15 @@ export interface Tui {
 
 export async function startTui(options: TuiOptions): Promise<Tui> {
   const { db, bus, config, root, stdin, stdout } = options;
-  const theme: Theme = { color: !options.env.NO_COLOR };
+  const theme: Theme = { color: !options.env.NO_COLOR, ascii: asciiWanted(options.env) };
   const feed = await openFeed(db, bus, root.id);
-  const layout = createLayout({ output: stdout });
-  const scrollbackView = createScrollbackView(theme);
+  const layout = createLayout({ output: stdout, ascii: theme.ascii });
+  // Tool lines name agents by the rows the controller keeps (created below, before any paint).
+  const agentName = (id: string) =>
+    (controller.state.agents.get(id) ?? controller.state.reaped.get(id))?.name;
+  const scrollbackView = createScrollbackView(theme, { names: agentName });
+  /** Agents known when the cached layouts were made: one more, and they are made again. */
+  let namesKnown = 0;
   const editor = createInputEditor();
   const histories = new Map<string, InputHistory>();
   const drafts = new Map<string, string>();
@@ -247,17 +255,36 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       input: input.length,
     });
     const entries = controller.entries();
+    if (state.agents.size + state.reaped.size !== namesKnown) {
+      namesKnown = state.agents.size + state.reaped.size;
+      scrollbackView.forget();
+    }
     // Scrolled up to read: what arrives below pushes the window up by as much, so it stays put.
     const lineCount = (entry: ScrollEntry) => scrollbackView.lines(entry, width).length;
     if (scroll > 0) scroll += grownBelow(anchor, entries, lineCount);
     anchor = bottomAnchor(entries, lineCount);
-    const scrolled = scrollbackView.render(entries, width, rows, scroll);
+    const welcome =
+      entries.length === 0 &&
+      !state.hasOlder &&
+      state.loadingSince === undefined &&
+      state.agents.has(current.id);
+    const scrolled = welcome
+      ? { lines: welcomeLines(current, agents.length, width), maxScroll: 0, atTop: false }
+      : scrollbackView.render(entries, width, rows, scroll);
     scroll = Math.min(scroll, scrolled.maxScroll);
     if (scrolled.atTop && state.hasOlder) spawn(() => controller.loadOlder());
     let panel: string[] | undefined;
     if (panelOpen) {
       const size = layout.panelSize();
-      const rendered = renderAgentPanel(agents, panelSelected, now, size.width, size.height, theme);
+      const rendered = renderAgentPanel(
+        agents,
+        panelSelected,
+        now,
+        size.width,
+        size.height,
+        theme,
+        PANEL_TITLE,
+      );
       panel = rendered.lines;
       panelOrder = rendered.order;
     }
@@ -282,6 +309,21 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     });
     options.onFrame?.(() => layout.screenText());
   }
+
+  /** The first screen of an agent without history (see views/welcome.ts). */
+  const welcomeLines = (current: AgentRow, agents: number, width: number) =>
+    renderWelcome(
+      {
+        agent: current,
+        ...(config.model.name ? { model: config.model.name } : {}),
+        ...(config.model.baseURL ? { baseURL: config.model.baseURL } : {}),
+        ...(modelProblem(config.model) ? { problem: modelProblem(config.model)! } : {}),
+        agents,
+        panelKey: PANEL_KEY,
+      },
+      width,
+      theme,
+    );
 
   const scrollBy = (lines: number) => {
     scroll = Math.max(0, scroll + lines);

@@ -12,7 +12,8 @@ import {
   type Line,
   type Theme,
 } from "./views/index.js";
-import { paint } from "./views/theme.js";
+import { GLYPH } from "./views/glyphs.js";
+import { paint, ROLE, type Style } from "./views/theme.js";
 
 /** One line per awaited agent while the viewed agent waits on several; none otherwise. */
 export function renderWaitLayer(
@@ -73,17 +74,21 @@ export function keysHint(scroll: number, mouseOn: boolean): string {
 
 /** The input's prompt: it says when typed lines are captured, not sent. */
 export function promptFor(mode: "normal" | "capture", dead: boolean, theme: Theme): Prompt {
-  if (dead) return { text: "✗ ", painted: paint(theme, "✗ ", { fg: "red" }) };
-  if (mode === "capture") {
-    const text = "✎ capture › ";
-    return { text, painted: paint(theme, text, { fg: "magenta", bold: true }) };
-  }
-  return { text: "❯ ", painted: paint(theme, "❯ ", { fg: "cyan", bold: true }) };
+  const prompt = (text: string, style: Style): Prompt => ({
+    text,
+    painted: paint(theme, text, style),
+  });
+  if (dead) return prompt(`${GLYPH.dead} `, ROLE.dead);
+  if (mode === "capture")
+    return prompt(`${GLYPH.capture} capture ${GLYPH.selected} `, ROLE.capturePrompt);
+  return prompt(`${GLYPH.user} `, ROLE.prompt);
 }
 
 /** What the input shows for a dead agent (commands still work there). */
 export function deadInputLine(theme: Theme): Line {
-  return paint(theme, "✗ dead agent: no input — commands only (/reap, /kill …); Ctrl+↑ parent", {
-    dim: true,
-  });
+  return paint(
+    theme,
+    "✗ dead agent: no input — commands only (/reap, /kill …); Ctrl+↑ parent",
+    ROLE.faint,
+  );
 }

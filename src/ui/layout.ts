@@ -4,7 +4,8 @@
 import { PassThrough } from "node:stream";
 import blessed from "blessed";
 import { installTerminalWidths } from "./views/blessed-widths.js";
-import type { Line } from "./views/theme.js";
+import { toAscii } from "./views/glyphs.js";
+import { dimForBlink, type Line } from "./views/theme.js";
 
 export interface Frame {
   scrollback: Line[];
@@ -26,7 +27,7 @@ export interface Layout {
   height(): number;
   /** Rows the scrollback gets with these other parts (for the views to render exactly that). */
   scrollbackRows(parts: { statusLayer: number; spinner: boolean; input: number }): number;
-  /** Panel content size (inside its border). */
+  /** Panel content size (inside its frame, which the panel's lines draw: one more each side). */
   panelSize(): { width: number; height: number };
   paint(frame: Frame): void;
   /** The screen buffer's text rows as last drawn (for tests and benchmarks). */
@@ -42,6 +43,8 @@ export interface LayoutOptions {
   output: NodeJS.WriteStream;
   /** A terminal name for blessed's terminfo (default $TERM). */
   terminal?: string;
+  /** Draw every glyph as ASCII (glyphs.ts). */
+  ascii?: boolean;
 }
 
 export function createLayout(options: LayoutOptions): Layout {
@@ -62,6 +65,11 @@ export function createLayout(options: LayoutOptions): Layout {
   // Draw box and line characters as UTF-8, never through the terminal's ACS charset (which tmux
   // and some terminfo entries get wrong: "─" would show as "q").
   (screen as unknown as { tput: { brokenACS: boolean } }).tput.brokenACS = true;
+  // Dim text is tagged blink (blessed knows no dim): the terminal gets SGR 2 (theme.ts).
+  const program = screen.program as unknown as { _owrite(text: string): boolean };
+  const write = program._owrite.bind(program);
+  program._owrite = (text) => write(dimForBlink(text));
+  const glyphs = options.ascii ? toAscii : (line: Line) => line;
   const box = (extra: blessed.Widgets.BoxOptions = {}) =>
     blessed.box({
       parent: screen,
@@ -78,6 +86,7 @@ export function createLayout(options: LayoutOptions): Layout {
   const separator = box();
   const inputBox = box();
   const statusBar = box();
+  // The panel's frame is part of its lines (drawn from the glyph table, so it can be ASCII).
   const panel = blessed.box({
     parent: screen,
     top: 1,
@@ -86,8 +95,6 @@ export function createLayout(options: LayoutOptions): Layout {
     height: "100%-4",
     tags: true,
     wrap: false,
-    border: { type: "line" },
-    label: " agents — ↑↓ select · Enter go · Esc close ",
     hidden: true,
   });
   const parts = [scrollback, statusLayer, spinner, separator, inputBox, statusBar];
@@ -108,7 +115,7 @@ export function createLayout(options: LayoutOptions): Layout {
     element.top = top;
     element.height = rows;
     // Every box is drawn again each frame; only changed text needs blessed to parse its tags.
-    const content = lines.slice(0, rows).join("\n");
+    const content = lines.slice(0, rows).map(glyphs).join("\n");
     if (content !== element.content) element.setContent(content);
     return top + rows;
   };
@@ -146,7 +153,7 @@ export function createLayout(options: LayoutOptions): Layout {
       top = place(inputBox, top, inputRows(frame.input.length), frame.input);
       place(statusBar, top, 1, [frame.statusBar]);
       if (frame.panel) {
-        const content = frame.panel.join("\n");
+        const content = frame.panel.map(glyphs).join("\n");
         if (content !== panel.content) panel.setContent(content);
         panel.show();
         panel.setFront();

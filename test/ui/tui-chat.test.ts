@@ -120,10 +120,10 @@ describe("the TUI in a terminal", { retry: 1 }, () => {
     await t.waitFor(() => model.requests.some(lastUser("think slowly")));
     await t.type("and then this");
     await t.keys("Enter");
-    const queued = await t.waitFor((s) => s.includes("❯ and then this") && s.includes("⧗ queued"));
+    const queued = await t.waitFor((s) => s.includes("❯ and then this") && s.includes("◌ queued"));
     expect(queued).not.toContain("slow answer done");
     const done = await t.waitFor("● got the queued one");
-    expect(done).not.toContain("⧗ queued");
+    expect(done).not.toContain("◌ queued");
     expect(done).toContain("● slow answer done");
     expect(done.indexOf("slow answer done")).toBeLessThan(done.indexOf("got the queued one"));
     // The queued input reached the model as its own user message, after the first answer.

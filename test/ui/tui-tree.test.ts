@@ -254,7 +254,7 @@ describe("the TUI working a tree", { retry: 1 }, () => {
     await t.waitFor("● both children reported", 20_000);
     await t.waitForGone(/◐ running\s+slow/);
     // Every agent settles idle (the children end their turns after sending).
-    await t.waitFor(/◐0 ⧗0 ○3 ✗0/);
+    await t.waitFor(/◐0 ◌0 ○3 ✗0/);
     model.assertAllUsed();
   });
 });

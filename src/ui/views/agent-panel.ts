@@ -15,8 +15,17 @@ import {
 } from "./agent-text.js";
 import { byAge } from "./navigation.js";
 import { clipRow, rowWidth, type Row } from "./spans.js";
-import { padToWidth, truncateToWidth } from "./text-width.js";
-import { cleanText, paintSpans, type Line, type Theme } from "./theme.js";
+import { displayWidth, padToWidth, truncateToWidth } from "./text-width.js";
+import { CORNER, GLYPH } from "./glyphs.js";
+import {
+  cleanText,
+  paintSpans,
+  ROLE,
+  type Line,
+  type Span,
+  type Style,
+  type Theme,
+} from "./theme.js";
 
 export interface AgentPanel {
   /** At most `height` lines: the window of the tree that holds the selected agent. */
@@ -56,6 +65,10 @@ export function panelOrder(agents: readonly AgentRow[]): { agent: AgentRow; dept
   return out;
 }
 
+/**
+ * The panel's lines for `width`×`height` columns and rows; with a `title`, inside a frame that
+ * carries it (two more columns and rows: the frame is drawn here, with the glyph table's lines).
+ */
 export function renderAgentPanel(
   agents: readonly AgentRow[],
   selectedId: string,
@@ -63,6 +76,7 @@ export function renderAgentPanel(
   width: number,
   height: number,
   theme: Theme,
+  title?: string,
 ): AgentPanel {
   const rows = panelOrder(agents);
   const order = rows.map((r) => r.agent.id);
@@ -73,46 +87,65 @@ export function renderAgentPanel(
     0,
     Math.min(selected - Math.floor(rowsShown / 2), rows.length - rowsShown),
   );
-  const lines = rows
+  const shown = rows
     .slice(start, start + rowsShown)
-    .map(({ agent, depth }) => panelLine(agent, depth, agent.id === selectedId, now, width, theme));
-  return { lines, order };
+    .map(({ agent, depth }) => panelRow(agent, depth, agent.id === selectedId, now, width));
+  if (title === undefined) return { lines: shown.map((row) => paintSpans(theme, row)), order };
+  return {
+    lines: framed(shown, title, width, rowsShown).map((row) => paintSpans(theme, row)),
+    order,
+  };
 }
 
-function panelLine(
+function framed(rows: Row[], title: string, width: number, height: number): Row[] {
+  const label = truncateToWidth(title, Math.max(0, width - 1));
+  const rule = (n: number) => GLYPH.rule.repeat(Math.max(0, n));
+  const bar: Span = { text: GLYPH.bar };
+  const inside: Row[] = [];
+  for (let i = 0; i < height; i++) {
+    const row = rows[i] ?? [];
+    inside.push([bar, ...row, { text: " ".repeat(Math.max(0, width - rowWidth(row))) }, bar]);
+  }
+  return [
+    [
+      {
+        text: `${CORNER.topLeft}${rule(1)}${label}${rule(width - 1 - displayWidth(label))}${CORNER.topRight}`,
+      },
+    ],
+    ...inside,
+    [{ text: `${CORNER.bottomLeft}${rule(width)}${CORNER.bottomRight}` }],
+  ];
+}
+
+function panelRow(
   agent: AgentRow,
   depth: number,
   selected: boolean,
   now: number,
   width: number,
-  theme: Theme,
-): Line {
+): Row {
   const state = STATE_GLYPH[agent.state] ?? STATE_GLYPH.idle;
   const idle = msSince(agent.last_activity_at, now);
   const silent = agent.state === "running" && idle > SILENT_MS;
   const left: Row = [
-    { text: selected ? "›" : " ", style: { bold: true } },
+    { text: selected ? GLYPH.selected : " ", style: ROLE.strong },
     { text: " ".repeat(1 + 2 * Math.min(depth, 12)) },
     { text: `${state.glyph} `, style: state.style },
-    { text: agentLabel(agent, 24), style: { bold: selected || agent.state !== "dead" } },
+    { text: agentLabel(agent, 24), style: selected || agent.state !== "dead" ? ROLE.strong : {} },
   ];
   const details: Row = [
-    ...(agent.model ? [{ text: `${cleanText(agent.model, false)} · `, style: { dim: true } }] : []),
+    ...(agent.model ? [{ text: `${cleanText(agent.model, false)} · `, style: ROLE.faint }] : []),
     {
       text: `${tokenText(tokensOf(agent))} · ${callsText(agent.tool_calls)} · `,
-      style: { dim: true },
+      style: ROLE.faint,
     },
     silent
-      ? { text: `! ${formatDuration(idle)} silent`, style: { fg: "yellow" as const, bold: true } }
-      : { text: formatDuration(idle), style: { dim: true } },
+      ? { text: `! ${formatDuration(idle)} silent`, style: ROLE.alarm }
+      : { text: formatDuration(idle), style: ROLE.faint },
   ];
   const doing = doingText(agent);
-  const doingStyle =
-    agent.state === "dead"
-      ? { fg: "red" as const }
-      : agent.state === "idle"
-        ? { dim: true }
-        : { fg: "cyan" as const };
+  const doingStyle: Style =
+    agent.state === "dead" ? ROLE.dead : agent.state === "idle" ? ROLE.idle : ROLE.busy;
   // Room for what it is doing between the name and the details; the details go first when narrow.
   let right = details;
   let room = width - rowWidth(left) - rowWidth(right) - 4;
@@ -127,11 +160,8 @@ function panelLine(
   let row: Row =
     gap >= 2 ? [...left, ...middle, { text: " ".repeat(gap) }, ...right] : [...left, ...middle];
   row = clipRow(row, width);
-  if (!selected) return paintSpans(theme, row);
+  if (!selected) return row;
   // The selected row is drawn inverse across the whole width.
   const padded: Row = [...row, { text: padToWidth("", width - rowWidth(row)) }];
-  return paintSpans(
-    theme,
-    padded.map((s) => ({ text: s.text, style: { ...s.style, inverse: true } })),
-  );
+  return padded.map((s) => ({ text: s.text, style: { ...s.style, inverse: true } }));
 }

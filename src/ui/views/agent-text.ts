@@ -3,16 +3,17 @@
 import type { AgentRow, AgentState } from "../../agents/agents.sql.js";
 import { compactNumber, formatDuration, shortId } from "../../cli/format.js";
 import { sliceToWidth, displayWidth } from "./text-width.js";
-import { cleanText, type Style } from "./theme.js";
+import { GLYPH } from "./glyphs.js";
+import { cleanText, ROLE, type Style } from "./theme.js";
 
 /** A running agent silent for longer than this stands out in the panel. */
 export const SILENT_MS = 60_000;
 
 export const STATE_GLYPH: Record<AgentState, { glyph: string; style: Style }> = {
-  running: { glyph: "◐", style: { fg: "green", bold: true } },
-  waiting: { glyph: "⧗", style: { fg: "cyan", bold: true } },
-  idle: { glyph: "○", style: { dim: true } },
-  dead: { glyph: "✗", style: { fg: "red" } },
+  running: { glyph: GLYPH.running, style: ROLE.running },
+  waiting: { glyph: GLYPH.waiting, style: ROLE.waiting },
+  idle: { glyph: GLYPH.idle, style: ROLE.idle },
+  dead: { glyph: GLYPH.dead, style: ROLE.dead },
 };
 
 /** The agent's name (control characters escaped; at most `maxName` columns) and its short id. */

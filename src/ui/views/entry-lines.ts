@@ -1,5 +1,6 @@
-// One scrollback entry → its rows at a width: the SPEC §4 glyphs (❯ ● → ← ⚠ ✎ ✉ ⑂), agent text
-// escaped once here, long output collapsed. Pure: same entry and width, same lines.
+// One scrollback entry → its rows at a width: the SPEC §4 glyphs (glyphs.ts), agent text escaped
+// once here, long output collapsed, agents named (name + short id) where the view knows them.
+// Pure: same entry, width and names, same lines.
 import type { EventRow } from "../../agents/events.sql.js";
 import { shortId } from "../../cli/format.js";
 import {
@@ -11,8 +12,9 @@ import {
   type Row,
   type Wrapper,
 } from "./spans.js";
-import { knownResultRows } from "./tool-results.js";
-import { cleanText, type Line, type Span, type Style, type Theme } from "./theme.js";
+import { GLYPH } from "./glyphs.js";
+import { agentRefText, knownResultRows, type AgentNames } from "./tool-results.js";
+import { cleanText, ROLE, type Line, type Span, type Style, type Theme } from "./theme.js";
 import { parseObject, stringOrUndefined } from "../../text/json.js";
 
 export type ScrollEntry =
@@ -34,42 +36,54 @@ export const LONG_CHARS = 50_000;
 export const LONG_ROWS = 400;
 
 const S = {
-  user: { bold: true } as Style,
-  glyphUser: { fg: "green", bold: true } as Style,
+  user: ROLE.strong,
+  glyphUser: ROLE.userGlyph,
   assistant: undefined as Style | undefined,
-  glyphAssistant: { fg: "blue", bold: true } as Style,
-  call: { fg: "yellow" } as Style,
-  toolName: { fg: "yellow", bold: true } as Style,
-  result: { dim: true } as Style,
-  error: { fg: "red" } as Style,
-  warn: { fg: "yellow" } as Style,
-  capture: { fg: "magenta" } as Style,
-  captureLabel: { fg: "magenta", bold: true } as Style,
-  mailLabel: { fg: "cyan", bold: true } as Style,
-  fork: { fg: "green" } as Style,
-  dim: { dim: true } as Style,
+  glyphAssistant: ROLE.assistantGlyph,
+  call: ROLE.call,
+  toolName: ROLE.toolName,
+  result: ROLE.faint,
+  error: ROLE.error,
+  warn: ROLE.warn,
+  capture: ROLE.capture,
+  captureLabel: ROLE.captureLabel,
+  mailLabel: ROLE.mail,
+  fork: ROLE.fork,
+  dim: ROLE.faint,
 };
 
+const NO_NAMES: AgentNames = () => undefined;
+
 /** The lines of one entry (no blank separator); an entry with nothing to show has none. */
-export function renderEntry(entry: ScrollEntry, width: number, theme: Theme): Line[] {
-  return paintRows(theme, entryRows(entry, width));
+export function renderEntry(
+  entry: ScrollEntry,
+  width: number,
+  theme: Theme,
+  names: AgentNames = NO_NAMES,
+): Line[] {
+  return paintRows(theme, entryRows(entry, width, names));
 }
 
-export function entryRows(entry: ScrollEntry, width: number): Row[] {
+export function entryRows(entry: ScrollEntry, width: number, names: AgentNames = NO_NAMES): Row[] {
   switch (entry.kind) {
     case "event":
-      return eventRows(entry.event, width);
+      return eventRows(entry.event, width, names);
     case "stream":
       return streamRows(entry.text, entry.reasoning, width);
     case "notice":
       return entry.level === "error"
-        ? block([{ text: "⚠ ", style: S.error }], entry.text, S.error, width)
-        : block([{ text: "· ", style: S.dim }], entry.text, undefined, width);
+        ? block([{ text: `${GLYPH.warning} `, style: S.error }], entry.text, S.error, width)
+        : block([{ text: `${GLYPH.dot} `, style: S.dim }], entry.text, undefined, width);
     case "pending":
       return [
-        ...block([{ text: "❯ ", style: S.dim }], entry.text, S.dim, width),
+        ...block([{ text: `${GLYPH.user} `, style: S.dim }], entry.text, S.dim, width),
         ...wrapSpans(
-          [{ text: "  ⧗ queued — delivered when the turn ends", style: S.dim }],
+          [
+            {
+              text: `  ${GLYPH.waiting} queued ${GLYPH.dash} delivered when the turn ends`,
+              style: S.dim,
+            },
+          ],
           width,
           2,
         ),
@@ -77,29 +91,35 @@ export function entryRows(entry: ScrollEntry, width: number): Row[] {
   }
 }
 
-function eventRows(event: EventRow, width: number): Row[] {
+function eventRows(event: EventRow, width: number, names: AgentNames): Row[] {
   const data = event.data ?? {};
   const content = event.content;
   switch (event.kind) {
     case "user":
-      return block([{ text: "❯ ", style: S.glyphUser }], content, S.user, width);
+      return block([{ text: `${GLYPH.user} `, style: S.glyphUser }], content, S.user, width);
     case "assistant":
       return assistantRows(content, stringOrUndefined(data.reasoning) ?? "", data, width);
     case "tool_call":
-      return toolCallRows(event, width);
+      return toolCallRows(event, width, names);
     case "tool_result":
-      return toolResultRows(event, width);
+      return toolResultRows(event, width, names);
     case "capture":
       return [
         ...wrapSpans(
           [
-            { text: "✎ ", style: S.captureLabel },
-            { text: "captured — no model sees this", style: S.capture },
+            { text: `${GLYPH.capture} `, style: S.captureLabel },
+            { text: `captured ${GLYPH.dash} no model sees this`, style: S.capture },
           ],
           width,
           2,
         ),
-        ...block([{ text: "│ ", style: S.capture }], content, S.capture, width, "│ "),
+        ...block(
+          [{ text: `${GLYPH.bar} `, style: S.capture }],
+          content,
+          S.capture,
+          width,
+          `${GLYPH.bar} `,
+        ),
       ];
     case "mail_in":
       return mailInRows(event, width);
@@ -107,29 +127,38 @@ function eventRows(event: EventRow, width: number): Row[] {
       const to = stringOrUndefined(data.to_name) ?? stringOrUndefined(data.to) ?? "?";
       const toId = stringOrUndefined(data.to) ?? stringOrUndefined(data.to_id);
       const who = toId && toId !== to ? `${to} ${shortId(toId)}` : to;
-      return mailRows(`✉ to ${who}: `, stringOrUndefined(data.message) ?? content, width);
+      return mailRows(
+        `${GLYPH.mail} to ${who}: `,
+        stringOrUndefined(data.message) ?? content,
+        width,
+      );
     }
     case "fork": {
       const name = stringOrUndefined(data.name);
       const id = stringOrUndefined(data.agent_id);
       const text = name && id ? `forked ${name} ${shortId(id)}` : content;
-      return block([{ text: "⑂ ", style: S.fork }], text, S.fork, width);
+      return block([{ text: `${GLYPH.fork} `, style: S.fork }], text, S.fork, width);
     }
     case "killed":
-      return block([{ text: "⚠ ", style: S.error }], content || "killed", S.error, width);
+      return block(
+        [{ text: `${GLYPH.warning} `, style: S.error }],
+        content || "killed",
+        S.error,
+        width,
+      );
     case "interrupted":
       return block(
-        [{ text: "⚠ ", style: S.warn }],
+        [{ text: `${GLYPH.warning} `, style: S.warn }],
         content.startsWith("interrupted") ? content : `interrupted: ${content}`,
         S.warn,
         width,
       );
     case "error":
-      return block([{ text: "⚠ ", style: S.error }], content, S.error, width);
+      return block([{ text: `${GLYPH.warning} `, style: S.error }], content, S.error, width);
     case "command":
-      return block([{ text: "» ", style: S.dim }], content, S.dim, width);
+      return block([{ text: `${GLYPH.command} `, style: S.dim }], content, S.dim, width);
     case "system":
-      return block([{ text: "· ", style: S.dim }], content, S.dim, width);
+      return block([{ text: `${GLYPH.dot} `, style: S.dim }], content, S.dim, width);
     default:
       // A kind this build does not know (a newer writer): shown plainly rather than hidden.
       return block(
@@ -152,15 +181,18 @@ function assistantRows(
   // A response that only called tools says nothing itself: its calls follow as their own events.
   if (!text.trim() && calls > 0) return rows;
   const body = text.trim() ? text.replace(/\s+$/, "") : "(no text)";
-  return [...rows, ...block([{ text: "● ", style: S.glyphAssistant }], body, S.assistant, width)];
+  return [
+    ...rows,
+    ...block([{ text: `${GLYPH.assistant} `, style: S.glyphAssistant }], body, S.assistant, width),
+  ];
 }
 
 function streamRows(text: string, reasoning: string, width: number): Row[] {
   const rows = reasoning.trim() ? reasoningRows(reasoning, width) : [];
   const spans: Span[] = [
-    { text: "● ", style: S.glyphAssistant },
+    { text: `${GLYPH.assistant} `, style: S.glyphAssistant },
     { text: cleanText(text.replace(/\s+$/, "")), style: S.assistant },
-    { text: "▍", style: S.glyphAssistant },
+    { text: GLYPH.cursor, style: S.glyphAssistant },
   ];
   return [...rows, ...wrapSpans(spans, width, 2)];
 }
@@ -201,7 +233,7 @@ export function renderStream(
   let from = progress;
   if (!from || from.width !== width || !body.startsWith(from.seen)) {
     const wrapper = createWrapper(width, 2);
-    wrapper.add({ text: "● ", style: S.glyphAssistant });
+    wrapper.add({ text: `${GLYPH.assistant} `, style: S.glyphAssistant });
     from = { width, seen: "", wrapped: 0, wrapper, lines: [] };
   }
   // The last word may still grow (and move to the next row): rows are final only before it.
@@ -213,7 +245,7 @@ export function renderStream(
   const lines = from.lines.concat(paintRows(theme, done));
   const tail = next.copy();
   tail.add({ text: body.slice(Math.max(stable, from.wrapped)), style: S.assistant });
-  tail.add({ text: "▍", style: S.glyphAssistant });
+  tail.add({ text: GLYPH.cursor, style: S.glyphAssistant });
   const open = paintRows(theme, tail.rows().slice(next.done));
   return {
     lines: [...reasoning, ...lines, ...open],
@@ -234,24 +266,26 @@ function reasoningRows(reasoning: string, width: number): Row[] {
   const all = wrapSpans([{ text: "  " }, { text: cleanText(tail.trim()), style: S.dim }], width, 2);
   if (all.length <= REASONING_ROWS) return all;
   const kept = all.slice(-REASONING_ROWS);
-  const note = `  … ${all.length - REASONING_ROWS} earlier lines of thinking`;
+  const note = `  ${GLYPH.ellipsis} ${all.length - REASONING_ROWS} earlier lines of thinking`;
   return [[{ text: note, style: S.dim }], ...kept].map((r) => clip(r, width));
 }
 
-function toolCallRows(event: EventRow, width: number): Row[] {
+function toolCallRows(event: EventRow, width: number, names: AgentNames): Row[] {
   const data = event.data ?? {};
   const name = stringOrUndefined(data.name) ?? stringOrUndefined(data.tool);
   // Without data the content is the call as text ("name(args)").
-  if (!name) return block([{ text: "→ ", style: S.call }], event.content, undefined, width);
+  if (!name)
+    return block([{ text: `${GLYPH.call} `, style: S.call }], event.content, undefined, width);
   const rawArgs = data.arguments ?? data.args;
   const args = typeof rawArgs === "string" ? (parseObject(rawArgs) ?? rawArgs) : rawArgs;
   const obj = args && typeof args === "object" ? (args as Record<string, unknown>) : undefined;
   if (name === "send" && obj && typeof obj.message === "string") {
-    return mailRows(`✉ to ${typeof obj.to === "string" ? obj.to : "?"}: `, obj.message, width);
+    const to = typeof obj.to === "string" ? agentRefText(obj.to, names) : "?";
+    return mailRows(`${GLYPH.mail} to ${to}: `, obj.message, width);
   }
   if (name === "bash" && obj && typeof obj.command === "string") {
     const head: Span[] = [
-      { text: "→ ", style: S.call },
+      { text: `${GLYPH.call} `, style: S.call },
       { text: "bash", style: S.toolName },
       { text: ": ", style: S.call },
     ];
@@ -261,12 +295,12 @@ function toolCallRows(event: EventRow, width: number): Row[] {
     );
   }
   const argText = obj
-    ? describeObject(obj)
+    ? describeObject(obj, names)
     : typeof args === "string"
       ? args
       : JSON.stringify(args ?? "");
   const head: Span[] = [
-    { text: "→ ", style: S.call },
+    { text: `${GLYPH.call} `, style: S.call },
     { text: cleanText(name, false), style: S.toolName },
     { text: "(", style: S.call },
   ];
@@ -276,18 +310,22 @@ function toolCallRows(event: EventRow, width: number): Row[] {
   const rows = wrapSpans([...head, { text: shown }, { text: ")", style: S.call }], width, 2);
   if (rows.length <= ARGS_ROWS && shown.length === argText.length) return rows;
   const kept = rows.slice(0, ARGS_ROWS);
-  kept[kept.length - 1] = endRowWith(kept[kept.length - 1]!, { text: "…)", style: S.call }, width);
+  kept[kept.length - 1] = endRowWith(
+    kept[kept.length - 1]!,
+    { text: `${GLYPH.ellipsis})`, style: S.call },
+    width,
+  );
   return kept;
 }
 
-function toolResultRows(event: EventRow, width: number): Row[] {
+function toolResultRows(event: EventRow, width: number, names: AgentNames): Row[] {
   const data = event.data ?? {};
   const failure = errorOf(event.content, data);
   if (failure) {
     const text = failure.code ? `${failure.code}: ${failure.message}` : failure.message;
     return withMore(
       collapseSpans(
-        [{ text: "← ⚠ ", style: S.error }],
+        [{ text: `${GLYPH.result} ${GLYPH.warning} `, style: S.error }],
         cleanText(text),
         S.error,
         width,
@@ -299,9 +337,9 @@ function toolResultRows(event: EventRow, width: number): Row[] {
   }
   const name = stringOrUndefined(data.name);
   const parsed = parseObject(event.content);
-  const known = parsed && knownResultRows(name, parsed, width, mailRows);
+  const known = parsed && knownResultRows(name, parsed, width, mailRows, names);
   if (known) return known;
-  const head: Span[] = [{ text: "← ", style: S.call }];
+  const head: Span[] = [{ text: `${GLYPH.result} `, style: S.call }];
   if (name) head.push({ text: `${cleanText(name, false)}: `, style: S.dim });
   const body = event.content.replace(/\s+$/, "");
   if (!body) return wrapSpans([...head, { text: "(no output)", style: S.dim }], width, 2);
@@ -330,7 +368,7 @@ function mailInRows(event: EventRow, width: number): Row[] {
     }
   }
   const who = !from || from === "human" ? "human" : `${name ?? "?"} ${shortId(from)}`;
-  return mailRows(`✉ from ${who}: `, body, width);
+  return mailRows(`${GLYPH.mail} from ${who}: `, body, width);
 }
 
 function mailRows(label: string, body: string, width: number): Row[] {
@@ -375,7 +413,7 @@ function block(
 
 function withMore({ rows, hidden }: { rows: Row[]; hidden: number }, width: number): Row[] {
   if (hidden <= 0) return rows;
-  const note = `  … ${hidden} more line${hidden === 1 ? "" : "s"}`;
+  const note = `  ${GLYPH.ellipsis} ${hidden} more line${hidden === 1 ? "" : "s"}`;
   return [...rows, clip([{ text: note, style: S.dim }], width)];
 }
 
@@ -383,9 +421,21 @@ function clip(row: Row, width: number): Row {
   return wrapSpans(row, width, 0)[0] ?? [];
 }
 
-function describeObject(obj: Record<string, unknown>): string {
+/** Tool arguments that name agents: an id the view knows shows as its name and short id. */
+const AGENT_ARGS = new Set(["from_agents", "agent_id", "to"]);
+
+function describeObject(obj: Record<string, unknown>, names: AgentNames): string {
+  const json = (v: unknown) => JSON.stringify(v) ?? String(v);
+  const ref = (v: unknown) => {
+    if (typeof v !== "string") return json(v);
+    const label = agentRefText(v, names);
+    return label === v ? json(v) : label;
+  };
   return Object.entries(obj)
-    .map(([k, v]) => `${k}: ${JSON.stringify(v) ?? String(v)}`)
+    .map(([k, v]) => {
+      if (!AGENT_ARGS.has(k)) return `${k}: ${json(v)}`;
+      return `${k}: ${Array.isArray(v) ? `[${v.map(ref).join(", ")}]` : ref(v)}`;
+    })
     .join(", ");
 }
 

@@ -6,7 +6,8 @@ export type { ScrollEntry, StreamEntry, StreamProgress } from "./entry-lines.js"
 export { renderEntry, renderStream } from "./entry-lines.js";
 export { createScrollbackView, entryKey } from "./scrollback.js";
 export type { ScrollbackOptions, ScrollbackRender, ScrollbackView } from "./scrollback.js";
-export { renderSpinner, renderStatusLayer, SPINNER_FRAMES } from "./status-layer.js";
+export { renderSpinner, renderStatusLayer } from "./status-layer.js";
+export { ASCII_FOR, asciiWanted, GLYPH, SPINNER_FRAMES, toAscii } from "./glyphs.js";
 export { renderSeparator } from "./separator.js";
 export { renderStatusBar, treeTokens } from "./status-bar.js";
 export type { StatusBarInfo } from "./status-bar.js";
@@ -17,3 +18,5 @@ export type { Direction, NavInfo } from "./navigation.js";
 export { MIN_HEIGHT, MIN_WIDTH, renderHelp, renderTooSmall } from "./help.js";
 export { displayWidth, truncateToWidth, wrapText } from "./text-width.js";
 export { installTerminalWidths } from "./blessed-widths.js";
+export { renderWelcome } from "./welcome.js";
+export type { WelcomeInfo } from "./welcome.js";

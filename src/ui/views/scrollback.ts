@@ -2,6 +2,7 @@
 // laid out, and their lines are cached per (entry, width) in a bounded LRU, so a frame costs the
 // window, not the history; a growing stream is wrapped on from where its last layout stopped.
 import { renderEntry, renderStream, type ScrollEntry, type StreamProgress } from "./entry-lines.js";
+import type { AgentNames } from "./tool-results.js";
 import type { Line, Theme } from "./theme.js";
 
 export interface ScrollbackRender {
@@ -38,6 +39,11 @@ export interface ScrollbackOptions {
   cacheSize?: number;
   /** Called each time an entry is actually laid out (a cache miss); for tests and benchmarks. */
   onLayout?: (key: string, width: number) => void;
+  /**
+   * The names of the tree's agents, for tool lines that refer to them by id. A cached layout keeps
+   * the names it was made with: call forget() when an agent becomes known.
+   */
+  names?: AgentNames;
 }
 
 interface Cached {
@@ -69,7 +75,7 @@ export function createScrollbackView(
     const laid: Cached =
       entry.kind === "stream"
         ? { source, ...renderStream(entry, width, theme, hit?.progress) }
-        : { source, lines: renderEntry(entry, width, theme) };
+        : { source, lines: renderEntry(entry, width, theme, options.names) };
     cache.delete(key);
     cache.set(key, laid);
     while (cache.size > limit) cache.delete(cache.keys().next().value!);

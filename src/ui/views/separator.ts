@@ -5,11 +5,12 @@ import { shortId } from "../../cli/format.js";
 import { nameText } from "./agent-text.js";
 import type { NavInfo } from "./navigation.js";
 import { clipRow, rowWidth, type Row } from "./spans.js";
-import { paintSpans, type Line, type Style, type Theme } from "./theme.js";
+import { GLYPH } from "./glyphs.js";
+import { paintSpans, ROLE, type Line, type Style, type Theme } from "./theme.js";
 
-const RULE: Style = { dim: true };
-const NEIGHBOUR: Style = { fg: "cyan" };
-const CURRENT: Style = { bold: true };
+const RULE: Style = ROLE.faint;
+const NEIGHBOUR: Style = ROLE.neighbour;
+const CURRENT: Style = ROLE.strong;
 
 /** Detail levels tried in order: name columns of the neighbours, whether the current shows its id. */
 const LEVELS: { others: number; current: number; id: boolean }[] = [
@@ -35,7 +36,7 @@ export function renderSeparator(nav: NavInfo, width: number, theme: Theme): Line
   if (fill > 0)
     row = [
       ...row,
-      { text: `${fill > 1 ? " " : ""}${"─".repeat(Math.max(0, fill - 1))}`, style: RULE },
+      { text: `${fill > 1 ? " " : ""}${GLYPH.rule.repeat(Math.max(0, fill - 1))}`, style: RULE },
     ];
   return paintSpans(theme, row);
 }
@@ -46,14 +47,16 @@ function separatorRow(nav: NavInfo, level: { others: number; current: number; id
   const part = (arrow: string, agent: AgentRow | undefined): Row =>
     agent ? [{ text: " " }, { text: `${arrow}${name(agent)}`, style: NEIGHBOUR }] : [];
   const current = `${nameText(nav.current.name, level.current)}${level.id ? ` ${shortId(nav.current.id)}` : ""}`;
-  const dead = nav.current.state === "dead" ? " ✗" : "";
+  const dead = nav.current.state === "dead" ? ` ${GLYPH.dead}` : "";
   return [
-    { text: "──", style: RULE },
-    ...part("↑", nav.parent),
-    ...part("←", nav.prev),
+    { text: GLYPH.rule.repeat(2), style: RULE },
+    ...part(GLYPH.parent, nav.parent),
+    ...part(GLYPH.prev, nav.prev),
     { text: " " },
     { text: `[${current}${dead}]`, style: CURRENT },
-    ...part("→", nav.next),
-    ...(nav.children > 0 ? [{ text: " " }, { text: `↓${nav.children}`, style: NEIGHBOUR }] : []),
+    ...part(GLYPH.next, nav.next),
+    ...(nav.children > 0
+      ? [{ text: " " }, { text: `${GLYPH.child}${nav.children}`, style: NEIGHBOUR }]
+      : []),
   ];
 }

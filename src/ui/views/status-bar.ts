@@ -6,7 +6,8 @@ import { sumCounters, type CounterRow } from "../../agents/totals.js";
 import { compactNumber, shortId } from "../../cli/format.js";
 import { agentLabel, STATE_GLYPH, tokenText } from "./agent-text.js";
 import { clipRow, rowWidth, type Row } from "./spans.js";
-import { cleanText, paintSpans, type Line, type Theme } from "./theme.js";
+import { GLYPH } from "./glyphs.js";
+import { cleanText, paintSpans, ROLE, type Line, type Theme } from "./theme.js";
 
 export interface StatusBarInfo {
   root: AgentRow;
@@ -37,8 +38,8 @@ export function renderStatusBar(info: StatusBarInfo, width: number, theme: Theme
     parts.push({
       row: [
         {
-          text: ` ⚠ ${cleanText(info.problem, false)} `,
-          style: { fg: "red", bold: true, inverse: true },
+          text: ` ${GLYPH.warning} ${cleanText(info.problem, false)} `,
+          style: ROLE.problemBadge,
         },
       ],
       priority: 100,
@@ -46,44 +47,44 @@ export function renderStatusBar(info: StatusBarInfo, width: number, theme: Theme
   }
   if (info.mode === "capture") {
     parts.push({
-      row: [{ text: " ✎ CAPTURE ", style: { fg: "magenta", bold: true, inverse: true } }],
+      row: [{ text: ` ${GLYPH.capture} CAPTURE `, style: ROLE.captureBadge }],
       priority: 90,
     });
   } else if (info.mode === "dead") {
     parts.push({
-      row: [{ text: " ✗ DEAD ", style: { fg: "red", bold: true, inverse: true } }],
+      row: [{ text: ` ${GLYPH.dead} DEAD `, style: ROLE.deadBadge }],
       priority: 90,
     });
   }
   parts.push({
-    row: [{ text: `tree ${shortId(info.root.tree_id)}`, style: { dim: true } }],
+    row: [{ text: `tree ${shortId(info.root.tree_id)}`, style: ROLE.faint }],
     priority: 20,
   });
-  parts.push({ row: [{ text: agentLabel(current, 24), style: { bold: true } }], priority: 80 });
+  parts.push({ row: [{ text: agentLabel(current, 24), style: ROLE.strong }], priority: 80 });
   parts.push({
     row: [{ text: `${state.glyph} ${current.state}`, style: state.style }],
     priority: 70,
   });
   if (current.model)
     parts.push({
-      row: [{ text: cleanText(current.model, false), style: { fg: "blue" } }],
+      row: [{ text: cleanText(current.model, false), style: ROLE.model }],
       priority: 30,
     });
   parts.push({ row: [{ text: tokensPart(info) }], priority: 40 });
   parts.push({
-    row: [{ text: cleanText(info.keysHint, false), style: { dim: true } }],
+    row: [{ text: cleanText(info.keysHint, false), style: ROLE.faint }],
     priority: 60,
     right: true,
   });
   parts.push({
     row: [
-      { text: `◐${counts.running}`, style: STATE_GLYPH.running.style },
+      { text: `${STATE_GLYPH.running.glyph}${counts.running}`, style: STATE_GLYPH.running.style },
       { text: " " },
-      { text: `⧗${counts.waiting}`, style: STATE_GLYPH.waiting.style },
+      { text: `${STATE_GLYPH.waiting.glyph}${counts.waiting}`, style: STATE_GLYPH.waiting.style },
       { text: " " },
-      { text: `○${counts.idle}`, style: STATE_GLYPH.idle.style },
+      { text: `${STATE_GLYPH.idle.glyph}${counts.idle}`, style: STATE_GLYPH.idle.style },
       { text: " " },
-      { text: `✗${counts.dead}`, style: STATE_GLYPH.dead.style },
+      { text: `${STATE_GLYPH.dead.glyph}${counts.dead}`, style: STATE_GLYPH.dead.style },
     ],
     priority: 50,
   });
@@ -112,7 +113,7 @@ function tokensPart(info: StatusBarInfo): string {
   return `${agent} · tree ${compactNumber(info.tree.tokens)}${cached}`;
 }
 
-const GAP = " │ ";
+const GAP = ` ${GLYPH.bar} `;
 
 function layout(parts: Part[], width: number): Row {
   const left = joinParts(parts.filter((p) => !p.right));
@@ -124,7 +125,7 @@ function layout(parts: Part[], width: number): Row {
 function joinParts(parts: Part[]): Row {
   const row: Row = [];
   parts.forEach((p, i) => {
-    if (i > 0) row.push({ text: GAP, style: { dim: true } });
+    if (i > 0) row.push({ text: GAP, style: ROLE.faint });
     row.push(...p.row);
   });
   return row;

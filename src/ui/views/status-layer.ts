@@ -14,13 +14,14 @@ import {
 } from "./agent-text.js";
 import { clipRow, type Row } from "./spans.js";
 import { displayWidth, padToWidth } from "./text-width.js";
-import { paintSpans, type Line, type Style, type Theme } from "./theme.js";
+import { GLYPH, SPINNER_FRAMES } from "./glyphs.js";
+import { paintSpans, ROLE, type Line, type Style, type Theme } from "./theme.js";
 
 const STATUS: Record<WaitStatusEntry["status"], { glyph: string; word: string; style: Style }> = {
-  running: { glyph: "◐", word: "running", style: { fg: "yellow" } },
-  received: { glyph: "✓", word: "received", style: { fg: "green" } },
-  idle: { glyph: "○", word: "idle", style: { dim: true } },
-  dead: { glyph: "✗", word: "dead", style: { fg: "red" } },
+  running: { glyph: GLYPH.running, word: "running", style: ROLE.awaited },
+  received: { glyph: GLYPH.received, word: "received", style: ROLE.received },
+  idle: { glyph: GLYPH.idle, word: "idle", style: ROLE.idle },
+  dead: { glyph: GLYPH.dead, word: "dead", style: ROLE.dead },
 };
 
 /** Names are cut to this many columns in the status layer, so the columns line up. */
@@ -61,14 +62,12 @@ export function renderStatusLayer(
       { text: "  " },
       { text: `${status.glyph} ${status.word.padEnd(8)}`, style: status.style },
       { text: " " },
-      { text: padToWidth(labels[i]!, column), style: { bold: true } },
-      { text: details[i]!, style: { dim: true } },
+      { text: padToWidth(labels[i]!, column), style: ROLE.strong },
+      { text: details[i]!, style: ROLE.faint },
     ];
     return paintSpans(theme, clipRow(row, width));
   });
 }
-
-export const SPINNER_FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 /**
  * The busy line: a spinner glyph (by `frame`), what the agent is doing, how long it has been busy.
@@ -82,13 +81,14 @@ export function renderSpinner(
   now: number = Date.now(),
 ): Line {
   if (agent.state !== "running" && agent.state !== "waiting") return "";
-  const glyph = SPINNER_FRAMES[Math.abs(Math.floor(frame)) % SPINNER_FRAMES.length]!;
+  // A quarter turn every other frame (the app ticks every 100 ms).
+  const glyph = SPINNER_FRAMES[Math.abs(Math.floor(frame / 2)) % SPINNER_FRAMES.length]!;
   const since = agent.busy_since ?? agent.last_activity_at;
   const elapsed = formatDuration(msSince(since, now));
   const row: Row = [
-    { text: `${glyph} `, style: { fg: "cyan", bold: true } },
-    { text: doingText(agent), style: { fg: "cyan" } },
-    { text: ` · ${elapsed} · esc to interrupt`, style: { dim: true } },
+    { text: `${glyph} `, style: ROLE.busyGlyph },
+    { text: doingText(agent), style: ROLE.busy },
+    { text: ` ${GLYPH.dot} ${elapsed} ${GLYPH.dot} esc to interrupt`, style: ROLE.faint },
   ];
   return paintSpans(theme, clipRow(row, width));
 }

@@ -1,39 +1,52 @@
 // Results of the agent tools a person reads most, shown as what they mean rather than JSON: a
 // wait's mail or fan-in (one row per agent with its status glyph), a send's, fork's or kill's receipt.
 import { shortId } from "../../cli/format.js";
+import { GLYPH } from "./glyphs.js";
 import { clipRow, collapseSpans, type Row } from "./spans.js";
-import { cleanText, type Span, type Style } from "./theme.js";
+import { cleanText, ROLE, type Span, type Style } from "./theme.js";
+
+/** The name of an agent of the tree by id, when the view knows it. */
+export type AgentNames = (id: string) => string | undefined;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** An agent reference as a person reads it: a known id as "name 1a2b3c4d", anything else as is. */
+export function agentRefText(ref: string, names: AgentNames): string {
+  const name = UUID.test(ref) ? names(ref.toLowerCase()) : undefined;
+  return name === undefined ? cleanText(ref, false) : `${cleanText(name, false)} ${shortId(ref)}`;
+}
 
 /** Rows kept of each message in a fan-in result. */
 export const FAN_IN_ROWS = 3;
 
 const FAN_IN: Record<string, { glyph: string; style: Style }> = {
-  received: { glyph: "✓", style: { fg: "green" } },
-  idle: { glyph: "○", style: { dim: true } },
-  dead: { glyph: "✗", style: { fg: "red" } },
-  running: { glyph: "◐", style: { fg: "yellow" } },
+  received: { glyph: GLYPH.received, style: ROLE.received },
+  idle: { glyph: GLYPH.idle, style: ROLE.idle },
+  dead: { glyph: GLYPH.dead, style: ROLE.dead },
+  running: { glyph: GLYPH.running, style: ROLE.awaited },
 };
 
-const ARROW: Span = { text: "← ", style: { fg: "yellow" } };
-const LABEL: Style = { dim: true };
+const ARROW: Span = { text: `${GLYPH.result} `, style: ROLE.call };
+const LABEL: Style = ROLE.faint;
 
 /**
  * The rows of a known tool's result, or undefined to show the text as it is. `mailRows` lays out
- * a mail label and body the way mail events are shown.
+ * a mail label and body the way mail events are shown; `names` names the agents it knows.
  */
 export function knownResultRows(
   tool: string | undefined,
   value: Record<string, unknown>,
   width: number,
   mailRows: (label: string, body: string, width: number) => Row[],
+  names: AgentNames = () => undefined,
 ): Row[] | undefined {
   if (tool === "wait") {
-    if (Array.isArray(value.results)) return fanInRows(value.results, width);
+    if (Array.isArray(value.results)) return fanInRows(value.results, width, names);
     if (typeof value.message === "string") {
       const from = typeof value.from === "string" ? value.from : "human";
       const name = typeof value.from_name === "string" ? value.from_name : from;
       const who = from === "human" ? "human" : `${name} ${shortId(from)}`;
-      return mailRows(`← ✉ from ${who}: `, value.message, width);
+      return mailRows(`${GLYPH.result} ${GLYPH.mail} from ${who}: `, value.message, width);
     }
     if (value.status === "timeout") {
       return [
@@ -51,7 +64,9 @@ export function knownResultRows(
     return [clipRow(row, width)];
   }
   if (tool === "kill" && Array.isArray(value.killed)) {
-    const ids = value.killed.filter((id): id is string => typeof id === "string").map(shortId);
+    const ids = value.killed
+      .filter((id): id is string => typeof id === "string")
+      .map((id) => (names(id) === undefined ? shortId(id) : agentRefText(id, names)));
     const row: Row = [
       ARROW,
       { text: "kill: ", style: LABEL },
@@ -71,7 +86,7 @@ export function knownResultRows(
   return undefined;
 }
 
-function fanInRows(results: unknown[], width: number): Row[] {
+function fanInRows(results: unknown[], width: number, names: AgentNames): Row[] {
   const rows: Row[] = [
     clipRow([ARROW, { text: `wait: ${results.length} agents`, style: LABEL }], width),
   ];
@@ -81,11 +96,12 @@ function fanInRows(results: unknown[], width: number): Row[] {
     const status = typeof entry.status === "string" ? entry.status : "running";
     const look = FAN_IN[status] ?? FAN_IN.running!;
     const id = typeof entry.agent_id === "string" ? ` ${shortId(entry.agent_id)}` : "";
-    const name = typeof entry.name === "string" ? cleanText(entry.name, false) : "?";
+    const known = typeof entry.agent_id === "string" ? names(entry.agent_id) : undefined;
+    const name = cleanText(typeof entry.name === "string" ? entry.name : (known ?? "?"), false);
     const head: Span[] = [
       { text: "  " },
       { text: `${look.glyph} `, style: look.style },
-      { text: `${name}${id}`, style: { bold: true } },
+      { text: `${name}${id}`, style: ROLE.strong },
     ];
     if (typeof entry.message === "string") {
       head.push({ text: ": " });
@@ -93,7 +109,9 @@ function fanInRows(results: unknown[], width: number): Row[] {
       const { rows: kept, hidden } = collapseSpans(head, body, undefined, width, 4, FAN_IN_ROWS);
       rows.push(...kept);
       if (hidden > 0)
-        rows.push(clipRow([{ text: `    … ${hidden} more lines`, style: LABEL }], width));
+        rows.push(
+          clipRow([{ text: `    ${GLYPH.ellipsis} ${hidden} more lines`, style: LABEL }], width),
+        );
     } else {
       rows.push(clipRow([...head, { text: ` ${status}`, style: look.style }], width));
     }

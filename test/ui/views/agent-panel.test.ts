@@ -65,10 +65,10 @@ describe("agent panel", () => {
       t.orphan.id,
     ]);
     const rows = showWithin(panel.lines, 110);
-    const indentOf = (row: string) => row.search(/[◐⧗○✗]/);
+    const indentOf = (row: string) => row.search(/[◐◌○✗]/);
     expect(rows.map(indentOf)).toEqual([2, 4, 6, 4, 4, 4]);
     expect(rows[0]).toMatch(
-      /⧗ root [0-9a-f]{8} +waiting for 2 agents +gpt-test · 21k tok · 3 calls · 5s$/,
+      /◌ root [0-9a-f]{8} +waiting for 2 agents +gpt-test · 21k tok · 3 calls · 5s$/,
     );
     expect(rows[1]).toMatch(
       /◐ scout [0-9a-f]{8} +bash: grep -r TODO src +gpt-test · 0 tok · 12 calls · 4s$/,

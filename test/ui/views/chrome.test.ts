@@ -99,8 +99,8 @@ describe("spinner", () => {
       activity: "bash: npm test",
       busy_since: new Date(NOW - 75_000),
     });
-    const frames = [0, 1, 2].map((f) => screenText([renderSpinner(busy, f, 60, color, NOW)], 60));
-    expect(frames[0]).toBe("⠋ bash: npm test · 1m · esc to interrupt");
+    const frames = [0, 2, 4].map((f) => screenText([renderSpinner(busy, f, 60, color, NOW)], 60));
+    expect(frames[0]).toBe("◴ bash: npm test · 1m · esc to interrupt");
     expect(new Set(frames.map((f) => f[0])).size).toBe(3);
     const thinking = agent({
       name: "w",
@@ -180,7 +180,7 @@ describe("status bar", () => {
     expect(row).toContain("◐ running");
     expect(row).toContain("gpt-test");
     expect(row).toContain("12k tok");
-    expect(row).toContain("◐1 ⧗1 ○2 ✗1");
+    expect(row).toContain("◐1 ◌1 ○2 ✗1");
     expect(row).toMatch(/\^T agents · \^O mouse$/);
     expect(row).toHaveLength(120);
   });

@@ -56,7 +56,7 @@ describe("scrollback glyphs", () => {
       "✉ from human: hi",
       "✉ to parent: done: 42",
       "✉ to scout c0ffee00: more work",
-      "⑂ forked scout c0ffee00",
+      "↳ forked scout c0ffee00",
       "» /kill scout",
       "· model set to gpt-x",
     ]) {
@@ -109,7 +109,7 @@ describe("scrollback glyphs", () => {
     expect(text).toContain("  let me think\n● partial answer▍");
     expect(text).toContain("⚠ unknown command: /frob");
     expect(text).toContain("· Keys\n    Enter  send");
-    expect(text).toContain("❯ and then?\n  ⧗ queued");
+    expect(text).toContain("❯ and then?\n  ◌ queued");
   });
 
   it("dims thinking and drops all color without color", () => {
@@ -119,7 +119,7 @@ describe("scrollback glyphs", () => {
       10,
       0,
     ).lines;
-    expect(dimmed[0]).toContain("{gray-fg}hmm");
+    expect(dimmed[0]).toContain("{blink}hmm");
     const plain = createScrollbackView({ color: false }).render(
       [
         ev(event("error", "bad")),
