@@ -34,11 +34,11 @@ import { worker } from "./worker.js";
 
 const COMMANDS: Command[] = [
   ls,
+  log,
+  send,
   approvalsList,
   approve,
   deny,
-  log,
-  send,
   kill,
   reap,
   exportTree,

@@ -1,0 +1,81 @@
+// The tool policy (policy.ts): defaults for a new user, patterns, and narrowing that never widens.
+import { describe, expect, it } from "vitest";
+import {
+  decide,
+  matchesPattern,
+  parseApproveMode,
+  treePattern,
+  treePatternCovers,
+  validatePolicy,
+} from "../../src/config/policy.js";
+
+describe("the default policy", () => {
+  it("allows reading and the agent tools, asks before writing and running commands", () => {
+    for (const tool of ["read_file", "glob", "grep", "fork", "send", "wait", "kill"]) {
+      expect(decide(undefined, [], tool, {}).verdict).toBe("allow");
+    }
+    for (const tool of ["write_file", "edit_file", "bash", "some_new_tool"]) {
+      expect(decide(undefined, [], tool, {}).verdict).toBe("ask");
+    }
+  });
+});
+
+describe("patterns", () => {
+  const base = validatePolicy(
+    { bash: { allow: ["git status", "npm test*"], deny: ["rm -rf *"], ask: ["*"] } },
+    "policy",
+  );
+
+  it("deny wins over allow, allow over ask; the subject is the command", () => {
+    expect(decide(base, [], "bash", { command: "git status" }).verdict).toBe("allow");
+    expect(decide(base, [], "bash", { command: "npm test -- --watch" }).verdict).toBe("allow");
+    expect(decide(base, [], "bash", { command: "rm -rf /" }).verdict).toBe("deny");
+    expect(decide(base, [], "bash", { command: "curl x" })).toEqual({
+      verdict: "ask",
+      subject: "curl x",
+    });
+  });
+
+  it("matches `*` in linear steps, even against hostile patterns", () => {
+    expect(matchesPattern("a*b*c", "axxbyyc")).toBe(true);
+    expect(matchesPattern("a*b*c", "axxbyy")).toBe(false);
+    expect(matchesPattern(`${"*a".repeat(50)}b`, "a".repeat(5000))).toBe(false);
+  });
+
+  it("file tools match on the path", () => {
+    const files = validatePolicy({ write_file: { allow: ["notes/*"], default: "deny" } }, "p");
+    expect(decide(files, [], "write_file", { path: "notes/a.md" }).verdict).toBe("allow");
+    expect(decide(files, [], "write_file", { path: "src/a.ts" }).verdict).toBe("deny");
+  });
+});
+
+describe("narrowing", () => {
+  it("a profile's policy can only make a call stricter", () => {
+    const loose = validatePolicy({ bash: "allow" }, "policy");
+    const strict = validatePolicy({ bash: "deny", read_file: "allow" }, "profile");
+    const widening = validatePolicy({ write_file: "allow" }, "profile");
+    expect(decide(loose, [strict!], "bash", { command: "ls" }).verdict).toBe("deny");
+    expect(decide(undefined, [widening!], "write_file", { path: "a" }).verdict).toBe("ask");
+  });
+});
+
+describe("tree patterns", () => {
+  it("remember a command's first word, covering the bare command too", () => {
+    expect(treePattern("bash", "git commit -m x")).toBe("git *");
+    expect(treePatternCovers("git *", "git")).toBe(true);
+    expect(treePatternCovers("git *", "git log")).toBe(true);
+    expect(treePatternCovers("git *", "gitk")).toBe(false);
+    expect(treePattern("write_file", "a/b")).toBe("*");
+  });
+});
+
+describe("config errors", () => {
+  it("name the bad entry in one line", () => {
+    expect(() => validatePolicy({ bash: "maybe" }, "policy")).toThrow("policy.bash must be");
+    expect(() => validatePolicy({ bash: { permit: [] } }, "policy")).toThrow(
+      'unknown key "permit"',
+    );
+    expect(() => parseApproveMode("sometimes")).toThrow("--approve must be ask, all or none");
+    expect(parseApproveMode("ask-fail")).toBe("none");
+  });
+});
