@@ -61,6 +61,7 @@ describe("the glyph table", () => {
         // Code only: comments may name anything.
         if (/^\s*(\/\/|\*|\/\*)/.test(line)) continue;
         const code = line.replace(/\s\/\/\s.*$/, "");
+        // eslint-disable-next-line no-control-regex
         for (const char of code.match(/[^\x00-\x7f]/gu) ?? []) {
           if (!ASCII_FOR.has(char)) unknown.add(`${char} in ${file}`);
         }

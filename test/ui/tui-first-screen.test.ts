@@ -35,7 +35,7 @@ describe("the first screen in a terminal", { retry: 1 }, () => {
     const host = new URL(model.baseURL).host;
     expect(first).toContain(`model      fake-model on ${host}`);
     expect(first).toContain(`directory  ${cwd}`);
-    expect(first).toMatch(/tree       root [0-9a-f]{8} in tree [0-9a-f]{8} · 1 agent/);
+    expect(first).toMatch(/tree {7}root [0-9a-f]{8} in tree [0-9a-f]{8} · 1 agent/);
     expect(first).toContain("Enter sends what you type");
     expect(first).toContain("Ctrl+T the agents of the tree · /help keys and commands");
 

@@ -75,7 +75,7 @@ describe("the first screen", () => {
     const text = screenText(lines, 80);
     expect(text).toContain("model      qwen3 on gpu-box:8000");
     expect(text).toContain("directory  /home/me/project");
-    expect(text).toMatch(/tree       root [0-9a-f]{8} in tree [0-9a-f]{8} · 1 agent/);
+    expect(text).toMatch(/tree {7}root [0-9a-f]{8} in tree [0-9a-f]{8} · 1 agent/);
     expect(text).toContain("Enter sends");
     expect(text).toContain("/capture then /fork");
     expect(text).toContain("Ctrl+T the agents");
