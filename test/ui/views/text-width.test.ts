@@ -23,7 +23,7 @@ describe("display width", () => {
     expect(displayWidth("😀")).toBe(2);
     expect(displayWidth("👍🏽")).toBe(2);
     expect(displayWidth("e\u0301")).toBe(1);
-    expect(displayWidth("❯●→←⚠✎✉⑂◐✓○✗▍─↑↓…⧗")).toBe(18);
+    expect(displayWidth("❯●→←⚠✎✉↳◐✓○✗▍─↑↓…◌")).toBe(18);
     expect(displayWidth("ｈｉ")).toBe(4);
   });
 
