@@ -1,5 +1,5 @@
 // Events → text lines, as in the TUI's scrollback: user ❯, assistant ●, tool call →, tool result ←,
-// error ⚠, mail ✉, fork ⑂, killed ✗; captured text is marked so it is never mistaken for a message.
+// error ⚠, mail ✉, fork ↳, killed ✗; captured text is marked so it is never mistaken for a message.
 import type { EventRow } from "../agents/events.sql.js";
 import { escapeControl, escapeLine } from "../text/escape.js";
 import { oneLine, shortId, truncateText, type Colors } from "./format.js";
@@ -55,7 +55,7 @@ export function renderEvent(event: EventRow, { color, full }: TranscriptOptions)
       );
     }
     case "fork":
-      return block(color.green("⑂"), event.content);
+      return block(color.green("↳"), event.content);
     case "killed":
       return block(color.red("✗"), event.content, color.red);
     case "interrupted":

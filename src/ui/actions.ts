@@ -4,12 +4,13 @@ import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { appendEvent } from "../agents/events.js";
 import { displayName, resolveAgentRef } from "../agents/refs.js";
+import { answerApproval, describeAnswer } from "../approvals/approvals.js";
 import { forkAgent, killAgent, reapDead } from "../agents/tree.js";
 import type { Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { sendInput } from "../mail/input.js";
 import { sendMail } from "../mail/send.js";
-import { interruptAgent } from "../runtime/interrupt.js";
+import { interruptAgent, interruptSubtree } from "../runtime/interrupt.js";
 import { requestWait } from "../runtime/person-wait.js";
 import { childSystemPrompt } from "../runtime/system-prompt.js";
 import { isCommand, parseCommand, type UiCommand } from "./commands.js";
@@ -22,9 +23,16 @@ export interface Actions {
   submit(text: string): Promise<boolean>;
   /** Escape / first Ctrl+C: interrupts the viewed agent's turn (not its children). */
   interrupt(): Promise<boolean>;
+  /** The stop key (as /stop): interrupts the viewed agent and all its descendants. */
+  stop(): Promise<void>;
   readonly mode: "normal" | "capture";
   /** Model names for /model completion (cached; empty when the server has no /models). */
   modelNames(): Promise<string[]>;
+  /**
+   * Answers an approval request (the y/a/n keys; /approve and /deny come through submit). A
+   * request answered first elsewhere becomes a notice saying by whom; false then.
+   */
+  answer(id: number, allow: boolean, options?: { tree?: boolean; reason?: string }): Promise<boolean>;
 }
 
 export interface ActionsOptions {
@@ -80,6 +88,41 @@ export function createActions(options: ActionsOptions): Actions {
     return `child-${n}`;
   };
 
+  /** Interrupts `target` and its descendants (they stay alive); one notice says how many. */
+  const stopSubtree = async (target: AgentRow) => {
+    if (target.state === "dead") return complain(`${displayName(target)} is dead: nothing to stop`);
+    const n = (await interruptSubtree(db, target.id)).length;
+    say(`stopped ${n} agent${n === 1 ? "" : "s"}${n === 0 ? ": none was running" : ""}`);
+  };
+
+  /** The request /approve and /deny answer by default: the viewed agent's oldest, else the tree's. */
+  const defaultRequest = () =>
+    state.approvals.find((a) => a.agent_id === state.currentId) ?? state.approvals[0];
+
+  /** Throws when the request was answered first elsewhere (the caller says so). */
+  const answerRequest = async (
+    id: number,
+    allow: boolean,
+    how: { tree?: boolean; reason?: string } = {},
+  ) => {
+    const row = await answerApproval(
+      db,
+      id,
+      {
+        allow,
+        scope: how.tree ? "tree" : "once",
+        ...(how.reason ? { reason: how.reason } : {}),
+        by: "person (tui)",
+      },
+      state.rootId,
+    );
+    state.approvals = state.approvals.filter((a) => a.id !== id);
+    controller.refreshApprovals();
+    // The asking agent's transcript shows the answer; elsewhere a notice says what happened.
+    if (row.agent_id !== state.currentId) say(describeAnswer(row));
+    options.onChange();
+  };
+
   async function run(command: UiCommand, typed: string): Promise<void> {
     const here = state.currentId;
     switch (command.name) {
@@ -113,7 +156,7 @@ export function createActions(options: ActionsOptions): Actions {
         const parts = captured ? [...captured] : [];
         if (command.prompt) parts.push(command.prompt);
         const prompt = parts.join("\n").trim();
-        // Recorded first so the transcript reads "» /fork", then "⑂ forked"; the captured task is
+        // Recorded first so the transcript reads "» /fork", then "↳ forked"; the captured task is
         // the child's first message, the parent's record names the child only.
         await record(here, typed, {
           name,
@@ -154,6 +197,12 @@ export function createActions(options: ActionsOptions): Actions {
         return say(
           `killed ${displayName(target)}${killed.length > 1 ? ` and ${killed.length - 1} descendant(s)` : ""}`,
         );
+      }
+      case "stop": {
+        const target = command.agent ? await resolve(command.agent) : current();
+        if (!target) return complain("no agent to stop");
+        await record(here, typed, { target: target.id });
+        return stopSubtree(target);
       }
       case "send": {
         if (current()?.state === "dead") return complain("this agent is dead: it sends no mail");
@@ -207,6 +256,13 @@ export function createActions(options: ActionsOptions): Actions {
             : "nothing to reap: no dead agents",
         );
       }
+      case "approve":
+      case "deny": {
+        const id = command.id ?? defaultRequest()?.id;
+        if (id === undefined) return complain("no tool call is waiting for approval");
+        if (command.name === "approve") return answerRequest(id, true, { tree: command.tree });
+        return answerRequest(id, false, command.reason ? { reason: command.reason } : {});
+      }
       case "model": {
         const rows = await db.execute(
           sql`update agents set model = ${command.model} where id = ${here} and state <> 'dead' returning id`,
@@ -258,9 +314,28 @@ export function createActions(options: ActionsOptions): Actions {
         return false;
       }
     },
+    async stop() {
+      const target = current();
+      if (!target) return;
+      try {
+        await stopSubtree(target);
+      } catch (error) {
+        complain(`stop failed: ${describeFailure(error)}`);
+      }
+    },
     modelNames() {
       models ??= fetchModels(config).catch(() => []);
       return models;
+    },
+    async answer(id, allow, answerOptions) {
+      try {
+        await answerRequest(id, allow, answerOptions);
+        return true;
+      } catch (error) {
+        complain(describeFailure(error));
+        controller.refreshApprovals();
+        return false;
+      }
     },
   };
 }
