@@ -220,7 +220,7 @@ describe("against the database", () => {
     expect(out).toContain("← bash: file-0.ts");
     expect(out).toMatch(/… \(\d+ more lines\)/);
     expect(out).not.toContain("file-39.ts");
-    expect(out).toContain(`⑂ forked scout ${scout.id.slice(0, 8)}`);
+    expect(out).toContain(`↳ forked scout ${scout.id.slice(0, 8)}`);
     expect(out).toContain("✎ capture a draft, never sent");
     expect(out).toContain(`✉ from scout ${scout.id.slice(0, 8)}: found it`);
     expect(out).toContain("⚠ the model failed");
