@@ -29,6 +29,7 @@ import { migrateCommand } from "./migrate.js";
 import { runHeadless } from "./prompt.js";
 import { reap } from "./reap.js";
 import { send } from "./send.js";
+import { stop } from "./stop.js";
 import { runStart } from "./start.js";
 import { worker } from "./worker.js";
 
@@ -39,6 +40,7 @@ const COMMANDS: Command[] = [
   approvalsList,
   approve,
   deny,
+  stop,
   kill,
   reap,
   exportTree,

@@ -384,6 +384,11 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
           });
           return;
         }
+        // Ctrl+X stops the viewed agent and all its descendants (as /stop); Escape only the agent.
+        if (ctrl && name === "x") {
+          spawn(() => actions.stop());
+          return;
+        }
         if (ctrl && name === "up") return move("parent");
         if (ctrl && name === "down") return move("child");
         if (ctrl && name === "left") return move("prev");

@@ -6,6 +6,7 @@ export type UiCommand =
   | { name: "cancel" }
   | { name: "fork"; childName?: string; prompt?: string }
   | { name: "kill"; agent?: string }
+  | { name: "stop"; agent?: string }
   | { name: "send"; agent: string; message: string }
   | { name: "wait"; timeoutSeconds: number; agents: string[] }
   | { name: "reap" }
@@ -21,6 +22,7 @@ export const COMMAND_USAGE: Record<UiCommand["name"], string> = {
   cancel: "/cancel — end capture without forking",
   fork: '/fork [--name NAME] ["PROMPT"] — a child (with the captured text as its task in capture)',
   kill: "/kill [AGENT] — kill an agent and its descendants (default: this one)",
+  stop: "/stop [AGENT] — interrupt an agent and all its descendants; they stay alive (default: this one)",
   send: "/send AGENT MESSAGE — mail from this agent",
   wait: "/wait TIMEOUT [AGENT…] — this agent waits for mail (fan-in when agents are given)",
   reap: "/reap — remove dead agents from navigation",
@@ -106,7 +108,8 @@ export function parseCommand(text: string): ParsedCommand {
     case "fork":
       return parseFork(args, usage);
     case "kill":
-      if (args.length > 1) return fail(`/kill takes at most one agent (${usage})`);
+    case "stop":
+      if (args.length > 1) return fail(`/${name} takes at most one agent (${usage})`);
       return { ok: true, command: { name, ...(args[0] ? { agent: args[0] } : {}) } };
     case "send": {
       if (args.length < 2) return fail(`/send needs an agent and a message (${usage})`);

@@ -25,6 +25,7 @@ export function renderHelp(panelKey: string, mouseKey?: string): string[] {
     ["Shift+drag", "select text while the mouse is on"],
     ["Alt+Left / Right", "word left / right in the input"],
     ["Escape", "interrupt this agent (not its children)"],
+    ["Ctrl+X", "stop this agent and all its descendants (they stay alive; /stop)"],
     ["Ctrl+C", "interrupt; twice within 2 s quits"],
   ];
   const commands: [string, string][] = [
@@ -32,6 +33,7 @@ export function renderHelp(panelKey: string, mouseKey?: string): string[] {
     ["/cancel", "end capture without forking (the text stays)"],
     ['/fork [--name N] ["prompt"]', "new child (inherits the context); switch to it"],
     ["/kill [AGENT]", "kill an agent and its descendants (default: this one)"],
+    ["/stop [AGENT]", "interrupt an agent and all its descendants; they stay alive"],
     ["/send AGENT MESSAGE", "mail from this agent"],
     ["/wait TIMEOUT [AGENT…]", "this agent waits for mail (from these agents)"],
     ["/reap", "remove dead agents from navigation"],
