@@ -55,10 +55,15 @@ export async function findDanglingCalls(
   };
 }
 
+/** Tools whose whole effect commits in the transaction that records their result (effects.ts). */
+const ATOMIC_EFFECTS = new Set(["fork", "send", "kill"]);
+
 /**
  * At the start of a run: a dangling `wait` (in flight when its worker died, or the person's
- * /wait) is resumed with its remaining time — it consumed nothing, so that is safe (SPEC §3);
- * every other dangling call gets an `interrupted` result, since it may have partly run.
+ * /wait) is resumed with its remaining time — it consumed nothing, so that is safe (SPEC §3); a
+ * dangling fork, send or kill runs (it did nothing: its effect commits with its result), as does a
+ * call still waiting for approval; every other call gets an `interrupted` result, since it may
+ * have partly run.
  */
 export async function resumeDanglingCalls(
   deps: TurnDeps,
@@ -70,12 +75,17 @@ export async function resumeDanglingCalls(
   // Keyed and fenced like every result: a stale worker writes none, and a call answered
   // meanwhile keeps its answer.
   const epoch = deps.fence ? { epoch: deps.fence.epoch } : {};
-  // A call that was waiting for a person's approval waits again (nothing of it ran yet).
-  const asking: ToolCall[] = [];
+  // Calls that can safely run now: an effect (fork, send, kill) commits with its keyed result, so
+  // one without a result did nothing and runs now, once; a call that was waiting for a person's
+  // approval waits again (nothing of it ran yet).
+  const rerun: ToolCall[] = [];
   for (const call of dangling.calls.filter((c) => c.name !== "wait")) {
     const key = eventKey.toolResult(dangling.eventId, call.id);
-    if ((await approvalOfCall(deps.db, agent.id, key))?.status === "pending") {
-      asking.push(call);
+    if (
+      ATOMIC_EFFECTS.has(call.name) ||
+      (await approvalOfCall(deps.db, agent.id, key))?.status === "pending"
+    ) {
+      rerun.push(call);
       continue;
     }
     await appendEventOnce(
@@ -91,10 +101,10 @@ export async function resumeDanglingCalls(
     .filter((c) => c.name === "wait")
     .map((c) => ({ ...c, arguments: remainingWait(c.arguments, dangling.ageSeconds) }));
   const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
-  if (asking.length > 0) {
+  if (rerun.length > 0) {
     await runToolCalls(
       { ...runDeps(deps, agent, dangling.eventId, signal), tools: toolsFor(profile) },
-      asking,
+      rerun,
       { recordCalls: false },
     );
   }
