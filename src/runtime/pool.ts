@@ -33,8 +33,9 @@ const YIELD_NICENESS = 10;
 const RESTARTS_PER_MINUTE = 5;
 const RESTART_BASE_MS = 500;
 const RESTART_MAX_MS = 10_000;
-/** How long a stopping thread may take to hand its turns back before it is terminated. */
-const STOP_GRACE_MS = 10_000;
+/** How long a stopping thread may take to hand its turns back before it is terminated (its
+ * leases then simply expire: a database that is away must not hold up a Ctrl+C or SIGTERM). */
+const STOP_GRACE_MS = 5_000;
 
 export interface Runtime {
   threads: number;
