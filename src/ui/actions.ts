@@ -32,7 +32,11 @@ export interface Actions {
    * Answers an approval request (the y/a/n keys; /approve and /deny come through submit). A
    * request answered first elsewhere becomes a notice saying by whom; false then.
    */
-  answer(id: number, allow: boolean, options?: { tree?: boolean; reason?: string }): Promise<boolean>;
+  answer(
+    id: number,
+    allow: boolean,
+    options?: { tree?: boolean; reason?: string },
+  ): Promise<boolean>;
 }
 
 export interface ActionsOptions {

@@ -25,6 +25,9 @@ import { deadInputLine, keysHint, promptFor, renderBars, renderWaitLayer } from 
 import { createLayout, MAX_INPUT_ROWS } from "./layout.js";
 import { bottomAnchor, grownBelow, type Anchor } from "./scroll-anchor.js";
 import {
+  approvalMarks,
+  paint,
+  renderApprovalBlock,
   createScrollbackView,
   navigate,
   renderAgentPanel,
@@ -39,6 +42,8 @@ import {
   type ScrollEntry,
   type Theme,
 } from "./views/index.js";
+import { GLYPH } from "./views/glyphs.js";
+import { ROLE } from "./views/theme.js";
 
 export const PANEL_KEY = "Ctrl+T";
 export const MOUSE_KEY = "Ctrl+O";
@@ -104,6 +109,8 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   let mouseOn = true;
   let flash: { text: string; until: number } | undefined;
   let lastCtrlC = 0;
+  /** The approval request whose deny reason the input is taking (after `n`). */
+  let denying: number | undefined;
   let spinnerFrame = 0;
   let closed = false;
   let finish: () => void = () => {};
@@ -242,13 +249,34 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     const agents = [...state.agents.values()];
     const current = controller.current() ?? root;
     const dead = current.state === "dead";
-    const statusLayer = renderWaitLayer(current, state.agents, now, width, theme);
+    const marks = approvalMarks(agents, state.approvals);
+    const asking = marks.own.get(current.id) ?? [];
+    // Answered elsewhere (another TUI, the CLI) or another agent shown: the reason prompt goes.
+    if (denying !== undefined && !asking.some((a) => a.id === denying)) denying = undefined;
+    const statusLayer = [
+      ...renderApprovalBlock(
+        asking,
+        width,
+        theme,
+        denying !== undefined ? { reasonFor: denying } : {},
+      ),
+      ...renderWaitLayer(current, state.agents, now, width, theme, marks),
+    ];
     const spinner = renderSpinner(current, spinnerFrame, width, theme);
     const input =
       editor.isEmpty() && dead
         ? [deadInputLine(theme)]
-        : editor.render(width, MAX_INPUT_ROWS, promptFor(actions.mode, dead, theme), !panelOpen)
-            .lines;
+        : editor.render(
+            width,
+            MAX_INPUT_ROWS,
+            denying !== undefined
+              ? {
+                  text: `deny ${denying} reason ${GLYPH.selected} `,
+                  painted: paint(theme, `deny ${denying} reason ${GLYPH.selected} `, ROLE.alarm),
+                }
+              : promptFor(actions.mode, dead, theme),
+            !panelOpen,
+          ).lines;
     const rows = layout.scrollbackRows({
       statusLayer: statusLayer.length,
       spinner: spinner !== "",
@@ -284,6 +312,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
         size.height,
         theme,
         PANEL_TITLE,
+        marks,
       );
       panel = rendered.lines;
       panelOrder = rendered.order;
@@ -302,6 +331,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
         mode: dead ? "dead" : actions.mode,
         keysHint: hint,
         problem: state.problem ?? (troubleUntil > now ? UNREACHABLE : undefined),
+        approvals: marks.total,
         width,
         theme,
       }),
@@ -355,11 +385,64 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     requestPaint();
   }
 
+  /** The viewed agent's open requests, oldest first. */
+  const askingHere = () =>
+    controller.state.approvals.filter((a) => a.agent_id === controller.state.currentId);
+
+  /**
+   * y / a / n answer the oldest request shown while the input is empty (typed text is text
+   * otherwise); n then takes a one-line reason in the input. True when the key was an answer.
+   */
+  function onApprovalKey(text: string): boolean {
+    const request = askingHere()[0];
+    if (!request || !editor.isEmpty() || denying !== undefined || actions.mode !== "normal") {
+      return false;
+    }
+    if (text === "y" || text === "a") {
+      spawn(() => actions.answer(request.id, true, { tree: text === "a" }));
+      return true;
+    }
+    if (text === "n") {
+      denying = request.id;
+      return true;
+    }
+    return false;
+  }
+
+  /** Enter sends the deny reason typed (empty: none); Escape goes back to the keys. */
+  function onReasonKey(event: KeyEvent): boolean {
+    if (denying === undefined || event.type !== "key") return false;
+    if (event.name === "escape" && !event.ctrl) {
+      denying = undefined;
+      editor.clear();
+      return true;
+    }
+    if (event.name === "enter" && !event.shift && !event.meta) {
+      const id = denying;
+      const reason = editor.value().trim();
+      denying = undefined;
+      editor.clear();
+      spawn(() => actions.answer(id, false, reason ? { reason } : {}));
+      return true;
+    }
+    return false;
+  }
+
+  /** The jump key: to the agent whose request is the tree's oldest. */
+  function goToOldestRequest(): void {
+    const oldest = controller.state.approvals[0];
+    if (!oldest) return setFlash("no approval requests", 1200);
+    if (oldest.agent_id === controller.state.currentId) return;
+    go(oldest.agent_id);
+  }
+
   function onKey(event: KeyEvent): void {
     if (panelOpen) return onPanelKey(event);
     const state = controller.state;
+    if (onReasonKey(event)) return requestPaint();
     switch (event.type) {
       case "text":
+        if (onApprovalKey(event.text)) break;
         editor.insert(event.text);
         break;
       case "paste":
@@ -396,6 +479,10 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
         if (ctrl && name === "t") {
           panelOpen = true;
           panelSelected = state.currentId;
+          break;
+        }
+        if (ctrl && name === "g") {
+          goToOldestRequest();
           break;
         }
         if (ctrl && name === "o") {

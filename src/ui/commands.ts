@@ -12,6 +12,8 @@ export type UiCommand =
   | { name: "reap" }
   | { name: "agents" }
   | { name: "model"; model: string }
+  | { name: "approve"; id?: number; tree: boolean }
+  | { name: "deny"; id?: number; reason?: string }
   | { name: "help" }
   | { name: "exit" };
 
@@ -28,6 +30,9 @@ export const COMMAND_USAGE: Record<UiCommand["name"], string> = {
   reap: "/reap — remove dead agents from navigation",
   agents: "/agents — the tree with states",
   model: "/model NAME — set this agent's model (Tab completes)",
+  approve:
+    "/approve [ID] [--tree] — allow a tool call waiting for approval (--tree: its pattern, for the tree)",
+  deny: "/deny [ID] [REASON…] — deny a tool call waiting for approval (the model reads the reason)",
   help: "/help — keys and commands",
   exit: "/exit — quit (agents keep their state; a worker or the next warren resumes them)",
 };
@@ -125,10 +130,33 @@ export function parseCommand(text: string): ParsedCommand {
       }
       return { ok: true, command: { name, timeoutSeconds: seconds, agents } };
     }
+    case "approve": {
+      const tree = args.includes("--tree");
+      const rest = args.filter((a) => a !== "--tree");
+      const id = rest[0] === undefined ? undefined : requestId(rest[0]);
+      if (rest.length > 1 || (rest[0] !== undefined && id === undefined)) {
+        return fail(`/approve takes a request number and --tree (${usage})`);
+      }
+      return { ok: true, command: { name, tree, ...(id !== undefined ? { id } : {}) } };
+    }
+    case "deny": {
+      const [first, ...words] = args;
+      const id = first === undefined ? undefined : requestId(first);
+      const reason = (id === undefined ? args : words).join(" ").trim();
+      return {
+        ok: true,
+        command: { name, ...(id !== undefined ? { id } : {}), ...(reason ? { reason } : {}) },
+      };
+    }
     case "model":
       if (args.length !== 1) return fail(`/model needs one model name (${usage})`);
       return { ok: true, command: { name, model: args[0]! } };
   }
+}
+
+/** An approval request's number as typed ("12" or "#12"). */
+function requestId(arg: string): number | undefined {
+  return /^#?\d{1,15}$/.test(arg) ? Number(arg.replace("#", "")) : undefined;
 }
 
 function parseFork(args: string[], usage: string): ParsedCommand {

@@ -5,6 +5,7 @@ import type { AgentRow } from "../agents/agents.sql.js";
 import type { EventRow } from "../agents/events.sql.js";
 import { listRecentEvents } from "../agents/events.js";
 import { listTree } from "../agents/tree.js";
+import { listPending, type PendingApproval } from "../approvals/approvals.js";
 import type { Db } from "../db/client.js";
 import type { Feed, FeedUpdate, StreamSnapshot } from "../feed/types.js";
 import { pendingInputs, type PendingInput } from "../mail/input.js";
@@ -13,6 +14,9 @@ import type { ScrollEntry } from "./views/entry-lines.js";
 
 /** The status bar's line while the database is away. */
 export const UNREACHABLE = "database unreachable — reconnecting…";
+
+/** Approval reads wait this long for more changes (a burst of agent rows costs one query). */
+const APPROVALS_COALESCE_MS = 20;
 
 /** Events loaded per page of history. */
 export const PAGE_SIZE = 200;
@@ -40,6 +44,8 @@ export interface TuiState {
   problem: string | undefined;
   /** Since when the viewed agent's first page is loading (Date.now()), while it is. */
   loadingSince: number | undefined;
+  /** The tree's open approval requests, oldest first (from any process: read from the rows). */
+  approvals: PendingApproval[];
 }
 
 export interface Controller {
@@ -64,6 +70,8 @@ export interface Controller {
   setProblem(problem: string | undefined): void;
   /** Re-reads the agents and the current view (after a resync or a lost connection). */
   reload(): Promise<void>;
+  /** Re-reads the open approval requests soon (coalesced: one small indexed query). */
+  refreshApprovals(): void;
   close(): void;
 }
 
@@ -91,6 +99,7 @@ export function createController(options: ControllerOptions): Controller {
     stream: undefined,
     pending: [],
     problem: undefined,
+    approvals: [],
   };
   const eventIds = new Set<number>();
   let noticeSeq = 0;
@@ -138,12 +147,43 @@ export function createController(options: ControllerOptions): Controller {
     onChange();
   };
 
+  // Requests are rows: an agent row change (the gate sets `? needs approval …` as its activity
+  // and clears it when answered) or an answer's system event says "go look". Reads are coalesced
+  // and never overlap; a change during a read reads again after it.
+  let approvalsTimer: NodeJS.Timeout | undefined;
+  let approvalsReading = false;
+  let approvalsAgain = false;
+  const readApprovals = async () => {
+    if (approvalsReading) {
+      approvalsAgain = true;
+      return;
+    }
+    approvalsReading = true;
+    try {
+      do {
+        approvalsAgain = false;
+        state.approvals = await listPending(db, state.rootId);
+      } while (approvalsAgain);
+      onChange();
+    } finally {
+      approvalsReading = false;
+    }
+  };
+  const scheduleApprovals = () => {
+    if (approvalsTimer) return;
+    approvalsTimer = setTimeout(() => {
+      approvalsTimer = undefined;
+      void guard("reading approval requests", readApprovals);
+    }, APPROVALS_COALESCE_MS);
+  };
+
   const handle = (updates: FeedUpdate[]) => {
     let resync = false;
     let moveTo: string | undefined;
     for (const update of updates) {
       switch (update.type) {
         case "agent":
+          scheduleApprovals();
           if (!update.agent.reaped_at) {
             state.agents.set(update.agent.id, update.agent);
             break;
@@ -154,6 +194,7 @@ export function createController(options: ControllerOptions): Controller {
           if (update.agent.id === state.currentId) moveTo = livingAbove(update.agent.parent_id);
           break;
         case "event":
+          if (update.event.kind === "system" && isApprovalAnswer(update.event)) scheduleApprovals();
           if (update.event.agent_id !== state.currentId) break;
           place(update.event.id, { kind: "event", event: update.event });
           // The final assistant event replaces the stream that showed it.
@@ -209,6 +250,7 @@ export function createController(options: ControllerOptions): Controller {
     async start() {
       unsubscribe = feed.subscribe(handle);
       await loadAgents();
+      await readApprovals();
       await controller.view(state.currentId);
     },
     async view(agentId) {
@@ -290,6 +332,7 @@ export function createController(options: ControllerOptions): Controller {
     },
     async reload() {
       await loadAgents();
+      await readApprovals();
       const agentId = state.currentId;
       const mine = generation;
       // Whatever happened meanwhile: events after the last loaded one, the queued input, the stream.
@@ -307,9 +350,17 @@ export function createController(options: ControllerOptions): Controller {
       await refreshPending(agentId);
       onChange();
     },
+    refreshApprovals: scheduleApprovals,
     close() {
+      clearTimeout(approvalsTimer);
       unsubscribe?.();
     },
   };
   return controller;
+}
+
+/** The system event answerApproval writes (its data names the request). */
+function isApprovalAnswer(event: EventRow): boolean {
+  const data = event.data as { approval?: unknown } | null;
+  return typeof data?.approval === "number";
 }

@@ -9,6 +9,7 @@ import {
   renderStatusBar,
   renderStatusLayer,
   treeTokens,
+  type ApprovalMarks,
   type Line,
   type Theme,
 } from "./views/index.js";
@@ -22,10 +23,11 @@ export function renderWaitLayer(
   now: number,
   width: number,
   theme: Theme,
+  approvals?: ApprovalMarks,
 ): Line[] {
   const waiting = current.wait_status;
   if (!waiting || waiting.length === 0) return [];
-  return renderStatusLayer(waiting, agentsById, now, width, theme);
+  return renderStatusLayer(waiting, agentsById, now, width, theme, approvals);
 }
 
 export interface BarsInput {
@@ -37,6 +39,8 @@ export interface BarsInput {
   mode: "normal" | "capture" | "dead";
   keysHint: string;
   problem: string | undefined;
+  /** The tree's open approval requests (the status bar shows the count and the key). */
+  approvals?: number;
   width: number;
   theme: Theme;
 }
@@ -59,6 +63,7 @@ export function renderBars(input: BarsInput): { separator: Line; statusBar: Line
         mode: input.mode,
         keysHint: input.keysHint,
         ...(input.problem ? { problem: input.problem } : {}),
+        ...(input.approvals ? { approvals: { count: input.approvals, key: "^G" } } : {}),
       },
       width,
       theme,

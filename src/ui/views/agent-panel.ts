@@ -13,6 +13,7 @@ import {
   tokenText,
   tokensOf,
 } from "./agent-text.js";
+import { approvalMark, NEEDS_APPROVAL, type ApprovalMarks } from "./approvals.js";
 import { byAge } from "./navigation.js";
 import { clipRow, rowWidth, type Row } from "./spans.js";
 import { displayWidth, padToWidth, truncateToWidth } from "./text-width.js";
@@ -77,6 +78,8 @@ export function renderAgentPanel(
   height: number,
   theme: Theme,
   title?: string,
+  /** Open approval requests: `? needs approval` on the asking agent, `?N` on its ancestors. */
+  approvals?: ApprovalMarks,
 ): AgentPanel {
   const rows = panelOrder(agents);
   const order = rows.map((r) => r.agent.id);
@@ -89,7 +92,9 @@ export function renderAgentPanel(
   );
   const shown = rows
     .slice(start, start + rowsShown)
-    .map(({ agent, depth }) => panelRow(agent, depth, agent.id === selectedId, now, width));
+    .map(({ agent, depth }) =>
+      panelRow(agent, depth, agent.id === selectedId, now, width, approvals),
+    );
   if (title === undefined) return { lines: shown.map((row) => paintSpans(theme, row)), order };
   return {
     lines: framed(shown, title, width, rowsShown).map((row) => paintSpans(theme, row)),
@@ -123,6 +128,7 @@ function panelRow(
   selected: boolean,
   now: number,
   width: number,
+  approvals?: ApprovalMarks,
 ): Row {
   const state = STATE_GLYPH[agent.state] ?? STATE_GLYPH.idle;
   const idle = msSince(agent.last_activity_at, now);
@@ -132,6 +138,8 @@ function panelRow(
     { text: " ".repeat(1 + 2 * Math.min(depth, 12)) },
     { text: `${state.glyph} `, style: state.style },
     { text: agentLabel(agent, 24), style: selected || agent.state !== "dead" ? ROLE.strong : {} },
+    // An asking agent says so in its activity below; the mark counts the descendants asking.
+    ...approvalMark(approvals, agent.id).filter((mark) => !mark.text.includes(NEEDS_APPROVAL)),
   ];
   const details: Row = [
     ...(agent.model ? [{ text: `${cleanText(agent.model, false)} · `, style: ROLE.faint }] : []),
@@ -143,9 +151,18 @@ function panelRow(
       ? { text: `! ${formatDuration(idle)} silent`, style: ROLE.alarm }
       : { text: formatDuration(idle), style: ROLE.faint },
   ];
-  const doing = doingText(agent);
-  const doingStyle: Style =
-    agent.state === "dead" ? ROLE.dead : agent.state === "idle" ? ROLE.idle : ROLE.busy;
+  const asking = approvals?.own.has(agent.id) ?? false;
+  // The gate's activity names the request (`? needs approval 12: bash: …`); a row read before
+  // it was written still says that the agent asks.
+  const doing =
+    asking && !doingText(agent).startsWith(NEEDS_APPROVAL) ? NEEDS_APPROVAL : doingText(agent);
+  const doingStyle: Style = asking
+    ? ROLE.alarm
+    : agent.state === "dead"
+      ? ROLE.dead
+      : agent.state === "idle"
+        ? ROLE.idle
+        : ROLE.busy;
   // Room for what it is doing between the name and the details; the details go first when narrow.
   let right = details;
   let room = width - rowWidth(left) - rowWidth(right) - 4;

@@ -1,4 +1,5 @@
 // Plain-text screens: the /help text (shown by the app as a notice) and the too-small message.
+import { APPROVAL_KEY } from "./approvals.js";
 import { displayWidth, padToWidth, truncateToWidth } from "./text-width.js";
 import type { Line } from "./theme.js";
 
@@ -24,6 +25,8 @@ export function renderHelp(panelKey: string, mouseKey?: string): string[] {
       : []),
     ["Shift+drag", "select text while the mouse is on"],
     ["Alt+Left / Right", "word left / right in the input"],
+    ["y / a / n", "approval shown: allow once / allow its pattern for the tree / deny"],
+    [APPROVAL_KEY, "go to the agent with the oldest approval request"],
     ["Escape", "interrupt this agent (not its children)"],
     ["Ctrl+X", "stop this agent and all its descendants (they stay alive; /stop)"],
     ["Ctrl+C", "interrupt; twice within 2 s quits"],
@@ -39,6 +42,8 @@ export function renderHelp(panelKey: string, mouseKey?: string): string[] {
     ["/reap", "remove dead agents from navigation"],
     ["/agents", "the tree with states"],
     ["/model NAME", "this agent's model"],
+    ["/approve [ID] [--tree]", "allow a call waiting for approval (default: the oldest here)"],
+    ["/deny [ID] [REASON…]", "deny it; the model reads the reason"],
     ["/help, /exit", "this help; quit"],
   ];
   return ["Keys", ...table(keys), "Commands", ...table(commands)];

@@ -19,4 +19,13 @@ export { MIN_HEIGHT, MIN_WIDTH, renderHelp, renderTooSmall } from "./help.js";
 export { displayWidth, truncateToWidth, wrapText } from "./text-width.js";
 export { installTerminalWidths } from "./blessed-widths.js";
 export { renderWelcome } from "./welcome.js";
+export {
+  APPROVAL_KEY,
+  approvalCountText,
+  approvalMark,
+  approvalMarks,
+  NEEDS_APPROVAL,
+  renderApprovalBlock,
+} from "./approvals.js";
+export type { ApprovalMarks, ShownApproval } from "./approvals.js";
 export type { WelcomeInfo } from "./welcome.js";

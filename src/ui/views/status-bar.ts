@@ -5,6 +5,7 @@ import type { AgentRow } from "../../agents/agents.sql.js";
 import { sumCounters, type CounterRow } from "../../agents/totals.js";
 import { compactNumber, shortId } from "../../cli/format.js";
 import { agentLabel, STATE_GLYPH, tokenText } from "./agent-text.js";
+import { approvalCountText } from "./approvals.js";
 import { clipRow, rowWidth, type Row } from "./spans.js";
 import { GLYPH } from "./glyphs.js";
 import { cleanText, paintSpans, ROLE, type Line, type Theme } from "./theme.js";
@@ -21,6 +22,8 @@ export interface StatusBarInfo {
   keysHint: string;
   /** E.g. "database unreachable — reconnecting…": shown first and prominently. */
   problem?: string;
+  /** Open approval requests of the tree, and the key that jumps to the oldest. */
+  approvals?: { count: number; key: string };
 }
 
 interface Part {
@@ -43,6 +46,15 @@ export function renderStatusBar(info: StatusBarInfo, width: number, theme: Theme
         },
       ],
       priority: 100,
+    });
+  }
+  if (info.approvals && info.approvals.count > 0) {
+    parts.push({
+      row: [
+        { text: approvalCountText(info.approvals.count), style: ROLE.alarm },
+        { text: ` ${info.approvals.key}`, style: ROLE.faint },
+      ],
+      priority: 95,
     });
   }
   if (info.mode === "capture") {

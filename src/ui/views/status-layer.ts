@@ -12,6 +12,7 @@ import {
   tokenText,
   tokensOf,
 } from "./agent-text.js";
+import { approvalMark, type ApprovalMarks } from "./approvals.js";
 import { clipRow, type Row } from "./spans.js";
 import { displayWidth, padToWidth } from "./text-width.js";
 import { GLYPH, SPINNER_FRAMES } from "./glyphs.js";
@@ -34,6 +35,8 @@ export function renderStatusLayer(
   now: number,
   width: number,
   theme: Theme,
+  /** Open approval requests: an awaited agent that asks (or has descendants asking) says so. */
+  approvals?: ApprovalMarks,
 ): Line[] {
   const details = waitStatus.map((entry) => {
     const agent = agentsById.get(entry.agent_id);
@@ -63,6 +66,7 @@ export function renderStatusLayer(
       { text: `${status.glyph} ${status.word.padEnd(8)}`, style: status.style },
       { text: " " },
       { text: padToWidth(labels[i]!, column), style: ROLE.strong },
+      ...approvalMark(approvals, entry.agent_id),
       { text: details[i]!, style: ROLE.faint },
     ];
     return paintSpans(theme, clipRow(row, width));
