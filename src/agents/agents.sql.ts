@@ -23,6 +23,11 @@ export interface Budget {
   tool_calls?: number;
   tokens?: number;
   wall_seconds?: number;
+  /**
+   * US dollars, priced by the config's `prices`. On a root, the whole tree's cost (every agent's,
+   * reaped ones included); on any other agent, its own.
+   */
+  usd?: number;
 }
 
 /** One awaited agent of a fan-in wait, as the status layer shows it. */

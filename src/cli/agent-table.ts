@@ -1,6 +1,7 @@
 // Rows → lines for `warren ls`: agents in tree order (parents before children, oldest first),
 // drawn as an indented tree with state and counters.
 import type { AgentRow, AgentState } from "../agents/agents.sql.js";
+import { formatUsd } from "../agents/cost.js";
 import type { TreeTotals } from "../agents/totals.js";
 import {
   compactNumber,
@@ -69,21 +70,39 @@ export function treeSummary(root: AgentRow, list: AgentRow[], color: Colors): st
  * The tree's total under the table: "total: 7 turns · 12 tool calls · tokens 40.2k in (12k cached) ·
  * 1.3k out (800 reasoning)"; `reaped` names how many reaped agents the totals include.
  */
-export function totalsLine(totals: TreeTotals, reaped: number, color: Colors): string {
+export function totalsLine(
+  totals: TreeTotals,
+  reaped: number,
+  color: Colors,
+  /** The tree's cost in USD, when a price is known (then "· cost $0.0123" ends the line). */
+  costUsd?: number,
+): string {
   const label = reaped > 0 ? `total incl. ${reaped} reaped` : "total";
   return [
     `${color.bold(label)}: ${totals.turns} turns`,
     `${totals.tool_calls} tool calls`,
     `tokens ${compactNumber(totals.input_tokens)} in (${compactNumber(totals.cached_tokens)} cached)`,
     `${compactNumber(totals.output_tokens)} out (${compactNumber(totals.reasoning_tokens)} reasoning)`,
+    ...(costUsd === undefined ? [] : [`cost ${formatUsd(costUsd)}`]),
   ].join(" · ");
 }
 
 const HEADERS = ["AGENT", "STATE", "TURNS", "TOOLS", "TOKENS IN/OUT", "AGE", "ACTIVE"];
 
-/** The table under the summary: one row per agent, the AGENT column indented as a tree. */
-export function renderAgentTable(list: AgentRow[], color: Colors, now = Date.now()): string[] {
+/**
+ * The table under the summary: one row per agent, the AGENT column indented as a tree; a COST
+ * column when `costOf` knows the cost of any listed agent (empty for those it does not).
+ */
+export function renderAgentTable(
+  list: AgentRow[],
+  color: Colors,
+  now = Date.now(),
+  costOf: (agent: AgentRow) => number | undefined = () => undefined,
+): string[] {
+  const priced = list.some((agent) => costOf(agent) !== undefined);
+  const headers = priced ? [...HEADERS, "COST"] : HEADERS;
   const rows = treeOrder(list).map(({ agent, branch }) => {
+    const cost = costOf(agent);
     const reaped = agent.reaped_at ? " (reaped)" : "";
     return {
       agent,
@@ -95,17 +114,18 @@ export function renderAgentTable(list: AgentRow[], color: Colors, now = Date.now
         `${compactNumber(agent.input_tokens)}/${compactNumber(agent.output_tokens)}`,
         formatDuration(now - agent.created_at.getTime()),
         formatAgo(agent.last_activity_at, now),
+        ...(priced ? [cost === undefined ? "" : formatUsd(cost)] : []),
       ],
     };
   });
-  const widths = HEADERS.map((header, i) =>
+  const widths = headers.map((header, i) =>
     Math.max(header.length, ...rows.map((row) => row.cells[i]!.length)),
   );
   // Names and states read left-aligned; numbers and times right-aligned.
   const align = (text: string, i: number) =>
     i < 2 ? padEnd(text, widths[i]!) : padStart(text, widths[i]!);
   const line = (cells: string[]) => cells.join("  ").trimEnd();
-  const header = color.dim(line(HEADERS.map(align)));
+  const header = color.dim(line(headers.map(align)));
   return [
     header,
     ...rows.map(({ agent, cells }) =>

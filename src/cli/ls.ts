@@ -1,7 +1,9 @@
 // `warren ls`: the agents of a tree (default: the most recent) with state and counters.
 import type { AgentRow } from "../agents/agents.sql.js";
+import { agentCost, treeCost, type Prices } from "../agents/cost.js";
 import { sumCounters } from "../agents/totals.js";
 import { listTree } from "../agents/tree.js";
+import { loadConfig } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { renderAgentTable, totalsLine, treeSummary } from "./agent-table.js";
 import { expectPositionals, parseCommandArgs, type Command, type Io } from "./command.js";
@@ -16,13 +18,15 @@ export const ls: Command = {
 List the agents of a tree (default: the most recently active one), indented as a tree,
 with state, turns, tool calls, tokens in/out, age and last activity, then the tree's totals
 (input tokens with those served from the server's cache, output tokens with those spent on
-reasoning). Totals count every agent the tree has had, reaped ones included.
+reasoning). Totals count every agent the tree has had, reaped ones included. With a price for
+the model in the config's "prices", the cost in USD per agent and for the tree as well.
 
 Options:
   --tree ID   the tree: a root's id or a unique prefix of it (4+ characters)
   --all       include reaped agents
   --totals    print only the tree's totals
-  --json      print a JSON array of agent objects (with --totals: one totals object)
+  --json      print a JSON array of agent objects (with --totals: one totals object);
+              each has cost_usd (null when its model has no price)
   -h, --help  show this help`,
   async run(args, io) {
     const { values, positionals } = parseCommandArgs("ls", {
@@ -36,11 +40,13 @@ Options:
       },
     });
     expectPositionals(positionals, "ls", { required: [] });
+    const config = loadConfig(io.env);
     await withDatabase(io.env, (db) =>
       printTree(db, io, values.tree, {
         json: values.json,
         all: values.all,
         totals: values.totals,
+        pricing: { prices: config.prices, model: config.model.name },
       }),
     );
   },
@@ -51,11 +57,13 @@ export async function printTree(
   db: Db,
   io: Io,
   treeRef: string | undefined,
-  options: { json: boolean; all: boolean; totals?: boolean },
+  options: { json: boolean; all: boolean; totals?: boolean; pricing?: Pricing },
 ): Promise<void> {
+  const { prices, model } = options.pricing ?? { prices: {} };
+  const costOf = (agent: AgentRow) => agentCost(agent, prices, model);
   const root = await treeOrLatest(db, treeRef);
   if (!root) {
-    if (options.json) io.out(options.totals ? jsonText(totalsJson(null, [], 0), 2) : "[]");
+    if (options.json) io.out(options.totals ? jsonText(totalsJson(null, [], 0, null), 2) : "[]");
     else io.out("there are no trees yet; run `warren` to start one");
     return;
   }
@@ -63,24 +71,41 @@ export async function printTree(
   const living = every.filter((agent) => !agent.reaped_at);
   const list = options.all ? every : living;
   const reaped = every.length - living.length;
+  // Reaped agents' tokens were spent all the same, so the totals always include them.
+  const cost = treeCost(every, prices, model);
   if (options.totals) {
     io.out(
       options.json
-        ? jsonText(totalsJson(root.id, every, reaped), 2)
-        : totalsLine(sumCounters(every), reaped, io.color),
+        ? jsonText(totalsJson(root.id, every, reaped, cost ?? null), 2)
+        : totalsLine(sumCounters(every), reaped, io.color, cost),
     );
     return;
   }
   if (options.json) {
-    io.out(jsonText(list, 2));
+    io.out(
+      jsonText(
+        list.map((agent) => ({ ...agent, cost_usd: costOf(agent) ?? null })),
+        2,
+      ),
+    );
     return;
   }
   io.out(treeSummary(root, list, io.color));
-  for (const line of renderAgentTable(list, io.color)) io.out(line);
-  // Reaped agents' tokens were spent all the same, so the totals always include them.
-  io.out(totalsLine(sumCounters(every), reaped, io.color));
+  for (const line of renderAgentTable(list, io.color, Date.now(), costOf)) io.out(line);
+  io.out(totalsLine(sumCounters(every), reaped, io.color, cost));
 }
 
-function totalsJson(treeId: string | null, every: AgentRow[], reaped: number): object {
-  return { tree_id: treeId, ...sumCounters(every), reaped };
+/** The config's prices and default model, for the cost columns (none: tokens only). */
+export interface Pricing {
+  prices: Prices;
+  model?: string | null;
+}
+
+function totalsJson(
+  treeId: string | null,
+  every: AgentRow[],
+  reaped: number,
+  costUsd: number | null,
+): object {
+  return { tree_id: treeId, ...sumCounters(every), reaped, cost_usd: costUsd };
 }

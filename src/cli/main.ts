@@ -63,7 +63,8 @@ Options:
   --tree ID          open the tree with this root id or unique id prefix (4+ characters)
   -p, --prompt TEXT  headless: TEXT is the root's first message; prints its last answer
   --json             with -p: print one JSON object {tree_id, agent_id, text, tool_calls,
-                     input_tokens, output_tokens, cached_tokens, reasoning_tokens}
+                     input_tokens, output_tokens, cached_tokens, reasoning_tokens,
+                     cost_usd} (cost_usd: the whole tree's, null without prices)
   --timeout SECONDS  with -p: give up after SECONDS (exit 124)
   --approve MODE     how tool calls the policy marks "ask" are answered in this tree: ask (a
                      person, in any TUI or with warren approve/deny; the TUI's default), all

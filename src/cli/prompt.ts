@@ -72,6 +72,7 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
         output_tokens: result.outputTokens,
         cached_tokens: result.cachedTokens,
         reasoning_tokens: result.reasoningTokens,
+        cost_usd: result.costUsd,
         ...(error === undefined ? {} : { error }),
       }),
     );

@@ -42,7 +42,11 @@ export async function runStart(options: StartOptions, io: Io): Promise<number> {
         approve: options.approve ?? config.approve ?? "ask",
       });
       if (!held) {
-        await printTree(db, io, root.id, { json: false, all: false });
+        await printTree(db, io, root.id, {
+          json: false,
+          all: false,
+          pricing: { prices: config.prices, model: config.model.name },
+        });
         io.out(
           io.color.dim("the TUI needs a terminal; use warren ls, log, send, kill, export or -p"),
         );

@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Budget } from "../agents/agents.sql.js";
+import type { Price, Prices } from "../agents/cost.js";
 import { DEFAULT_LIMITS, type Limits } from "../agents/limits.js";
 import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from "./policy.js";
 
@@ -42,6 +43,8 @@ export interface Config {
   /** Budget for root agents. */
   rootBudget: Budget;
   profiles: Record<string, Profile>;
+  /** USD per million tokens by model name (`prices`); none built in: unpriced models show tokens. */
+  prices: Prices;
   /** Where the file tools may reach, unless the agent's profile says otherwise (fileAccessFor). */
   fileAccess: FileAccess;
   /** The tool policy over the defaults (policy.ts); profiles narrow it. */
@@ -91,6 +94,7 @@ interface FileConfig {
   lease_seconds?: number;
   file_access?: FileAccess;
   policy?: Policy;
+  prices?: unknown;
 }
 
 function readFileConfig(file: string): FileConfig {
@@ -145,8 +149,9 @@ export function loadConfig(env: Env = process.env): Config {
       contextWindows: contextWindows(env.WARREN_CONTEXT_WINDOW, fc.context_window),
     },
     limits,
-    budget: { ...DEFAULT_BUDGET, ...fc.budget },
-    rootBudget: { ...fc.root_budget },
+    budget: { ...DEFAULT_BUDGET, ...usdChecked(fc.budget, "budget") },
+    rootBudget: { ...usdChecked(fc.root_budget, "root_budget") },
+    prices: pricesSetting(fc.prices),
     profiles: fc.profiles ?? {},
     workerThreads: Math.max(
       1,
@@ -170,6 +175,49 @@ export function loadConfig(env: Env = process.env): Config {
     ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),
     configPath: fs.existsSync(file) ? file : undefined,
   };
+}
+
+/** `prices`: {model: {input, cached_input?, output}}, each a non-negative USD per million tokens. */
+function pricesSetting(value: unknown): Prices {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw new ConfigError('prices must be an object: {"MODEL": {"input": …, "output": …}}');
+  }
+  const prices: Prices = {};
+  for (const [model, entry] of Object.entries(value as Record<string, unknown>)) {
+    const name = `prices.${model}`;
+    const usage = `${name} must be {"input": N, "cached_input": N, "output": N} (USD per million tokens; cached_input optional)`;
+    if (!entry || typeof entry !== "object" || Array.isArray(entry)) throw new ConfigError(usage);
+    const fields = entry as Record<string, unknown>;
+    const unknown = Object.keys(fields).find(
+      (k) => !["input", "cached_input", "output"].includes(k),
+    );
+    if (unknown !== undefined) throw new ConfigError(`${usage}; unknown field "${unknown}"`);
+    const usd = (key: string, required: boolean): number | undefined => {
+      const v = fields[key];
+      if (v === undefined && !required) return undefined;
+      if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
+        throw new ConfigError(
+          `${name}.${key} must be a non-negative number (USD per million tokens)`,
+        );
+      }
+      return v;
+    };
+    const price: Price = { input: usd("input", true)!, output: usd("output", true)! };
+    const cached = usd("cached_input", false);
+    if (cached !== undefined) price.cached_input = cached;
+    prices[model] = price;
+  }
+  return prices;
+}
+
+/** A budget's `usd` (the others are taken as given): a positive number of dollars. */
+function usdChecked(budget: Budget | undefined, name: string): Budget | undefined {
+  const usd: unknown = budget?.usd;
+  if (usd !== undefined && (typeof usd !== "number" || !Number.isFinite(usd) || usd <= 0)) {
+    throw new ConfigError(`${name}.usd must be a positive number of US dollars`);
+  }
+  return budget;
 }
 
 function listenUrlSetting(value: string | undefined): string | null | undefined {

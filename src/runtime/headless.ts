@@ -1,7 +1,8 @@
 // `warren -p`: a new tree whose root gets PROMPT; returns when the root's turn has ended and no
 // agent of the tree is running or waiting, with the root's last answer.
 import { sql } from "drizzle-orm";
-import { createTree } from "../agents/tree.js";
+import { treeCost } from "../agents/cost.js";
+import { createTree, listTree } from "../agents/tree.js";
 import type { ApproveMode } from "../config/policy.js";
 import { createBus } from "../bus/bus.js";
 import { agentChannel } from "../bus/channels.js";
@@ -33,6 +34,8 @@ export interface PromptRun {
   cachedTokens: number;
   /** Of the output, spent reasoning (when the server says). */
   reasoningTokens: number;
+  /** The whole tree's cost in USD (config `prices`); null when no agent's model has a price. */
+  costUsd: number | null;
   error?: string;
   timedOut?: boolean;
 }
@@ -86,7 +89,9 @@ export async function runPrompt(options: PromptOptions): Promise<PromptRun> {
     }
     await bus.close();
   }
-  return retry(() => summarise(db, root.id, timedOut));
+  const run = await retry(() => summarise(db, root.id, timedOut));
+  const tree = await retry(() => listTree(db, root.id, { includeReaped: true }));
+  return { ...run, costUsd: treeCost(tree, config.prices, config.model.name) ?? null };
 }
 
 /** Resolves true once the tree is quiet, false on timeout or abort. */
@@ -135,7 +140,11 @@ async function stopTree(db: Db, treeId: string, reason: string): Promise<void> {
     select id, 'interrupted', ${reason} from stopped`);
 }
 
-async function summarise(db: Db, treeId: string, timedOut: boolean): Promise<PromptRun> {
+async function summarise(
+  db: Db,
+  treeId: string,
+  timedOut: boolean,
+): Promise<Omit<PromptRun, "costUsd">> {
   const rows = await db.execute<{
     tool_calls: number;
     input_tokens: string;

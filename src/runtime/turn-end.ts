@@ -8,9 +8,18 @@ import type { Db, Queryable } from "../db/client.js";
 import { LeaseLost, type Fence } from "../agents/errors.js";
 import { eventKey } from "../agents/event-keys.js";
 import { mailText } from "../llm/framing.js";
+import { formatUsd } from "../agents/cost.js";
+import type { Spend } from "./spend.js";
 
-/** One clear line when a budget is exhausted. Turns are checked only as a new turn starts. */
-export function budgetProblem(agent: AgentRow, startingTurn: boolean): string | undefined {
+/**
+ * One clear line when a budget is exhausted. Turns are checked only as a new turn starts; the
+ * `usd` budgets on what `spend` (spending()) found.
+ */
+export function budgetProblem(
+  agent: AgentRow,
+  startingTurn: boolean,
+  spend: Spend = {},
+): string | undefined {
   const b = agent.budget;
   const stop = "; the agent stops here and goes idle";
   if (startingTurn && b.turns !== undefined && agent.turns >= b.turns) {
@@ -26,6 +35,13 @@ export function budgetProblem(agent: AgentRow, startingTurn: boolean): string | 
   const seconds = (Date.now() - agent.created_at.getTime()) / 1000;
   if (b.wall_seconds !== undefined && seconds >= b.wall_seconds) {
     return `time budget exhausted (${Math.round(seconds)} of ${b.wall_seconds} s)${stop}`;
+  }
+  if (b.usd !== undefined && spend.agentUsd !== undefined && spend.agentUsd >= b.usd) {
+    return `cost budget exhausted (${formatUsd(spend.agentUsd)} of ${formatUsd(b.usd)})${stop}`;
+  }
+  if (spend.tree && spend.tree.usd >= spend.tree.budgetUsd) {
+    const { usd, budgetUsd } = spend.tree;
+    return `tree cost budget exhausted (${formatUsd(usd)} of ${formatUsd(budgetUsd)} for the whole tree)${stop}`;
   }
   return undefined;
 }

@@ -26,6 +26,7 @@ import { cancelPending } from "../approvals/approvals.js";
 import type { ToolCall } from "../llm/model.js";
 import { addUsage } from "./usage-counters.js";
 import { budgetProblem, takePendingMail } from "./turn-end.js";
+import { spending } from "./spend.js";
 
 export interface TurnDeps {
   db: Db;
@@ -134,7 +135,8 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       continue;
     }
     const startingTurn = last.kind === "user" || last.kind === "mail_in";
-    const problem = budgetProblem(agent, startingTurn) ?? modelProblem(deps.config.model);
+    const spend = await spending(db, agent, deps.config);
+    const problem = budgetProblem(agent, startingTurn, spend) ?? modelProblem(deps.config.model);
     if (problem) {
       await appendEvent(db, agent.id, "error", problem, undefined, stamp(deps));
       // Like any end of turn, mail that arrived meanwhile is taken in, never stranded under an
