@@ -1,0 +1,155 @@
+// Approval requests on blessed's screen buffer: the block in the asking agent's view with the keys
+// that answer it, `? needs approval` on the asking agent and `?N` on its ancestors in the panel
+// and the status layer, and the tree-wide count with its key in the status bar.
+import { describe, expect, it } from "vitest";
+import type { AgentRow } from "../../../src/agents/agents.sql.js";
+import {
+  approvalMarks,
+  renderAgentPanel,
+  renderApprovalBlock,
+  renderStatusBar,
+  renderStatusLayer,
+  type ShownApproval,
+} from "../../../src/ui/views/index.js";
+import { agent, NOW } from "./fixtures.js";
+import { screenText, showWithin } from "./helpers.js";
+
+const color = { color: true };
+
+function tree() {
+  const root = agent({ name: "root", state: "waiting", created_at: new Date(NOW - 900_000) });
+  const kid = (name: string, parent: AgentRow, age: number, fields: Partial<AgentRow> = {}) =>
+    agent({
+      name,
+      parent_id: parent.id,
+      tree_id: root.id,
+      created_at: new Date(NOW - age),
+      ...fields,
+    });
+  const lead = kid("lead", root, 800_000, { state: "waiting", activity: "waiting for 2 agents" });
+  const tester = kid("tester", lead, 700_000, {
+    state: "waiting",
+    activity: "? needs approval 12: bash: npm test",
+  });
+  const builder = kid("builder", lead, 600_000, { state: "waiting", activity: "thinking" });
+  const other = kid("other", root, 500_000, { state: "idle" });
+  const requests: ShownApproval[] = [
+    { id: 12, agent_id: tester.id, tool: "bash", subject: "npm test", pattern: "npm *" },
+    { id: 14, agent_id: builder.id, tool: "write_file", subject: "dist/x.js", pattern: "*" },
+    { id: 15, agent_id: tester.id, tool: "bash", subject: "rm -rf \x1b[2J{bold}", pattern: "rm *" },
+  ];
+  return {
+    root,
+    lead,
+    tester,
+    builder,
+    other,
+    all: [root, lead, tester, builder, other],
+    requests,
+  };
+}
+
+describe("the approval block", () => {
+  it("shows each request of the agent and the keys that answer the oldest", () => {
+    const t = tree();
+    const mine = t.requests.filter((r) => r.agent_id === t.tester.id);
+    const lines = renderApprovalBlock(mine, 90, color);
+    const rows = showWithin(lines, 90);
+    expect(rows[0]).toBe("? approval 12 — bash: npm test");
+    expect(rows[1]).toBe("? approval 15 — bash: rm -rf \\x1b[2J{bold}");
+    expect(rows[2]).toBe(
+      '  y allow once · a allow "npm *" for the tree · n deny · answers 12 first',
+    );
+    expect(lines[0]).toContain("{yellow-fg}");
+  });
+
+  it("says how to send the reason while one is typed, and is empty without requests", () => {
+    const t = tree();
+    const lines = renderApprovalBlock([t.requests[0]!], 100, color, { reasonFor: 12 });
+    expect(screenText(lines, 100).split("\n")[1]).toBe(
+      "  deny 12: type why (the model reads it) · Enter denies (empty: no reason) · Esc back",
+    );
+    expect(renderApprovalBlock([], 100, color)).toEqual([]);
+  });
+
+  it("is cut to the width, never wrapped past it", () => {
+    const t = tree();
+    const rows = showWithin(renderApprovalBlock(t.requests.slice(0, 1), 30, color), 30);
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toBe("? approval 12 — bash: npm test");
+  });
+});
+
+describe("approval marks", () => {
+  it("count the asking descendants on every ancestor", () => {
+    const t = tree();
+    const marks = approvalMarks(t.all, t.requests);
+    expect(marks.total).toBe(3);
+    expect(marks.oldest?.id).toBe(12);
+    expect(marks.below.get(t.lead.id)).toBe(2);
+    expect(marks.below.get(t.root.id)).toBe(2);
+    expect(marks.below.has(t.tester.id)).toBe(false);
+    expect(marks.own.get(t.tester.id)?.map((r) => r.id)).toEqual([12, 15]);
+  });
+
+  it("show in the panel: ? needs approval on the asking agents, ?N on their ancestors", () => {
+    const t = tree();
+    const marks = approvalMarks(t.all, t.requests);
+    const panel = renderAgentPanel(t.all, t.other.id, NOW, 110, 10, color, undefined, marks);
+    const rows = showWithin(panel.lines, 110);
+    expect(rows[0]).toMatch(/◌ root [0-9a-f]{8} \?2 /);
+    expect(rows[1]).toMatch(/◌ lead [0-9a-f]{8} \?2 +waiting for 2 agents/);
+    expect(rows[2]).toMatch(/◌ tester [0-9a-f]{8} +\? needs approval 12: bash: npm test/);
+    // The row was read before the gate wrote its activity: it still says that it asks.
+    expect(rows[3]).toMatch(/◌ builder [0-9a-f]{8} +\? needs approval +gpt-test/);
+    expect(rows[4]).not.toContain("?");
+    expect(panel.lines[1]).toContain("{yellow-fg}");
+  });
+
+  it("show in the status layer of a waiting parent", () => {
+    const t = tree();
+    const marks = approvalMarks(t.all, t.requests);
+    const byId = new Map(t.all.map((a) => [a.id, a]));
+    const entries = [
+      { agent_id: t.tester.id, name: "tester", status: "running" as const },
+      { agent_id: t.lead.id, name: "lead", status: "running" as const },
+      { agent_id: t.other.id, name: "other", status: "idle" as const },
+    ];
+    const rows = showWithin(renderStatusLayer(entries, byId, NOW, 110, color, marks), 110);
+    expect(rows[0]).toMatch(/◐ running +tester [0-9a-f]{8} \? needs approval +0 calls/);
+    expect(rows[1]).toMatch(/◐ running +lead [0-9a-f]{8} +\?2 +0 calls/);
+    expect(rows[2]).not.toContain("?");
+  });
+
+  it("the status bar shows the tree's count and the key to the oldest, and keeps it when narrow", () => {
+    const t = tree();
+    const info = {
+      root: t.root,
+      current: t.other,
+      counts: { running: 0, waiting: 4, idle: 1, dead: 0 },
+      tokens: 0,
+      mode: "normal" as const,
+      keysHint: "^T agents · ^O mouse on · /help",
+    };
+    const wide = screenText(
+      [renderStatusBar({ ...info, approvals: { count: 2, key: "^G" } }, 130, color)],
+      130,
+    );
+    expect(wide).toContain("? 2 approvals ^G");
+    const one = screenText(
+      [renderStatusBar({ ...info, approvals: { count: 1, key: "^G" } }, 130, color)],
+      130,
+    );
+    expect(one).toContain("? 1 approval ^G");
+    const narrow = screenText(
+      [renderStatusBar({ ...info, approvals: { count: 2, key: "^G" } }, 40, color)],
+      40,
+    );
+    expect(narrow).toContain("? 2 approvals ^G");
+    const none = screenText(
+      [renderStatusBar({ ...info, approvals: { count: 0, key: "^G" } }, 130, color)],
+      130,
+    );
+    expect(none).not.toContain("approval");
+  });
+});
