@@ -72,7 +72,18 @@ describe("help and usage", () => {
     const top = await warren(["--help"]);
     expect(top.code).toBe(0);
     expect(top.stdout).toContain("Usage:");
-    const commands = ["ls", "log", "send", "kill", "reap", "export", "worker", "db", "migrate"];
+    const commands = [
+      "ls",
+      "log",
+      "send",
+      "stop",
+      "kill",
+      "reap",
+      "export",
+      "worker",
+      "db",
+      "migrate",
+    ];
     for (const command of commands) expect(top.stdout).toContain(`  ${command} `);
     const runs = await Promise.all(commands.map((command) => warren([command, "--help"])));
     runs.forEach((run, i) => {

@@ -123,7 +123,7 @@ describe("token counters", () => {
     };
     const json = await e2e.warren(["ls", "--totals", "--json", "--tree", treeId]);
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual({ ...totals, reaped: 0 });
+    expect(JSON.parse(json.stdout)).toEqual({ ...totals, reaped: 0, cost_usd: null });
 
     // A reaped agent leaves the listing, not the totals: its tokens were spent all the same.
     const killed = await e2e.warren(["kill", "helper", "--tree", treeId]);
@@ -135,7 +135,7 @@ describe("token counters", () => {
       "root",
     ]);
     const reapedTotals = await e2e.warren(["ls", "--totals", "--json", "--tree", treeId]);
-    expect(JSON.parse(reapedTotals.stdout)).toEqual({ ...totals, reaped: 1 });
+    expect(JSON.parse(reapedTotals.stdout)).toEqual({ ...totals, reaped: 1, cost_usd: null });
     const reapedText = await e2e.warren(["ls", "--totals", "--tree", treeId]);
     expect(reapedText.stdout.trim()).toBe(total.replace("total:", "total incl. 1 reaped:"));
   });
