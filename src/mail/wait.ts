@@ -12,6 +12,7 @@ import { countToolCall } from "../agents/events.js";
 import { isUuid } from "../agents/refs.js";
 import { agentChannel } from "../bus/channels.js";
 import { UNLISTENED_POLL_MS, type Bus } from "../bus/bus.js";
+import { blockUntilRechecked } from "./recheck.js";
 
 export type NextMail = { from: string; from_name: string; message: string };
 export type WaitTimeout = { status: "timeout" };
@@ -47,7 +48,10 @@ export interface WaitRequest {
    * while it still holds the lease (else LeaseLost, nothing taken). Absent: not leased.
    */
   fence?: Fence;
-  /** The safety re-check interval covering a lost NOTIFY. */
+  /**
+   * This wait's own safety re-check interval covering a lost NOTIFY; absent: the thread's shared
+   * sweep (recheck.ts), one query for all of its blocked waits.
+   */
   recheckMs?: number;
 }
 
@@ -57,11 +61,6 @@ export interface WaitOutcome {
   eventId: number;
   consumedMailIds: number[];
 }
-
-// NOTIFY wakes a wait; this slow re-check only covers a notification lost some other way (the bus
-// already re-checks everyone after a reconnect), so it is rare: each waiting agent costs one
-// small query per interval.
-const DEFAULT_RECHECK_MS = 15_000;
 
 function abortError(): Error {
   const err = new Error("wait interrupted");
@@ -90,12 +89,20 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
   const channels = [request.agentId, ...(fromAgents ?? [])].map(agentChannel);
   const unsubscribe = timeoutMs > 0 ? await bus.subscribeAll(channels, wake) : () => {};
   request.signal?.addEventListener("abort", wake);
-  // A bus that cannot hear NOTIFYs (LISTEN off or its connection down) leaves only the re-check.
-  const recheckMs = () => {
-    const ms = request.recheckMs ?? DEFAULT_RECHECK_MS;
-    return bus.listening() ? ms : Math.min(ms, UNLISTENED_POLL_MS);
-  };
+  // The safety re-check: the thread's shared sweep (recheck.ts), or this wait's own timer when
+  // the request sets an interval. Without NOTIFYs (LISTEN off or down) either runs every second.
+  const ownRecheck = request.recheckMs;
+  const recheckMs = () =>
+    ownRecheck === undefined
+      ? Infinity
+      : bus.listening()
+        ? ownRecheck
+        : Math.min(ownRecheck, UNLISTENED_POLL_MS);
   const offListening = bus.onListeningChange(() => rearm?.());
+  const leaveSweep =
+    ownRecheck === undefined && timeoutMs > 0
+      ? blockUntilRechecked(db, bus, { agentId: request.agentId, fromAgents, wake })
+      : () => {};
   try {
     while (true) {
       if (request.signal?.aborted) throw abortError();
@@ -135,9 +142,11 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
         if (dirty || request.signal?.aborted) pulse();
       });
       pulse = rearm = undefined;
-      if (Date.now() < deadline && !dirty) dirty = true; // the safety re-check
+      // This wait's own re-check timer fired (the shared sweep wakes through `wake`).
+      if (ownRecheck !== undefined && Date.now() < deadline && !dirty) dirty = true;
     }
   } finally {
+    leaveSweep();
     offListening();
     request.signal?.removeEventListener("abort", wake);
     unsubscribe();
