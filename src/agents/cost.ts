@@ -13,6 +13,12 @@ export interface Price {
 /** By model name, as the config's `prices`. */
 export type Prices = Record<string, Price>;
 
+/** The config's prices and its model (for agents without their own). */
+export interface Pricing {
+  prices: Prices;
+  model?: string | null;
+}
+
 export type CostRow = Pick<AgentRow, "model" | "input_tokens" | "cached_tokens" | "output_tokens">;
 
 /**

@@ -1,6 +1,6 @@
 // `warren ls`: the agents of a tree (default: the most recent) with state and counters.
 import type { AgentRow } from "../agents/agents.sql.js";
-import { agentCost, treeCost, type Prices } from "../agents/cost.js";
+import { agentCost, treeCost, type Pricing } from "../agents/cost.js";
 import { sumCounters } from "../agents/totals.js";
 import { listTree } from "../agents/tree.js";
 import { loadConfig } from "../config/config.js";
@@ -93,12 +93,6 @@ export async function printTree(
   io.out(treeSummary(root, list, io.color));
   for (const line of renderAgentTable(list, io.color, Date.now(), costOf)) io.out(line);
   io.out(totalsLine(sumCounters(every), reaped, io.color, cost));
-}
-
-/** The config's prices and default model, for the cost columns (none: tokens only). */
-export interface Pricing {
-  prices: Prices;
-  model?: string | null;
 }
 
 function totalsJson(

@@ -2,6 +2,7 @@
 // actions (input and commands) and the layout, and paints in coalesced frames (at most one per
 // 30 ms; a key paints at once).
 import type { AgentRow } from "../agents/agents.sql.js";
+import { agentCost, formatUsd, treeCost, type Pricing } from "../agents/cost.js";
 import type { Bus } from "../bus/bus.js";
 import { modelProblem, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
@@ -82,6 +83,7 @@ export interface Tui {
 
 export async function startTui(options: TuiOptions): Promise<Tui> {
   const { db, bus, config, root, stdin, stdout } = options;
+  const pricing: Pricing = { prices: config.prices, model: config.model.name };
   const theme: Theme = { color: !options.env.NO_COLOR, ascii: asciiWanted(options.env) };
   const feed = await openFeed(db, bus, root.id);
   const layout = createLayout({ output: stdout, ascii: theme.ascii });
@@ -311,8 +313,9 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
         size.width,
         size.height,
         theme,
-        PANEL_TITLE,
+        panelTitle(agents),
         marks,
+        (agent) => agentCost(agent, pricing.prices, pricing.model),
       );
       panel = rendered.lines;
       panelOrder = rendered.order;
@@ -332,6 +335,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
         keysHint: hint,
         problem: state.problem ?? (troubleUntil > now ? UNREACHABLE : undefined),
         approvals: marks.total,
+        pricing,
         width,
         theme,
       }),
@@ -339,6 +343,14 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     });
     options.onFrame?.(() => layout.screenText());
   }
+
+  /** The panel's title, with the tree's cost (reaped agents included) when a price is known. */
+  const panelTitle = (agents: AgentRow[]) => {
+    const reaped = controller.state.reaped.values();
+    const usd = treeCost([...agents, ...reaped], pricing.prices, pricing.model);
+    if (usd === undefined) return PANEL_TITLE;
+    return ` agents · tree ${formatUsd(usd)}${PANEL_TITLE.slice(" agents".length)}`;
+  };
 
   /** The first screen of an agent without history (see views/welcome.ts). */
   const welcomeLines = (current: AgentRow, agents: number, width: number) =>

@@ -1,6 +1,7 @@
 // The parts of a frame around the scrollback, from state: the status layer, the bars (separator
 // and status bar), the input's prompt and the dead agent's input line. Pure: state in, lines out.
 import type { AgentRow } from "../agents/agents.sql.js";
+import { agentCost, treeCost, type Pricing } from "../agents/cost.js";
 import type { CounterRow } from "../agents/totals.js";
 import type { Prompt } from "./input-editor.js";
 import {
@@ -33,7 +34,7 @@ export function renderWaitLayer(
 export interface BarsInput {
   agents: AgentRow[];
   /** Reaped agents (gone from navigation): their tokens still count in the tree's total. */
-  reaped?: Iterable<CounterRow>;
+  reaped?: Iterable<CounterRow & { model?: string | null }>;
   root: AgentRow;
   current: AgentRow;
   mode: "normal" | "capture" | "dead";
@@ -41,6 +42,8 @@ export interface BarsInput {
   problem: string | undefined;
   /** The tree's open approval requests (the status bar shows the count and the key). */
   approvals?: number;
+  /** The config's prices: the agent's and the tree's cost beside their tokens (when priced). */
+  pricing?: Pricing;
   width: number;
   theme: Theme;
 }
@@ -51,6 +54,8 @@ export function renderBars(input: BarsInput): { separator: Line; statusBar: Line
   const nav = navInfo(agents, current.id) ?? { current, children: 0 };
   const counts = { running: 0, waiting: 0, idle: 0, dead: 0 };
   for (const agent of agents) counts[agent.state]++;
+  const everyone = [...agents, ...(input.reaped ?? [])];
+  const cost = input.pricing && costs(current, everyone, input.pricing);
   return {
     separator: renderSeparator(nav, width, theme),
     statusBar: renderStatusBar(
@@ -59,7 +64,8 @@ export function renderBars(input: BarsInput): { separator: Line; statusBar: Line
         current,
         counts,
         tokens: Number(current.input_tokens) + Number(current.output_tokens),
-        tree: treeTokens([...agents, ...(input.reaped ?? [])]),
+        tree: treeTokens(everyone),
+        ...(cost ? { cost } : {}),
         mode: input.mode,
         keysHint: input.keysHint,
         ...(input.problem ? { problem: input.problem } : {}),
@@ -69,6 +75,21 @@ export function renderBars(input: BarsInput): { separator: Line; statusBar: Line
       theme,
     ),
   };
+}
+
+/** The cost of the agent and of its tree (reaped agents included), each when priced. */
+function costs(
+  current: AgentRow,
+  everyone: (CounterRow & { model?: string | null })[],
+  { prices, model }: Pricing,
+): { agent?: number; tree?: number } {
+  const agent = agentCost(current, prices, model);
+  const tree = treeCost(
+    everyone.map((row) => ({ ...row, model: row.model ?? null })),
+    prices,
+    model,
+  );
+  return { ...(agent !== undefined ? { agent } : {}), ...(tree !== undefined ? { tree } : {}) };
 }
 
 /** The status bar's right side when nothing is flashed there. */

@@ -2,6 +2,7 @@
 // first) with its state, what it is doing, model, tokens, tool calls and time since its last
 // activity; a running agent silent for over a minute stands out. Reaped agents are left out.
 import type { AgentRow } from "../../agents/agents.sql.js";
+import { formatUsd } from "../../agents/cost.js";
 import { formatDuration } from "../../cli/format.js";
 import {
   agentLabel,
@@ -80,6 +81,8 @@ export function renderAgentPanel(
   title?: string,
   /** Open approval requests: `? needs approval` on the asking agent, `?N` on its ancestors. */
   approvals?: ApprovalMarks,
+  /** An agent's cost in USD, shown beside its tokens; undefined (no price): tokens only. */
+  costOf?: (agent: AgentRow) => number | undefined,
 ): AgentPanel {
   const rows = panelOrder(agents);
   const order = rows.map((r) => r.agent.id);
@@ -93,7 +96,7 @@ export function renderAgentPanel(
   const shown = rows
     .slice(start, start + rowsShown)
     .map(({ agent, depth }) =>
-      panelRow(agent, depth, agent.id === selectedId, now, width, approvals),
+      panelRow(agent, depth, agent.id === selectedId, now, width, approvals, costOf?.(agent)),
     );
   if (title === undefined) return { lines: shown.map((row) => paintSpans(theme, row)), order };
   return {
@@ -129,6 +132,7 @@ function panelRow(
   now: number,
   width: number,
   approvals?: ApprovalMarks,
+  costUsd?: number,
 ): Row {
   const state = STATE_GLYPH[agent.state] ?? STATE_GLYPH.idle;
   const idle = msSince(agent.last_activity_at, now);
@@ -144,7 +148,7 @@ function panelRow(
   const details: Row = [
     ...(agent.model ? [{ text: `${cleanText(agent.model, false)} · `, style: ROLE.faint }] : []),
     {
-      text: `${tokenText(tokensOf(agent))} · ${callsText(agent.tool_calls)} · `,
+      text: `${tokenText(tokensOf(agent))}${costUsd === undefined ? "" : ` ${formatUsd(costUsd)}`} · ${callsText(agent.tool_calls)} · `,
       style: ROLE.faint,
     },
     silent

@@ -3,6 +3,7 @@
 // the keys hint at the right. Parts drop by priority when the terminal is narrow.
 import type { AgentRow } from "../../agents/agents.sql.js";
 import { sumCounters, type CounterRow } from "../../agents/totals.js";
+import { formatUsd } from "../../agents/cost.js";
 import { compactNumber, shortId } from "../../cli/format.js";
 import { agentLabel, STATE_GLYPH, tokenText } from "./agent-text.js";
 import { approvalCountText } from "./approvals.js";
@@ -18,6 +19,8 @@ export interface StatusBarInfo {
   tokens: number;
   /** The whole tree's tokens, shown beside the agent's: "1.2k tok · tree 40k (12k cached)". */
   tree?: { tokens: number; cached: number };
+  /** USD of the agent and of the tree, each when its model has a price (else tokens only). */
+  cost?: { agent?: number; tree?: number };
   mode: "normal" | "capture" | "dead";
   keysHint: string;
   /** E.g. "database unreachable — reconnecting…": shown first and prominently. */
@@ -119,10 +122,11 @@ export function treeTokens(agents: Iterable<CounterRow>): { tokens: number; cach
 
 /** The agent's tokens, then the tree's, with the cached input when the server reported any. */
 function tokensPart(info: StatusBarInfo): string {
-  const agent = tokenText(info.tokens);
+  const usd = (n: number | undefined) => (n === undefined ? "" : ` ${formatUsd(n)}`);
+  const agent = `${tokenText(info.tokens)}${usd(info.cost?.agent)}`;
   if (!info.tree) return agent;
   const cached = info.tree.cached > 0 ? ` (${compactNumber(info.tree.cached)} cached)` : "";
-  return `${agent} · tree ${compactNumber(info.tree.tokens)}${cached}`;
+  return `${agent} · tree ${compactNumber(info.tree.tokens)}${cached}${usd(info.cost?.tree)}`;
 }
 
 const GAP = ` ${GLYPH.bar} `;
