@@ -7,6 +7,7 @@ import pg from "pg";
 import { migrate } from "../src/db/migrate.js";
 import { maskUrl, resolveDatabaseUrl } from "../src/db/resolve.js";
 import { formatGoals, formatTable, writeJson, type Benchmark, type BenchRow } from "./report.js";
+import { approvalRoundTrip } from "./approvals.js";
 import { fanIn } from "./fan-in.js";
 import { memory } from "./memory.js";
 import { scaleOut } from "./scale-out.js";
@@ -21,6 +22,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   memory,
   "scale-out": scaleOut,
   tui: tuiBench,
+  approvals: approvalRoundTrip,
 };
 
 const DEFAULT_TIMEOUT_S = 900;

@@ -173,7 +173,7 @@ async function createIdleAgents(db: Db, count: number, signal: AbortSignal): Pro
 }
 
 /** The floor: INSERT + NOTIFY in one statement on one plain client, a LISTENing client woken. */
-class RawNotify {
+export class RawNotify {
   private pending: (() => void) | undefined;
 
   private constructor(

@@ -15,8 +15,8 @@ import type { ScrollEntry } from "./views/entry-lines.js";
 /** The status bar's line while the database is away. */
 export const UNREACHABLE = "database unreachable — reconnecting…";
 
-/** Approval reads wait this long for more changes (a burst of agent rows costs one query). */
-const APPROVALS_COALESCE_MS = 20;
+/** The gate's activity while a call waits for a person (approval-gate.ts). */
+const ASKING = "? needs approval";
 
 /** Events loaded per page of history. */
 export const PAGE_SIZE = 200;
@@ -147,9 +147,10 @@ export function createController(options: ControllerOptions): Controller {
     onChange();
   };
 
-  // Requests are rows: an agent row change (the gate sets `? needs approval …` as its activity
-  // and clears it when answered) or an answer's system event says "go look". Reads are coalesced
-  // and never overlap; a change during a read reads again after it.
+  // Requests are rows: an agent row whose activity becomes or stops being `? needs approval …`
+  // (the gate writes it after the request, and replaces it once answered or withdrawn) or an
+  // answer's system event says "go look"; other row changes (50 agents streaming) cost nothing.
+  // One read per feed batch; reads never overlap, a change during a read reads again after it.
   let approvalsTimer: NodeJS.Timeout | undefined;
   let approvalsReading = false;
   let approvalsAgain = false;
@@ -174,7 +175,7 @@ export function createController(options: ControllerOptions): Controller {
     approvalsTimer = setTimeout(() => {
       approvalsTimer = undefined;
       void guard("reading approval requests", readApprovals);
-    }, APPROVALS_COALESCE_MS);
+    }, 0);
   };
 
   const handle = (updates: FeedUpdate[]) => {
@@ -183,7 +184,7 @@ export function createController(options: ControllerOptions): Controller {
     for (const update of updates) {
       switch (update.type) {
         case "agent":
-          scheduleApprovals();
+          if (asks(update.agent) || asks(state.agents.get(update.agent.id))) scheduleApprovals();
           if (!update.agent.reaped_at) {
             state.agents.set(update.agent.id, update.agent);
             break;
@@ -357,6 +358,10 @@ export function createController(options: ControllerOptions): Controller {
     },
   };
   return controller;
+}
+
+function asks(agent: AgentRow | undefined): boolean {
+  return agent?.activity?.startsWith(ASKING) ?? false;
 }
 
 /** The system event answerApproval writes (its data names the request). */
