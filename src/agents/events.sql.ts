@@ -31,6 +31,29 @@ export const EVENT_KINDS = [
 ] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
+/** The kinds people read, full-text indexed for search (src/search; events_search_idx). */
+export const SEARCHED_KINDS = [
+  "user",
+  "assistant",
+  "tool_call",
+  "tool_result",
+  "mail_in",
+  "mail_out",
+  "capture",
+  "system",
+  "error",
+  "summary",
+] as const satisfies readonly EventKind[];
+
+/**
+ * The indexed text: the first SEARCH_PREFIX characters of content. A tsvector holds at most 1 MB,
+ * so the whole of a large tool result could make its insert fail; and parsing costs about 0.3 µs a
+ * character on every insert: 20k characters bound both (past them, only the substring fallback sees).
+ */
+export const SEARCH_PREFIX = 20_000;
+export const searchVector = sql.raw(`to_tsvector('simple', left(content, ${SEARCH_PREFIX}))`);
+export const searchedKind = sql.raw(`kind in (${SEARCHED_KINDS.map((k) => `'${k}'`).join(", ")})`);
+
 export const events = pgTable(
   "events",
   {
@@ -54,6 +77,9 @@ export const events = pgTable(
     uniqueIndex("events_key_idx")
       .on(t.agent_id, t.key)
       .where(sql`key is not null`),
+    // An expression index, no stored column: an insert of a searched kind pays for parsing its
+    // text and its words' GIN entries (pending-list appends), rows stay as they were.
+    index("events_search_idx").using("gin", searchVector).where(searchedKind),
   ],
 );
 

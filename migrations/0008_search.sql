@@ -1,0 +1,1 @@
+CREATE INDEX "events_search_idx" ON "events" USING gin (to_tsvector('simple', left(content, 20000))) WHERE kind in ('user', 'assistant', 'tool_call', 'tool_result', 'mail_in', 'mail_out', 'capture', 'system', 'error', 'summary');
