@@ -29,6 +29,15 @@ describe("parseCommand", () => {
     });
     expect(parseCommand("/fork")).toEqual({ ok: true, command: { name: "fork" } });
     expect(parseCommand("/kill")).toEqual({ ok: true, command: { name: "kill" } });
+    expect(parseCommand("/stop")).toEqual({ ok: true, command: { name: "stop" } });
+    expect(parseCommand("/stop child-1")).toEqual({
+      ok: true,
+      command: { name: "stop", agent: "child-1" },
+    });
+    expect(parseCommand("/stop a b")).toMatchObject({
+      ok: false,
+      error: /^\/stop takes at most one agent/,
+    });
     expect(parseCommand("/kill child-1")).toEqual({
       ok: true,
       command: { name: "kill", agent: "child-1" },
