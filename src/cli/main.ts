@@ -26,16 +26,16 @@ import { kill } from "./kill.js";
 import { log } from "./log.js";
 import { ls } from "./ls.js";
 import { migrateCommand } from "./migrate.js";
-import { runHeadless } from "./prompt.js";
 import { reap } from "./reap.js";
+import { search } from "./search.js";
 import { send } from "./send.js";
 import { stop } from "./stop.js";
-import { runStart } from "./start.js";
 import { worker } from "./worker.js";
 
 const COMMANDS: Command[] = [
   ls,
   log,
+  search,
   send,
   approvalsList,
   approve,
@@ -172,6 +172,8 @@ async function topLevel(argv: string[], io: Io): Promise<number> {
     }
     if (!values.prompt.trim()) throw new UsageError("-p needs a non-empty PROMPT");
     const timeoutSeconds = parseSeconds(values.timeout, "--timeout", "");
+    // Loaded only when used: the runtime and the model SDK are most of a start's import time.
+    const { runHeadless } = await import("./prompt.js");
     return runHeadless({ prompt: values.prompt, json: values.json, timeoutSeconds, approve }, io);
   }
   if (values.json) throw new UsageError("--json goes with -p (or a command such as ls --json)");
@@ -179,6 +181,7 @@ async function topLevel(argv: string[], io: Io): Promise<number> {
   if (values.new && values.tree !== undefined) {
     throw new UsageError("--new and --tree exclude each other");
   }
+  const { runStart } = await import("./start.js"); // blessed and the TUI: only for the TUI
   return runStart({ newTree: values.new, tree: values.tree, approve }, io);
 }
 

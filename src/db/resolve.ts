@@ -4,7 +4,6 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { createDb, type Db } from "./client.js";
-import { ensureEmbedded } from "./embedded.js";
 import { migrate } from "./migrate.js";
 
 type Env = Record<string, string | undefined>;
@@ -30,6 +29,8 @@ export function warrenHome(env: Env = process.env): string {
 
 export async function resolveDatabaseUrl(env: Env = process.env): Promise<string> {
   if (env.DATABASE_URL) return env.DATABASE_URL;
+  // Loaded only without DATABASE_URL: the embedded server's package is large.
+  const { ensureEmbedded } = await import("./embedded.js");
   return ensureEmbedded(warrenHome(env));
 }
 

@@ -94,7 +94,7 @@ describe("withRetry", () => {
           calls++;
           throw pgError("08006", "gone");
         },
-        { baseDelayMs: 5, maxDelayMs: 5, maxElapsedMs: 60 },
+        { baseDelayMs: 5, maxDelayMs: 5, maxElapsedMs: 500 },
       ),
     ).rejects.toThrow("gone");
     expect(calls).toBeGreaterThan(2);
