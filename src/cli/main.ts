@@ -28,6 +28,7 @@ import { ls } from "./ls.js";
 import { migrateCommand } from "./migrate.js";
 import { reap } from "./reap.js";
 import { search } from "./search.js";
+import { search } from "./search.js";
 import { send } from "./send.js";
 import { stop } from "./stop.js";
 import { worker } from "./worker.js";
@@ -35,6 +36,7 @@ import { worker } from "./worker.js";
 const COMMANDS: Command[] = [
   ls,
   log,
+  search,
   search,
   send,
   approvalsList,

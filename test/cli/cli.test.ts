@@ -106,7 +106,7 @@ describe("help and usage", () => {
     expect(run.code).toBe(2);
     expect(run.stdout).toBe("");
     expect(run.stderr).toContain('unknown command "frobnicate"');
-    expect(run.stderr).toContain("ls, log, send");
+    expect(run.stderr).toContain("ls, log, search, send");
     expect(run.stderr).toContain("warren --help");
   });
 
