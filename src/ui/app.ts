@@ -388,6 +388,9 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     else if (event.name === "enter") {
       panelOpen = false;
       go(panelSelected);
+    } else if (event.ctrl && event.name === "g") {
+      panelOpen = false;
+      goToOldestRequest();
     } else if (
       event.name === "escape" ||
       (event.ctrl && (event.name === "t" || event.name === "c"))

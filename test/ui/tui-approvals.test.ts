@@ -126,7 +126,46 @@ describe("approvals in the TUI", { retry: 1 }, () => {
     await a.keys("Enter");
     await a.waitFor(`approval ${id} was already denied by person (tui)`);
   });
+
+  it("a child's request: counted on the root in the panel and status bar, Ctrl+G jumps to it, a allows its pattern", async () => {
+    model.script([
+      {
+        agent: "tester",
+        match: (req) => req.lastMessage?.role === "user",
+        reply: { toolCalls: [{ name: "bash", arguments: { command: "npm test --silent" } }] },
+      },
+      { agent: "tester", match: after("bash"), reply: { text: "tests ran" } },
+    ]);
+    const t = await open(askEnv(), ["--new"]);
+    await t.type('/fork --name tester "run the tests"');
+    await t.keys("Enter");
+    const request = /\? approval (\d+) — bash: npm test --silent/;
+    const id = request.exec(await t.waitFor(request))![1]!;
+    show("the asking agent's view", await t.screen());
+    await t.keys("C-Up");
+    const atRoot = await t.waitFor(/\[root [0-9a-f]{8}\][\s\S]*\? 1 approval \^G/);
+    expect(atRoot).not.toMatch(request);
+    await t.keys("C-t");
+    const panel = await t.waitFor(/root [0-9a-f]{8} \?1/);
+    expect(panel).toMatch(
+      new RegExp(`tester [0-9a-f]{8} +\\? needs approval ${id}: bash: npm test`),
+    );
+    show("the root's view with the panel open", panel);
+    await t.keys("Escape");
+    await t.waitForGone("agents — ↑↓ select");
+    await t.keys("C-g");
+    await t.waitFor(request);
+    await t.type("a");
+    await t.waitFor(`approval ${id} allowed for this tree (npm *) by person (tui)`);
+    await t.waitForGone(/\? 1 approval/);
+    expect(toolResult(model.requests.at(-1)!)).not.toContain("NOT_ALLOWED");
+  });
 });
+
+/** With WARREN_TEST_SHOW=1, prints a screen (to paste a real one into a report). */
+function show(what: string, screen: string): void {
+  if (process.env.WARREN_TEST_SHOW) console.log(`--- ${what}\n${screen}`);
+}
 
 async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
