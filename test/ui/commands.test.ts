@@ -77,4 +77,21 @@ describe("parseCommand", () => {
     expect(error(`/send a "open`)).toContain("unclosed double quote");
     expect(error("/model")).toContain("one model name");
   });
+
+  it("parses /approve and /deny: the request's number is optional, a deny's reason is the rest", () => {
+    const ok = (text: string) => {
+      const parsed = parseCommand(text);
+      return parsed.ok ? parsed.command : parsed.error;
+    };
+    expect(ok("/approve")).toEqual({ name: "approve", tree: false });
+    expect(ok("/approve 12 --tree")).toEqual({ name: "approve", id: 12, tree: true });
+    expect(ok("/approve #7")).toEqual({ name: "approve", id: 7, tree: false });
+    expect(ok("/approve twelve")).toContain("request number");
+    expect(ok("/deny")).toEqual({ name: "deny" });
+    expect(ok("/deny 12 not on main")).toEqual({ name: "deny", id: 12, reason: "not on main" });
+    expect(ok("/deny it would wipe the cache")).toEqual({
+      name: "deny",
+      reason: "it would wipe the cache",
+    });
+  });
 });
