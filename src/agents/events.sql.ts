@@ -59,6 +59,10 @@ export const events = pgTable(
   {
     id: bigserial("id", { mode: "number" }).primaryKey(),
     agent_id: uuid("agent_id").notNull(),
+    /** The agent's tree (filled from the agent by the events_tree_id trigger when not given). */
+    tree_id: uuid("tree_id")
+      .notNull()
+      .default(sql`null`),
     kind: text("kind").$type<EventKind>().notNull(),
     content: text("content").notNull().default(""),
     data: jsonb("data").$type<Record<string, unknown>>(),

@@ -25,8 +25,8 @@ const PUBLISH_STREAM: Prepared = {
          and (select held from f)
        limit 1
     ), u as (
-      insert into agent_streams as s (agent_id, text, reasoning, live, updated_at)
-      select $1::uuid, $2::text, $3::text, true, now() from w
+      insert into agent_streams as s (agent_id, tree_id, text, reasoning, live, updated_at)
+      select $1::uuid, $5::uuid, $2::text, $3::text, true, now() from w
       on conflict (agent_id) do update
          set text = excluded.text, reasoning = excluded.reasoning, live = true, updated_at = now()
       returning agent_id

@@ -1,9 +1,14 @@
 // The agent_streams table: per agent, the partial answer of the model response streaming now
 // (coalesced writes from the turn loop), so a TUI in any process can show it live.
+import { sql } from "drizzle-orm";
 import { boolean, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 
 export const agentStreams = pgTable("agent_streams", {
   agent_id: uuid("agent_id").primaryKey(),
+  /** The agent's tree (filled from the agent by the agent_streams_tree_id trigger when not given). */
+  tree_id: uuid("tree_id")
+    .notNull()
+    .default(sql`null`),
   text: text("text").notNull().default(""),
   reasoning: text("reasoning").notNull().default(""),
   /** False once the response has ended (its `assistant` event exists or the call failed). */

@@ -54,6 +54,7 @@ describe("model server failures", () => {
       output_tokens: 0,
       cached_tokens: 0,
       reasoning_tokens: 0,
+      cost_usd: null,
       error: expect.stringMatching(/500.*still on fire/),
     });
     expect(run.stderr.trim().split("\n")).toHaveLength(1);
@@ -111,6 +112,7 @@ describe("--json and --timeout", () => {
       "output_tokens",
       "cached_tokens",
       "reasoning_tokens",
+      "cost_usd",
     ]);
     expect(run.json).toEqual({
       tree_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -121,6 +123,7 @@ describe("--json and --timeout", () => {
       output_tokens: 18,
       cached_tokens: 0,
       reasoning_tokens: 0,
+      cost_usd: null,
     });
     const [, second] = requestsOf(fake, "root");
     expect(second!.lastMessage).toMatchObject({ role: "tool", content: '{"status":"timeout"}' });

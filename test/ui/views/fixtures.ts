@@ -63,6 +63,7 @@ export function event(
   return {
     id: ++eventSeq,
     agent_id: "00000000-0000-4000-8000-000000000000",
+    tree_id: "00000000-0000-4000-8000-000000000000",
     kind,
     content,
     data,
