@@ -112,6 +112,39 @@ describe("the lease epoch is a fencing token the database checks", () => {
   });
 });
 
+describe("a turn resumed after its worker stopped", () => {
+  it("is counted once", async () => {
+    const { db } = database();
+    const { id, epoch } = await claimedRoot("resumed", "w1");
+    await appendEvent(db, id, "user", "count me once");
+    fake.script([
+      { agent: "resumed", reply: { hang: true } },
+      { agent: "resumed", reply: { text: "done" } },
+    ]);
+    const config = loadConfig({
+      HOME: os.tmpdir(),
+      WARREN_MODEL: "fake",
+      OPENAI_BASE_URL: fake.baseURL,
+    });
+    const deps = {
+      db,
+      bus: bus(),
+      model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
+      config,
+      fence: { owner: "w1", epoch },
+    };
+    const stop = new AbortController();
+    const first = runAgent(deps, id, stop.signal);
+    while (!fake.requests.some((r) => r.systemPrompt?.includes("resumed"))) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    stop.abort(); // the worker stops mid-turn (shutdown): the next run resumes the same turn
+    await first;
+    await runAgent(deps, id, new AbortController().signal);
+    expect(await count(sql`select turns as n from agents where id = ${id}`)).toBe(1);
+  });
+});
+
 describe("keys: a write retried after its reply was lost records nothing twice", () => {
   it("one tool result per call, counted once", async () => {
     const { db } = database();
