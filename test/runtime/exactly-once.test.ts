@@ -14,7 +14,7 @@ import { loadConfig } from "../../src/config/config.js";
 import type { Db } from "../../src/db/client.js";
 import { createOpenAIModel } from "../../src/llm/openai.js";
 import { waitForMail } from "../../src/mail/wait.js";
-import { claimNext } from "../../src/runtime/leases.js";
+import { claimNext, heartbeat } from "../../src/runtime/leases.js";
 import { runAgent } from "../../src/runtime/turn.js";
 import { useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
@@ -109,6 +109,34 @@ describe("the lease epoch is a fencing token the database checks", () => {
       before,
     );
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe("the lease heartbeat", () => {
+  it("skips a row another transaction holds: one locked row delays one lease, not all", async () => {
+    const { db } = database();
+    const a = await claimedRoot("beat-a", "hb");
+    const b = await claimedRoot("beat-b", "hb");
+    const holder = await db.$client.connect();
+    try {
+      await holder.query("begin");
+      await holder.query("select 1 from agents where id = $1 for update", [a.id]);
+      // Refused after 300 ms if it waited for the lock, which it must not.
+      const rows = await db.transaction(async (tx) => {
+        await tx.execute(sql`set local lock_timeout = '300ms'`);
+        return heartbeat(tx, "hb", [a.id, b.id], 30);
+      });
+      const byId = new Map(rows.map((r) => [r.id, r.extended]));
+      expect(byId).toEqual(
+        new Map([
+          [a.id, false],
+          [b.id, true],
+        ]),
+      );
+    } finally {
+      await holder.query("rollback");
+      holder.release();
+    }
   });
 });
 
