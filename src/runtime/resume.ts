@@ -103,7 +103,7 @@ export async function resumeDanglingCalls(
   const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
   if (rerun.length > 0) {
     await runToolCalls(
-      { ...runDeps(deps, agent, dangling.eventId, signal), tools: toolsFor(profile) },
+      { ...toolRunDeps(deps, agent, dangling.eventId, signal), tools: toolsFor(profile) },
       rerun,
       { recordCalls: false },
     );
@@ -128,7 +128,7 @@ export async function resumeDanglingCalls(
   const tools = toolsFor(profile).filter((t) => t.name === "wait");
   await runToolCalls(
     {
-      ...runDeps(deps, agent, dangling.eventId, signal),
+      ...toolRunDeps(deps, agent, dangling.eventId, signal),
       tools: tools.length ? tools : [waitTool as AnyTool],
     },
     waits,
@@ -136,7 +136,8 @@ export async function resumeDanglingCalls(
   );
 }
 
-function runDeps(
+/** What the tool calls of assistant event `assistantEventId` run with, from the turn's deps. */
+export function toolRunDeps(
   deps: TurnDeps,
   agent: AgentRow,
   assistantEventId: number,

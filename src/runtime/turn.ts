@@ -20,7 +20,7 @@ import { createStreamPublisher, endStream, setActivity } from "../feed/publish.j
 import type { EventRow } from "../agents/events.sql.js";
 import { isPersonCall } from "./person-wait.js";
 import { completeFitting, fitContext } from "./compaction.js";
-import { findDanglingCalls, resumeDanglingCalls } from "./resume.js";
+import { findDanglingCalls, resumeDanglingCalls, toolRunDeps } from "./resume.js";
 import { runToolCalls } from "./tool-calls.js";
 import { cancelPending } from "../approvals/approvals.js";
 import type { ToolCall } from "../llm/model.js";
@@ -292,23 +292,7 @@ async function step(
   );
   const calls = fresh ? response.toolCalls : recordedCalls(assistant.data);
   if (calls.length === 0) return;
-  await runToolCalls(
-    {
-      db,
-      bus: deps.bus,
-      agent,
-      tools,
-      config,
-      assistantEventId: assistant.id,
-      signal,
-      onWaitProgress: deps.onWaitProgress,
-      fence: deps.fence,
-      onLeaseLost: deps.onLeaseLost,
-      onWarning: deps.onWarning,
-      slot: deps.slot,
-    },
-    calls,
-  );
+  await runToolCalls({ ...toolRunDeps(deps, agent, assistant.id, signal), tools }, calls);
 }
 
 function recordedCalls(data: Record<string, unknown> | null): ToolCall[] {
