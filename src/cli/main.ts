@@ -28,7 +28,6 @@ import { ls } from "./ls.js";
 import { migrateCommand } from "./migrate.js";
 import { reap } from "./reap.js";
 import { search } from "./search.js";
-import { search } from "./search.js";
 import { send } from "./send.js";
 import { stop } from "./stop.js";
 import { worker } from "./worker.js";
@@ -36,7 +35,6 @@ import { worker } from "./worker.js";
 const COMMANDS: Command[] = [
   ls,
   log,
-  search,
   search,
   send,
   approvalsList,
