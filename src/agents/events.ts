@@ -101,6 +101,8 @@ export interface EventRange {
   after?: number;
   /** Only events with a smaller id. */
   before?: number;
+  /** At most this many (the oldest of the range). */
+  limit?: number;
 }
 
 export async function listEvents(
@@ -118,7 +120,8 @@ export async function listEvents(
         range.before !== undefined ? lt(events.id, range.before) : undefined,
       ),
     )
-    .orderBy(asc(events.id));
+    .orderBy(asc(events.id))
+    .limit(range.limit ?? Number.MAX_SAFE_INTEGER);
 }
 
 /** The newest `limit` events (before `before`, when given), oldest first: one page of history. */

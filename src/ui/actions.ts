@@ -47,6 +47,8 @@ export interface ActionsOptions {
   helpLines: () => string[];
   /** One line per agent, for /agents. */
   treeLines: () => string[];
+  /** /search TEXT: the app opens the result list and runs the query. */
+  search: (query: string) => void;
   quit: () => void;
   onChange: () => void;
 }
@@ -136,6 +138,8 @@ export function createActions(options: ActionsOptions): Actions {
         return options.quit();
       case "agents":
         return say(options.treeLines().join("\n"));
+      case "search":
+        return options.search(command.query);
       case "capture":
         if (capturing()) return say("already capturing: /fork makes the child, /cancel stops");
         if (current()?.state === "dead")

@@ -7,10 +7,11 @@ import type { Bus } from "../bus/bus.js";
 import { modelProblem, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { openFeed } from "../feed/feed.js";
+import { searchTree, type SearchHit } from "../search/search.js";
 import { createActions, treeLines } from "./actions.js";
 import { completeInput } from "./completion.js";
 import { createController, UNREACHABLE } from "./controller.js";
-import { isDatabaseTrouble } from "./failure.js";
+import { describeFailure, isDatabaseTrouble } from "./failure.js";
 import { createInputEditor, createInputHistory, type InputHistory } from "./input-editor.js";
 import {
   createKeyParser,
@@ -25,6 +26,15 @@ import {
 import { deadInputLine, keysHint, promptFor, renderBars, renderWaitLayer } from "./frame.js";
 import { createLayout, MAX_INPUT_ROWS } from "./layout.js";
 import { bottomAnchor, grownBelow, type Anchor } from "./scroll-anchor.js";
+import {
+  lastEventId,
+  linesBelowEvent,
+  openSearch,
+  scrollToEvent,
+  searchKey,
+  type SearchState,
+} from "./search.js";
+import { renderSearchResults } from "./views/search-results.js";
 import {
   approvalMarks,
   paint,
@@ -109,6 +119,13 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   let panelSelected = root.id;
   let panelOrder: string[] = [];
   let mouseOn = true;
+  /** The search result list, while open; its query's number (a newer query's answer wins). */
+  let search: SearchState | undefined;
+  let searchSeq = 0;
+  /** The event a search hit jumps to, until it is loaded and scrolled into view. */
+  let jump: { agentId: string; eventId: number } | undefined;
+  /** Viewing a window of older history (search): its newest event at the last paint. */
+  let windowBottom: number | undefined;
   let flash: { text: string; until: number } | undefined;
   let lastCtrlC = 0;
   /** The approval request whose deny reason the input is taking (after `n`). */
@@ -166,6 +183,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     controller,
     helpLines: () => renderHelp(PANEL_KEY, MOUSE_KEY),
     treeLines: () => treeLines([...controller.state.agents.values()], controller.state.currentId),
+    search: (query) => startSearch(query),
     quit: () => void quit(),
     onChange: requestPaint,
   });
@@ -193,14 +211,47 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   /** The chain of submitted lines and commands (see the Enter key). */
   let submitted: Promise<unknown> = Promise.resolve();
 
-  const go = (agentId: string | undefined) => {
-    if (!agentId || agentId === controller.state.currentId) return;
-    scroll = 0;
-    // Each agent keeps its own unsent draft.
+  /** Each agent keeps its own unsent draft. */
+  const switchDraft = (agentId: string) => {
+    if (agentId === controller.state.currentId) return;
     drafts.set(controller.state.currentId, editor.value());
     editor.set(drafts.get(agentId) ?? "");
     drafts.delete(agentId);
+  };
+
+  const go = (agentId: string | undefined) => {
+    if (!agentId || agentId === controller.state.currentId) return;
+    scroll = 0;
+    switchDraft(agentId);
     spawn(() => controller.view(agentId));
+  };
+
+  /** /search TEXT: the result list opens at once and fills when the query answers. */
+  const startSearch = (query: string) => {
+    const mine = ++searchSeq;
+    search = openSearch(query);
+    requestPaint();
+    searchTree(db, root.id, query).then(
+      (hits) => {
+        if (search && mine === searchSeq) search = { ...search, hits };
+        requestPaint();
+      },
+      (error: unknown) => {
+        if (search && mine === searchSeq) {
+          search = { ...search, hits: [], error: `search failed: ${describeFailure(error)}` };
+        }
+        requestPaint();
+      },
+    );
+  };
+
+  /** Enter on a hit: its agent's history around the event, scrolled to it once loaded. */
+  const jumpTo = (hit: SearchHit) => {
+    search = undefined;
+    switchDraft(hit.agent_id);
+    scroll = 0;
+    jump = { agentId: hit.agent_id, eventId: hit.event_id };
+    spawn(() => controller.view(hit.agent_id, hit.event_id));
   };
 
   const move = (dir: Direction) => {
@@ -246,6 +297,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       paintedId = state.currentId;
       scroll = 0;
       anchor = undefined;
+      windowBottom = undefined;
     }
     const now = Date.now();
     const agents = [...state.agents.values()];
@@ -291,8 +343,16 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     }
     // Scrolled up to read: what arrives below pushes the window up by as much, so it stays put.
     const lineCount = (entry: ScrollEntry) => scrollbackView.lines(entry, width).length;
-    if (scroll > 0) scroll += grownBelow(anchor, entries, lineCount);
+    if (windowBottom !== undefined) scroll += linesBelowEvent(entries, windowBottom, lineCount);
+    else if (scroll > 0) scroll += grownBelow(anchor, entries, lineCount);
     anchor = bottomAnchor(entries, lineCount);
+    if (jump && jump.agentId !== state.currentId) jump = undefined;
+    const jumpScroll = jump && scrollToEvent(entries, jump.eventId, lineCount, rows);
+    if (jumpScroll !== undefined) {
+      scroll = jumpScroll;
+      jump = undefined;
+    }
+    windowBottom = state.hasNewer ? lastEventId(entries) : undefined;
     const welcome =
       entries.length === 0 &&
       !state.hasOlder &&
@@ -303,6 +363,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       : scrollbackView.render(entries, width, rows, scroll);
     scroll = Math.min(scroll, scrolled.maxScroll);
     if (scrolled.atTop && state.hasOlder) spawn(() => controller.loadOlder());
+    if (scroll === 0 && state.hasNewer && !jump) spawn(() => controller.loadNewer());
     let panel: string[] | undefined;
     if (panelOpen) {
       const size = layout.panelSize();
@@ -319,6 +380,9 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       );
       panel = rendered.lines;
       panelOrder = rendered.order;
+    } else if (search) {
+      const size = layout.panelSize();
+      panel = renderSearchResults(search, new Date(now), size.width, size.height, theme);
     }
     const hint = flash && flash.until > now ? flash.text : keysHint(scroll, mouseOn);
     layout.paint({
@@ -451,8 +515,19 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     go(oldest.agent_id);
   }
 
+  function onSearchKey(event: KeyEvent): void {
+    if (!search) return;
+    const page = Math.max(1, layout.panelSize().height - 1);
+    const { state: next, action } = searchKey(search, event, page);
+    search = next;
+    if (action.type === "close") search = undefined;
+    else if (action.type === "jump") jumpTo(action.hit);
+    requestPaint();
+  }
+
   function onKey(event: KeyEvent): void {
     if (panelOpen) return onPanelKey(event);
+    if (search) return onSearchKey(event);
     const state = controller.state;
     if (onReasonKey(event)) return requestPaint();
     switch (event.type) {
@@ -498,6 +573,13 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
         }
         if (ctrl && name === "g") {
           goToOldestRequest();
+          break;
+        }
+        if (ctrl && name === "f") {
+          // The search prompt: text already typed becomes the query.
+          const typed = editor.value();
+          if (!/^\s*\/search\b/.test(typed)) editor.set(`/search ${typed.trimStart()}`);
+          setFlash("Enter searches every agent's transcript in this tree", 3000);
           break;
         }
         if (ctrl && name === "o") {

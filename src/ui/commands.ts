@@ -14,6 +14,7 @@ export type UiCommand =
   | { name: "model"; model: string }
   | { name: "approve"; id?: number; tree: boolean }
   | { name: "deny"; id?: number; reason?: string }
+  | { name: "search"; query: string }
   | { name: "help" }
   | { name: "exit" };
 
@@ -33,6 +34,8 @@ export const COMMAND_USAGE: Record<UiCommand["name"], string> = {
   approve:
     "/approve [ID] [--tree] — allow a tool call waiting for approval (--tree: its pattern, for the tree)",
   deny: "/deny [ID] [REASON…] — deny a tool call waiting for approval (the model reads the reason)",
+  search:
+    "/search TEXT — search every agent's transcript in the tree (dead ones too); Enter jumps to a hit",
   help: "/help — keys and commands",
   exit: "/exit — quit (agents keep their state; a worker or the next warren resumes them)",
 };
@@ -147,6 +150,11 @@ export function parseCommand(text: string): ParsedCommand {
         ok: true,
         command: { name, ...(id !== undefined ? { id } : {}), ...(reason ? { reason } : {}) },
       };
+    }
+    case "search": {
+      // The text as typed (quotes kept: "a phrase" is websearch syntax), not split like arguments.
+      if (!rest) return fail(`/search needs text to look for (${usage})`);
+      return { ok: true, command: { name, query: rest } };
     }
     case "model":
       if (args.length !== 1) return fail(`/model needs one model name (${usage})`);

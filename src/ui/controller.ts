@@ -3,7 +3,7 @@
 // call is async and caught; changes only call onChange (the app paints on the next frame).
 import type { AgentRow } from "../agents/agents.sql.js";
 import type { EventRow } from "../agents/events.sql.js";
-import { listRecentEvents } from "../agents/events.js";
+import { listEvents, listRecentEvents } from "../agents/events.js";
 import { listTree } from "../agents/tree.js";
 import { listPending, type PendingApproval } from "../approvals/approvals.js";
 import type { Db } from "../db/client.js";
@@ -38,6 +38,11 @@ export interface TuiState {
   placed: Placed[];
   /** Older events exist in the database than the oldest loaded. */
   hasOlder: boolean;
+  /**
+   * Newer events exist than the newest loaded (a view opened around an older event, by search):
+   * live events wait until the history loaded reaches them, and no stream or queued input shows.
+   */
+  hasNewer: boolean;
   stream: StreamSnapshot | undefined;
   pending: PendingInput[];
   /** The database connection's trouble, shown in the status bar. */
@@ -52,10 +57,15 @@ export interface Controller {
   readonly state: TuiState;
   /** Loads the tree and the first view; subscribes to the feed. */
   start(): Promise<void>;
-  /** Shows another agent: its last page of events, its stream and queued input. */
-  view(agentId: string): Promise<void>;
+  /**
+   * Shows another agent: its last page of events, its stream and queued input; with `around`, the
+   * history around that event instead (half a page before it, a page after: see loadNewer).
+   */
+  view(agentId: string, around?: number): Promise<void>;
   /** Pages older history in (no-op while a page loads or when there is none). */
   loadOlder(): Promise<void>;
+  /** Pages newer history in, up to the live end (no-op while a page loads or when there is none). */
+  loadNewer(): Promise<void>;
   /** A one-line (or a few lines) local message in the current view; never stored. */
   notice(text: string, level?: "info" | "error"): void;
   /**
@@ -95,6 +105,7 @@ export function createController(options: ControllerOptions): Controller {
     currentId: options.rootId,
     placed: [],
     hasOlder: false,
+    hasNewer: false,
     loadingSince: undefined,
     stream: undefined,
     pending: [],
@@ -106,6 +117,7 @@ export function createController(options: ControllerOptions): Controller {
   // Bumped on every view change: results of reads for an older view are dropped.
   let generation = 0;
   let loadingOlder = false;
+  let loadingNewer = false;
   let unsubscribe: (() => void) | undefined;
 
   const lastEventId = () => {
@@ -196,7 +208,7 @@ export function createController(options: ControllerOptions): Controller {
           break;
         case "event":
           if (update.event.kind === "system" && isApprovalAnswer(update.event)) scheduleApprovals();
-          if (update.event.agent_id !== state.currentId) break;
+          if (update.event.agent_id !== state.currentId || state.hasNewer) break;
           place(update.event.id, { kind: "event", event: update.event });
           // The final assistant event replaces the stream that showed it.
           if (update.event.kind === "assistant") state.stream = undefined;
@@ -254,7 +266,7 @@ export function createController(options: ControllerOptions): Controller {
       await readApprovals();
       await controller.view(state.currentId);
     },
-    async view(agentId) {
+    async view(agentId, around) {
       const mine = ++generation;
       state.currentId = agentId;
       state.placed = [];
@@ -262,15 +274,25 @@ export function createController(options: ControllerOptions): Controller {
       state.stream = undefined;
       state.pending = [];
       state.hasOlder = false;
+      state.hasNewer = false;
       loadingOlder = false;
+      loadingNewer = false;
       feed.watchStreams([agentId]);
       state.loadingSince = Date.now();
       onChange();
       let rows: EventRow[];
+      let newer: EventRow[] = [];
       let pending: PendingInput[];
+      const half = PAGE_SIZE / 2;
       try {
-        [rows, pending] = await Promise.all([
-          listRecentEvents(db, agentId, { limit: PAGE_SIZE }),
+        [rows, newer, pending] = await Promise.all([
+          listRecentEvents(db, agentId, {
+            limit: around === undefined ? PAGE_SIZE : half,
+            ...(around === undefined ? {} : { before: around + 1 }),
+          }),
+          around === undefined
+            ? []
+            : listEvents(db, agentId, { after: around, limit: PAGE_SIZE + 1 }),
           pendingInputs(db, agentId),
         ]);
       } finally {
@@ -278,7 +300,9 @@ export function createController(options: ControllerOptions): Controller {
       }
       if (mine !== generation) return;
       addEvents(rows);
-      state.hasOlder = rows.length === PAGE_SIZE;
+      addEvents(newer.slice(0, PAGE_SIZE));
+      state.hasOlder = rows.length === (around === undefined ? PAGE_SIZE : half);
+      state.hasNewer = newer.length > PAGE_SIZE;
       state.pending = pending;
       onChange();
     },
@@ -301,18 +325,40 @@ export function createController(options: ControllerOptions): Controller {
         if (mine === generation) loadingOlder = false;
       }
     },
+    async loadNewer() {
+      if (!state.hasNewer || loadingNewer) return;
+      loadingNewer = true;
+      const mine = generation;
+      const agentId = state.currentId;
+      try {
+        const rows = await listEvents(db, agentId, { after: lastEventId(), limit: PAGE_SIZE + 1 });
+        if (mine !== generation) return;
+        addEvents(rows.slice(0, PAGE_SIZE));
+        if (rows.length <= PAGE_SIZE) {
+          // The live end: events the feed brought during that read were not placed; read them.
+          state.hasNewer = false;
+          addEvents(await listEvents(db, agentId, { after: lastEventId() }));
+          if (mine !== generation) return;
+          await refreshPending(agentId);
+        }
+        onChange();
+      } finally {
+        if (mine === generation) loadingNewer = false;
+      }
+    },
     notice(text, level = "info") {
       place(lastEventId() + 0.5, { kind: "notice", id: ++noticeSeq, level, text });
       onChange();
     },
     addEvent(event) {
-      if (event.agent_id !== state.currentId) return;
+      if (event.agent_id !== state.currentId || state.hasNewer) return;
       place(event.id, { kind: "event", event });
       onChange();
     },
     entries() {
       const out = state.placed.map((p) => p.entry);
       const stream = state.stream;
+      if (state.hasNewer) return out;
       if (stream && (stream.text || stream.reasoning)) {
         out.push({
           kind: "stream",
@@ -325,7 +371,8 @@ export function createController(options: ControllerOptions): Controller {
         out.push({ kind: "pending", id: input.id, text: input.body });
       return out;
     },
-    current: () => state.agents.get(state.currentId),
+    // A reaped agent is shown only when a search hit leads to it.
+    current: () => state.agents.get(state.currentId) ?? state.reaped.get(state.currentId),
     setProblem(problem) {
       if (state.problem === problem) return;
       state.problem = problem;
@@ -334,6 +381,8 @@ export function createController(options: ControllerOptions): Controller {
     async reload() {
       await loadAgents();
       await readApprovals();
+      // A window of older history (search): it pages on to the live end by itself.
+      if (state.hasNewer) return onChange();
       const agentId = state.currentId;
       const mine = generation;
       // Whatever happened meanwhile: events after the last loaded one, the queued input, the stream.

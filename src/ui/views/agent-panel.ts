@@ -105,7 +105,8 @@ export function renderAgentPanel(
   };
 }
 
-function framed(rows: Row[], title: string, width: number, height: number): Row[] {
+/** `rows` inside a frame `width`×`height` (inside measures) with `title` in its top edge. */
+export function framed(rows: Row[], title: string, width: number, height: number): Row[] {
   const label = truncateToWidth(title, Math.max(0, width - 1));
   const rule = (n: number) => GLYPH.rule.repeat(Math.max(0, n));
   const bar: Span = { text: GLYPH.bar };

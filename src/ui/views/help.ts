@@ -20,6 +20,7 @@ export function renderHelp(panelKey: string, mouseKey?: string): string[] {
     ["Ctrl+Down", "newest child"],
     ["Ctrl+Left / Right", "previous / next sibling (wrapping)"],
     [panelKey, "agent panel (Enter jumps)"],
+    ["Ctrl+F", "search every agent's transcript (/search)"],
     ...(mouseKey
       ? [[mouseKey, "mouse on/off (off: select text with the terminal)"] as [string, string]]
       : []),
@@ -41,6 +42,7 @@ export function renderHelp(panelKey: string, mouseKey?: string): string[] {
     ["/wait TIMEOUT [AGENT…]", "this agent waits for mail (from these agents)"],
     ["/reap", "remove dead agents from navigation"],
     ["/agents", "the tree with states"],
+    ["/search TEXT", "every agent's transcript, dead ones too; Enter jumps to the line"],
     ["/model NAME", "this agent's model"],
     ["/approve [ID] [--tree]", "allow a call waiting for approval (default: the oldest here)"],
     ["/deny [ID] [REASON…]", "deny it; the model reads the reason"],
