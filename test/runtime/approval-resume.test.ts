@@ -1,0 +1,104 @@
+// A call waiting for approval survives its worker: stopped (shutdown, or a takeover after its
+// lease expired), the next worker to claim the agent finds the same request and waits for it
+// again; the person's answer then runs the call once.
+import { mkdtempSync, readFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { answerApproval, listPending } from "../../src/approvals/approvals.js";
+import { createTree } from "../../src/agents/tree.js";
+import { createBus, type Bus } from "../../src/bus/bus.js";
+import { loadConfig } from "../../src/config/config.js";
+import { createOpenAIModel } from "../../src/llm/openai.js";
+import { startScheduler } from "../../src/runtime/scheduler.js";
+import { useTestDatabase } from "../support/db.js";
+import { startFakeModel, type FakeModel } from "../support/fake-model.js";
+import { after } from "./e2e-support.js";
+
+const database = useTestDatabase();
+let fake: FakeModel;
+let bus: Bus;
+const workdir = mkdtempSync(path.join(os.tmpdir(), "warren-approval-resume-"));
+
+beforeAll(async () => {
+  fake = await startFakeModel();
+  bus = await createBus(database().url);
+});
+afterAll(async () => {
+  await bus.close();
+  await fake.close();
+});
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value) return value;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("a call waiting for approval", () => {
+  it("is waited for again by the next worker, and runs once when allowed", async () => {
+    const marker = path.join(workdir, "ran");
+    fake.script([
+      {
+        agent: "patient",
+        reply: { toolCalls: [{ name: "bash", arguments: { command: `echo x >> ${marker}` } }] },
+      },
+      { agent: "patient", match: after("bash"), reply: { text: "done" } },
+    ]);
+    const config = loadConfig({
+      HOME: workdir,
+      WARREN_MODEL: "fake",
+      OPENAI_BASE_URL: fake.baseURL,
+    });
+    const deps = {
+      db: database().db,
+      bus,
+      model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
+      config,
+    };
+    const agent = await createTree(database().db, {
+      name: "patient",
+      prompt: "go",
+      cwd: workdir,
+      approve: "ask",
+    });
+    const options = { concurrency: 2, leaseSeconds: 10, pollMs: 200, treeId: agent.tree_id };
+    const first = await startScheduler(deps, options);
+    const request = await until("the request", async () =>
+      (await listPending(database().db)).find((p) => p.agent_id === agent.id),
+    );
+    await first.stop(); // the worker goes away while the call waits
+
+    const second = await startScheduler(deps, options);
+    try {
+      await until("the second worker to hold the agent", async () => {
+        const rows = await database().db.execute<{ owner: string | null }>(
+          sql`select lease_owner as owner from agents where id = ${agent.id}`,
+        );
+        return rows.rows[0]?.owner === second.owner;
+      });
+      const pending = await listPending(database().db);
+      expect(pending.map((p) => p.id)).toEqual([request.id]); // the same request, not a new one
+      await answerApproval(database().db, request.id, { allow: true, by: "person (test)" });
+      await until("the answer", async () => {
+        const rows = await database().db.execute<{ state: string }>(
+          sql`select state from agents where id = ${agent.id}`,
+        );
+        return rows.rows[0]?.state === "idle";
+      });
+      expect(readFileSync(marker, "utf8")).toBe("x\n");
+      const results = await database().db.execute<{ content: string }>(
+        sql`select content from events where agent_id = ${agent.id} and kind = 'tool_result'`,
+      );
+      expect(results.rows).toHaveLength(1);
+      expect(JSON.parse(results.rows[0]!.content)).toMatchObject({ exit_code: 0 });
+    } finally {
+      await second.stop();
+    }
+  });
+});
