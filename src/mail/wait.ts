@@ -203,7 +203,8 @@ const TAKE_NEXT: Prepared = {
       select set_config('synchronous_commit', 'off', true)
     ), l as (
       select $4::text is null
-             or (lease_owner is not distinct from $4::text and lease_epoch = $6::bigint) as held
+             or (lease_owner is not distinct from $4::text and lease_epoch = $6::bigint) as held,
+             tree_id
         from agents where id = $1::uuid
          for key share
     ), m as (
@@ -216,8 +217,8 @@ const TAKE_NEXT: Prepared = {
       select m.id, m.from_id, m.body, coalesce(a.name, 'human') as from_name
         from m left join agents a on a.id = m.from_id
     ), e as (
-      insert into events (agent_id, kind, content, data, key, epoch)
-      select $1::uuid, $2::text,
+      insert into events (agent_id, tree_id, kind, content, data, key, epoch)
+      select $1::uuid, (select tree_id from l), $2::text,
              json_build_object('from', coalesce(f.from_id::text, 'human'),
                                'from_name', f.from_name, 'message', f.body)::text,
              $3::jsonb || jsonb_build_object('mail_ids', jsonb_build_array(f.id)),
