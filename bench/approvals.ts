@@ -1,10 +1,14 @@
-// An approval's round trip: from just before a request is written (requestApproval, then the
-// `? needs approval` activity, as the gate writes them) to the request being in the state of a
-// TUI controller that follows the tree through its own pool and LISTEN connection (the feed, as a
-// TUI in another process sees it), beside the raw INSERT + NOTIFY round trip measured in the same
-// run, samples interleaved so load drift hits both.
+// An approval's round trip: from just before another process writes a request (requestApproval,
+// then the `? needs approval` activity, as the gate writes them; approval-asker.ts) to the request
+// being in the state of a TUI controller following the tree through its own pool and LISTEN
+// connection (the feed), timed on the wall clock both processes share, beside the raw INSERT +
+// NOTIFY round trip measured in the same run, samples interleaved so load drift hits both.
+import { fork, type ChildProcess } from "node:child_process";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
-import { answerApproval, requestApproval } from "../src/approvals/approvals.js";
+import { answerApproval } from "../src/approvals/approvals.js";
 import { createTree } from "../src/agents/tree.js";
 import { createBus, type Bus } from "../src/bus/bus.js";
 import { closeDb, createDb } from "../src/db/client.js";
@@ -13,7 +17,7 @@ import type { Feed } from "../src/feed/types.js";
 import { setActivity } from "../src/feed/publish.js";
 import { createController, type Controller } from "../src/ui/controller.js";
 import { row, type BenchContext, type BenchRow } from "./report.js";
-import { nowMs, percentile, untilAborted } from "./stats.js";
+import { percentile, untilAborted } from "./stats.js";
 import { RawNotify } from "./wake-latency.js";
 
 const WARMUP = 20;
@@ -27,6 +31,7 @@ export async function approvalRoundTrip(context: BenchContext): Promise<BenchRow
   let bus: Bus | undefined;
   let feed: Feed | undefined;
   let controller: Controller | undefined;
+  let asker: ChildProcess | undefined;
   try {
     raw = await RawNotify.open(url);
     bus = await createBus(url);
@@ -46,11 +51,11 @@ export async function approvalRoundTrip(context: BenchContext): Promise<BenchRow
     const ui = controller;
     const until = (ok: () => boolean) =>
       untilAborted(
-        new Promise<number>((resolve) => {
+        new Promise<void>((resolve) => {
           const check = () => {
             if (!ok()) return;
             onChange = undefined;
-            resolve(nowMs());
+            resolve();
           };
           onChange = check;
           check();
@@ -58,30 +63,42 @@ export async function approvalRoundTrip(context: BenchContext): Promise<BenchRow
         signal,
       );
 
+    // The asker runs in a process of its own (approval-asker.ts): it says, on the wall clock
+    // both processes share, when it began writing each request.
+    asker = fork(path.join(path.dirname(fileURLToPath(import.meta.url)), "approval-asker.js"), [
+      url,
+      root.id,
+    ]);
+    const child = asker;
+    const replies = new Map<number, (reply: { id: number; startWall: number }) => void>();
+    const ready = new Promise<void>((resolve) => {
+      child.on("message", (m: { ready?: boolean; n?: number; id?: number; startWall?: number }) => {
+        if (m.ready) return resolve();
+        replies.get(m.n!)?.({ id: m.id!, startWall: m.startWall! });
+      });
+    });
+    await untilAborted(ready, signal);
+    const wallNow = () => performance.timeOrigin + performance.now();
+
     let sequence = 0;
     const probe = async (): Promise<number> => {
       const n = sequence++;
-      let id = -1;
-      const shown = until(() => ui.state.approvals.some((a) => a.id === id));
-      const start = nowMs();
-      const request = await requestApproval(writerDb, {
-        treeId: root.id,
-        agentId: root.id,
-        callKey: `bench-${n}`,
-        tool: "bash",
-        subject: `echo ${n}`,
-        arguments: JSON.stringify({ command: `echo ${n}` }),
-        pattern: "echo *",
-      });
-      id = request.id;
-      await setActivity(writerDb, root.id, `? needs approval ${id}: bash: echo ${n}`);
-      const at = await shown;
+      const key = `bench-${n}`;
+      const shown = until(() => ui.state.approvals.some((a) => a.call_key === key));
+      const written = new Promise<{ id: number; startWall: number }>((resolve) =>
+        replies.set(n, resolve),
+      );
+      child.send({ n });
+      const { id, startWall } = await untilAborted(written, signal);
+      await shown;
+      const at = wallNow();
+      replies.delete(n);
       // Answered and cleared before the next sample, so no read of this one overlaps it.
       const gone = until(() => ui.state.approvals.length === 0);
       await answerApproval(writerDb, id, { allow: true, by: "bench" }, root.id);
       await setActivity(writerDb, root.id, `bash: echo ${n}`);
       await gone;
-      return at - start;
+      return at - startWall;
     };
 
     const rawMs: number[] = [];
@@ -113,6 +130,7 @@ export async function approvalRoundTrip(context: BenchContext): Promise<BenchRow
       ),
     ];
   } finally {
+    asker?.send("stop");
     controller?.close();
     await feed?.close();
     await bus?.close();
