@@ -35,6 +35,7 @@ import {
   type SearchState,
 } from "./search.js";
 import { renderSearchResults } from "./views/search-results.js";
+import { filterAgents, NEED_TEXT, nextNeeding, panelKeys } from "./views/agent-filter.js";
 import {
   approvalMarks,
   paint,
@@ -58,7 +59,6 @@ import { ROLE } from "./views/theme.js";
 
 export const PANEL_KEY = "Ctrl+T";
 export const MOUSE_KEY = "Ctrl+O";
-const PANEL_TITLE = " agents — ↑↓ select · Enter go · Esc close ";
 const FRAME_MS = 30;
 const QUIT_WINDOW_MS = 2000;
 /** How long a switch to another agent may wait for its history before painting it empty. */
@@ -118,6 +118,8 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   let panelOpen = false;
   let panelSelected = root.id;
   let panelOrder: string[] = [];
+  /** Typed while the panel is open: only agents matching it are listed. */
+  let panelFilter = "";
   let mouseOn = true;
   /** The search result list, while open; its query's number (a newer query's answer wins). */
   let search: SearchState | undefined;
@@ -367,17 +369,25 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     let panel: string[] | undefined;
     if (panelOpen) {
       const size = layout.panelSize();
-      const rendered = renderAgentPanel(
-        agents,
-        panelSelected,
-        now,
-        size.width,
-        size.height,
-        theme,
-        panelTitle(agents),
-        marks,
-        (agent) => agentCost(agent, pricing.prices, pricing.model),
-      );
+      const listed = filterAgents(agents, panelFilter);
+      const render = () =>
+        renderAgentPanel(
+          listed,
+          panelSelected,
+          now,
+          size.width,
+          size.height,
+          theme,
+          panelTitle(agents),
+          marks,
+          (agent) => agentCost(agent, pricing.prices, pricing.model),
+        );
+      let rendered = render();
+      // The filter hid the selected agent: select the first one listed.
+      if (!rendered.order.includes(panelSelected) && rendered.order[0]) {
+        panelSelected = rendered.order[0];
+        rendered = render();
+      }
       panel = rendered.lines;
       panelOrder = rendered.order;
     } else if (search) {
@@ -412,8 +422,8 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   const panelTitle = (agents: AgentRow[]) => {
     const reaped = controller.state.reaped.values();
     const usd = treeCost([...agents, ...reaped], pricing.prices, pricing.model);
-    if (usd === undefined) return PANEL_TITLE;
-    return ` agents · tree ${formatUsd(usd)}${PANEL_TITLE.slice(" agents".length)}`;
+    if (usd === undefined) return ` agents${panelKeys(panelFilter)}`;
+    return ` agents · tree ${formatUsd(usd)}${panelKeys(panelFilter)}`;
   };
 
   /** The first screen of an agent without history (see views/welcome.ts). */
@@ -444,6 +454,10 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   }
 
   function onPanelKey(event: KeyEvent): void {
+    if (event.type === "text") {
+      panelFilter += event.text;
+      return requestPaint();
+    }
     if (event.type !== "key") return;
     const at = Math.max(0, panelOrder.indexOf(panelSelected));
     if (event.name === "up") panelSelected = panelOrder[Math.max(0, at - 1)] ?? panelSelected;
@@ -455,6 +469,13 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     } else if (event.ctrl && event.name === "g") {
       panelOpen = false;
       goToOldestRequest();
+    } else if (event.ctrl && event.name === "n") {
+      panelOpen = false;
+      goToNextNeeding();
+    } else if (event.name === "backspace") {
+      panelFilter = Array.from(panelFilter).slice(0, -1).join("");
+    } else if (event.name === "escape" && panelFilter) {
+      panelFilter = "";
     } else if (
       event.name === "escape" ||
       (event.ctrl && (event.name === "t" || event.name === "c"))
@@ -525,6 +546,17 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     requestPaint();
   }
 
+  /** The next agent (in the panel's order, after the viewed one) that needs the person. */
+  function goToNextNeeding(): void {
+    const state = controller.state;
+    const agents = [...state.agents.values()];
+    const marks = approvalMarks(agents, state.approvals);
+    const next = nextNeeding(agents, state.currentId, state.needs, marks);
+    if (!next) return setFlash("no agent needs you", 1200);
+    setFlash(`${next.agent.name}: ${NEED_TEXT[next.need]}`, 2000);
+    go(next.agent.id);
+  }
+
   function onKey(event: KeyEvent): void {
     if (panelOpen) return onPanelKey(event);
     if (search) return onSearchKey(event);
@@ -569,10 +601,15 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
         if (ctrl && name === "t") {
           panelOpen = true;
           panelSelected = state.currentId;
+          panelFilter = "";
           break;
         }
         if (ctrl && name === "g") {
           goToOldestRequest();
+          break;
+        }
+        if (ctrl && name === "n") {
+          goToNextNeeding();
           break;
         }
         if (ctrl && name === "f") {

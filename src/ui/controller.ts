@@ -10,6 +10,7 @@ import type { Db } from "../db/client.js";
 import type { Feed, FeedUpdate, StreamSnapshot } from "../feed/types.js";
 import { pendingInputs, type PendingInput } from "../mail/input.js";
 import { describeFailure } from "./failure.js";
+import { noteNeed, type Need } from "./views/agent-filter.js";
 import type { ScrollEntry } from "./views/entry-lines.js";
 
 /** The status bar's line while the database is away. */
@@ -51,6 +52,8 @@ export interface TuiState {
   loadingSince: number | undefined;
   /** The tree's open approval requests, oldest first (from any process: read from the rows). */
   approvals: PendingApproval[];
+  /** Agents whose turn ended or failed while the person looked elsewhere; cleared by a view. */
+  needs: Map<string, Exclude<Need, "approval">>;
 }
 
 export interface Controller {
@@ -111,6 +114,7 @@ export function createController(options: ControllerOptions): Controller {
     pending: [],
     problem: undefined,
     approvals: [],
+    needs: new Map(),
   };
   const eventIds = new Set<number>();
   let noticeSeq = 0;
@@ -197,6 +201,10 @@ export function createController(options: ControllerOptions): Controller {
       switch (update.type) {
         case "agent":
           if (asks(update.agent) || asks(state.agents.get(update.agent.id))) scheduleApprovals();
+          noteNeed(state.needs, state.currentId, {
+            before: state.agents.get(update.agent.id),
+            after: update.agent,
+          });
           if (!update.agent.reaped_at) {
             state.agents.set(update.agent.id, update.agent);
             break;
@@ -208,6 +216,7 @@ export function createController(options: ControllerOptions): Controller {
           break;
         case "event":
           if (update.event.kind === "system" && isApprovalAnswer(update.event)) scheduleApprovals();
+          noteNeed(state.needs, state.currentId, { event: update.event });
           if (update.event.agent_id !== state.currentId || state.hasNewer) break;
           place(update.event.id, { kind: "event", event: update.event });
           // The final assistant event replaces the stream that showed it.
@@ -269,6 +278,7 @@ export function createController(options: ControllerOptions): Controller {
     async view(agentId, around) {
       const mine = ++generation;
       state.currentId = agentId;
+      state.needs.delete(agentId);
       state.placed = [];
       eventIds.clear();
       state.stream = undefined;

@@ -19,7 +19,8 @@ export function renderHelp(panelKey: string, mouseKey?: string): string[] {
     ["Ctrl+Up", "parent"],
     ["Ctrl+Down", "newest child"],
     ["Ctrl+Left / Right", "previous / next sibling (wrapping)"],
-    [panelKey, "agent panel (Enter jumps)"],
+    [panelKey, "agent panel (type to filter; Enter jumps)"],
+    ["Ctrl+N", "next agent that needs you (approval, error, finished since viewed)"],
     ["Ctrl+F", "search every agent's transcript (/search)"],
     ...(mouseKey
       ? [[mouseKey, "mouse on/off (off: select text with the terminal)"] as [string, string]]
