@@ -73,7 +73,8 @@ Options:
   --version          print the version
 
 In the TUI: Enter sends, Shift+Enter or Ctrl+J a new line, Ctrl+Up/Down parent/newest child,
-  Ctrl+Left/Right siblings, Ctrl+T agent panel, Esc interrupts, Ctrl+C twice quits, /help for more.
+  Ctrl+Left/Right siblings, Ctrl+T agent panel, Ctrl+F search, Ctrl+N next agent needing you,
+  Esc interrupts, Ctrl+C twice quits, /help for more.
 
 Environment:
   DATABASE_URL       PostgreSQL to use (default: an embedded server under $WARREN_HOME)
