@@ -11,6 +11,7 @@ import { approvalRoundTrip } from "./approvals.js";
 import { fanIn } from "./fan-in.js";
 import { memory } from "./memory.js";
 import { scaleOut } from "./scale-out.js";
+import { searchInsert } from "./search-insert.js";
 import { throughput } from "./throughput.js";
 import { tuiBench } from "./tui.js";
 import { wakeLatency } from "./wake-latency.js";
@@ -23,6 +24,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "scale-out": scaleOut,
   tui: tuiBench,
   approvals: approvalRoundTrip,
+  "search-insert": searchInsert,
 };
 
 const DEFAULT_TIMEOUT_S = 900;
