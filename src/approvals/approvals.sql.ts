@@ -37,6 +37,8 @@ export const approvals = pgTable(
     answered_by: text("answered_by"),
     created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     answered_at: timestamp("answered_at", { withTimezone: true }),
+    /** When an allowed call began to run: it runs once, whoever resumes the turn (markStarted). */
+    started_at: timestamp("started_at", { withTimezone: true }),
   },
   (t) => [
     uniqueIndex("approvals_call_idx").on(t.agent_id, t.call_key),

@@ -57,6 +57,19 @@ export async function approvalOfCall(
   return row;
 }
 
+/**
+ * Marks an allowed request's call as started; false when it was started before (by a worker that
+ * lost the agent since): the call then must not run again. Together with the resume rule (a call
+ * whose request was never started is run again) an allowed call runs exactly once.
+ */
+export async function markStarted(q: Queryable, id: number): Promise<boolean> {
+  const rows = await q.execute(sql`
+    update approvals set started_at = now()
+     where id = ${id} and status = 'allowed' and started_at is null
+    returning id`);
+  return rows.rows.length > 0;
+}
+
 /** How the tree answers `ask` (recorded on its root when it started; older trees: `all`). */
 export async function treeApproveMode(q: Queryable, treeId: string): Promise<ApproveMode> {
   const rows = await q.execute<{ approve: ApproveMode | null }>(

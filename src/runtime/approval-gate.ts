@@ -4,6 +4,7 @@
 // waiting, its scheduler slot is lent out, and a resumed turn finds the same request again.
 import {
   awaitAnswer,
+  markStarted,
   requestApproval,
   treeAllows,
   treeApproveMode,
@@ -70,7 +71,11 @@ export async function gateCall(
     }
     await setActivity(db, agent.id, describeCall(call.name, call.arguments), deps.fence);
   }
-  if (answer.status === "allowed") return undefined;
+  if (answer.status === "allowed") {
+    // Once: a worker that resumed this turn after an earlier one had started the call says so.
+    if (await markStarted(db, answer.id)) return undefined;
+    return fail("INTERNAL", `interrupted: ${what} may have run before its worker stopped`);
+  }
   const by = answer.answered_by ? ` by ${answer.answered_by}` : "";
   const why = answer.reason ? `: ${answer.reason}` : "";
   return fail(

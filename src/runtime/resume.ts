@@ -55,6 +55,15 @@ export async function findDanglingCalls(
   };
 }
 
+/**
+ * Did this call ask for approval and never start running (still asking, or answered meanwhile)?
+ * Then nothing of it ran, and it goes through its request again (the gate runs it at most once).
+ */
+async function notStarted(deps: TurnDeps, agentId: string, callKey: string): Promise<boolean> {
+  const request = await approvalOfCall(deps.db, agentId, callKey);
+  return request !== undefined && request.started_at === null;
+}
+
 /** Tools whose whole effect commits in the transaction that records their result (effects.ts). */
 const ATOMIC_EFFECTS = new Set(["fork", "send", "kill"]);
 
@@ -62,8 +71,8 @@ const ATOMIC_EFFECTS = new Set(["fork", "send", "kill"]);
  * At the start of a run: a dangling `wait` (in flight when its worker died, or the person's
  * /wait) is resumed with its remaining time — it consumed nothing, so that is safe (SPEC §3); a
  * dangling fork, send or kill runs (it did nothing: its effect commits with its result), as does a
- * call still waiting for approval; every other call gets an `interrupted` result, since it may
- * have partly run.
+ * call whose approval request never let it start; every other call gets an `interrupted` result,
+ * since it may have partly run.
  */
 export async function resumeDanglingCalls(
   deps: TurnDeps,
@@ -81,10 +90,7 @@ export async function resumeDanglingCalls(
   const rerun: ToolCall[] = [];
   for (const call of dangling.calls.filter((c) => c.name !== "wait")) {
     const key = eventKey.toolResult(dangling.eventId, call.id);
-    if (
-      ATOMIC_EFFECTS.has(call.name) ||
-      (await approvalOfCall(deps.db, agent.id, key))?.status === "pending"
-    ) {
+    if (ATOMIC_EFFECTS.has(call.name) || (await notStarted(deps, agent.id, key))) {
       rerun.push(call);
       continue;
     }

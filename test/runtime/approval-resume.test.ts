@@ -41,40 +41,62 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
 }
 
 describe("a call waiting for approval", () => {
-  it("is waited for again by the next worker, and runs once when allowed", async () => {
-    const marker = path.join(workdir, "ran");
+  const config = () =>
+    loadConfig({ HOME: workdir, WARREN_MODEL: "fake", OPENAI_BASE_URL: fake.baseURL });
+  const deps = () => ({
+    db: database().db,
+    bus,
+    model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
+    config: config(),
+  });
+
+  /** An agent asking to append to `marker`, its first worker stopped while it waits. */
+  async function askedThenStopped(name: string, marker: string) {
     fake.script([
       {
-        agent: "patient",
+        agent: name,
         reply: { toolCalls: [{ name: "bash", arguments: { command: `echo x >> ${marker}` } }] },
       },
-      { agent: "patient", match: after("bash"), reply: { text: "done" } },
+      { agent: name, match: after("bash"), reply: { text: "done" } },
     ]);
-    const config = loadConfig({
-      HOME: workdir,
-      WARREN_MODEL: "fake",
-      OPENAI_BASE_URL: fake.baseURL,
-    });
-    const deps = {
-      db: database().db,
-      bus,
-      model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
-      config,
-    };
     const agent = await createTree(database().db, {
-      name: "patient",
+      name,
       prompt: "go",
       cwd: workdir,
       approve: "ask",
     });
     const options = { concurrency: 2, leaseSeconds: 10, pollMs: 200, treeId: agent.tree_id };
-    const first = await startScheduler(deps, options);
+    const first = await startScheduler(deps(), options);
     const request = await until("the request", async () =>
       (await listPending(database().db)).find((p) => p.agent_id === agent.id),
     );
     await first.stop(); // the worker goes away while the call waits
+    return { agent, request, options };
+  }
 
-    const second = await startScheduler(deps, options);
+  async function finish(agentId: string, options: Parameters<typeof startScheduler>[1]) {
+    const second = await startScheduler(deps(), options);
+    try {
+      await until("the turn to end", async () => {
+        const rows = await database().db.execute<{ state: string }>(
+          sql`select state from agents where id = ${agentId}`,
+        );
+        return rows.rows[0]?.state === "idle";
+      });
+    } finally {
+      await second.stop();
+    }
+    const results = await database().db.execute<{ content: string }>(
+      sql`select content from events where agent_id = ${agentId} and kind = 'tool_result'`,
+    );
+    expect(results.rows).toHaveLength(1);
+    return JSON.parse(results.rows[0]!.content) as Record<string, unknown>;
+  }
+
+  it("is waited for again by the next worker, and runs once when allowed", async () => {
+    const marker = path.join(workdir, "ran-waited");
+    const { agent, request, options } = await askedThenStopped("patient", marker);
+    const second = await startScheduler(deps(), options);
     try {
       await until("the second worker to hold the agent", async () => {
         const rows = await database().db.execute<{ owner: string | null }>(
@@ -83,22 +105,39 @@ describe("a call waiting for approval", () => {
         return rows.rows[0]?.owner === second.owner;
       });
       const pending = await listPending(database().db);
-      expect(pending.map((p) => p.id)).toEqual([request.id]); // the same request, not a new one
+      expect(pending.map((p) => p.id)).toContain(request.id); // the same request, not a new one
+      expect(pending.filter((p) => p.agent_id === agent.id)).toHaveLength(1);
       await answerApproval(database().db, request.id, { allow: true, by: "person (test)" });
-      await until("the answer", async () => {
+      await until("the turn to end", async () => {
         const rows = await database().db.execute<{ state: string }>(
           sql`select state from agents where id = ${agent.id}`,
         );
         return rows.rows[0]?.state === "idle";
       });
-      expect(readFileSync(marker, "utf8")).toBe("x\n");
-      const results = await database().db.execute<{ content: string }>(
-        sql`select content from events where agent_id = ${agent.id} and kind = 'tool_result'`,
-      );
-      expect(results.rows).toHaveLength(1);
-      expect(JSON.parse(results.rows[0]!.content)).toMatchObject({ exit_code: 0 });
     } finally {
       await second.stop();
     }
+    expect(readFileSync(marker, "utf8")).toBe("x\n");
+  });
+
+  it("answered while no worker held it, runs once on the next", async () => {
+    const marker = path.join(workdir, "ran-between");
+    const { agent, request, options } = await askedThenStopped("between", marker);
+    await answerApproval(database().db, request.id, { allow: true, by: "person (test)" });
+    expect(await finish(agent.id, options)).toMatchObject({ exit_code: 0 });
+    expect(readFileSync(marker, "utf8")).toBe("x\n");
+  });
+
+  it("once started, is not run again by the next worker (it may have run)", async () => {
+    const marker = path.join(workdir, "ran-started");
+    const { agent, request, options } = await askedThenStopped("started", marker);
+    await answerApproval(database().db, request.id, { allow: true, by: "person (test)" });
+    // As if the first worker had begun the command when it stopped.
+    await database().db.execute(
+      sql`update approvals set started_at = now() where id = ${request.id}`,
+    );
+    const result = await finish(agent.id, options);
+    expect(result).toMatchObject({ error: { code: "INTERNAL" } });
+    expect(() => readFileSync(marker)).toThrow();
   });
 });
