@@ -49,6 +49,8 @@ export interface Config {
   fileAccess: FileAccess;
   /** The tool policy over the defaults (policy.ts); profiles narrow it. */
   policy?: Policy;
+  /** The TUI's terminal title with the tree's counts, and a bell/OSC 9 on what needs the person. */
+  notify: boolean;
   /** How new trees answer `ask` (WARREN_APPROVE); unset: the TUI asks, `-p` answers no. */
   approve?: ApproveMode;
   /** Worker threads that run agent turns. */
@@ -95,6 +97,7 @@ interface FileConfig {
   file_access?: FileAccess;
   policy?: Policy;
   prices?: unknown;
+  notify?: boolean;
 }
 
 function readFileConfig(file: string): FileConfig {
@@ -172,6 +175,7 @@ export function loadConfig(env: Env = process.env): Config {
     listenUrl: listenUrlSetting(env.WARREN_LISTEN_URL),
     fileAccess: fileAccessSetting(fc.file_access, "file_access") ?? "cwd",
     policy: policySetting(fc.policy, "policy"),
+    notify: fc.notify !== false,
     ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),
     configPath: fs.existsSync(file) ? file : undefined,
   };

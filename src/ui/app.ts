@@ -7,6 +7,7 @@ import type { Bus } from "../bus/bus.js";
 import { modelProblem, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { openFeed } from "../feed/feed.js";
+import { createNotifier } from "./notify.js";
 import { searchTree, type SearchHit } from "../search/search.js";
 import { createActions, treeLines } from "./actions.js";
 import { completeInput } from "./completion.js";
@@ -271,6 +272,15 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     go(target);
   };
 
+  const notifier = createNotifier({
+    enabled: config.notify,
+    setTitle: (title) => layout.screen.program.setTitle(title),
+    bell: () => layout.screen.program.write("\x07"),
+    // blessed's _twrite wraps a sequence in tmux's passthrough when inside tmux.
+    osc: (sequence) =>
+      (layout.screen.program as unknown as { _twrite(text: string): void })._twrite(sequence),
+  });
+
   function paintFrame(): void {
     // An agent just switched to shows once its history is loaded (a few ms), not blank first.
     const loading = controller.state.loadingSince;
@@ -294,6 +304,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       return;
     }
     const state = controller.state;
+    notifier.update(state);
     if (state.currentId !== paintedId) {
       // Another agent (by a key, the panel, /fork, /kill or /reap): start at its bottom.
       paintedId = state.currentId;

@@ -42,6 +42,8 @@ export interface Terminal {
   stderr(): string;
   /** The terminal's title as tmux keeps it (escape sequences in output may try to set it). */
   title(): Promise<string>;
+  /** How many times the application rang the terminal's bell. */
+  bells(): Promise<number>;
   /** Kills the tmux server (and so warren, if it still runs). */
   kill(): Promise<void>;
 }
@@ -78,6 +80,12 @@ export async function startTerminal(options: TmuxOptions): Promise<Terminal> {
     "-s",
     "extended-keys",
     "on",
+    // Each bell the application rings is counted (bells()).
+    ";",
+    "set-hook",
+    "-g",
+    "alert-bell",
+    `run-shell "echo bell >> ${path.join(dir, "bells")}"`,
   );
   const socketPath = (await tmux("display-message", "-p", "#{socket_path}")).stdout.trim();
   const screen = async () => {
@@ -127,6 +135,13 @@ export async function startTerminal(options: TmuxOptions): Promise<Terminal> {
         return readFileSync(path.join(dir, "stderr"), "utf8");
       } catch {
         return "";
+      }
+    },
+    bells: async () => {
+      try {
+        return readFileSync(path.join(dir, "bells"), "utf8").split("\n").filter(Boolean).length;
+      } catch {
+        return 0;
       }
     },
     title: async () =>
