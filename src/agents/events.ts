@@ -24,17 +24,27 @@ export async function appendEvent(
 ): Promise<EventRow> {
   const [row] = await q
     .insert(events)
-    // Model text and tool output may hold NUL or lone surrogates, which Postgres cannot store.
-    .values({
-      agent_id: agentId,
-      kind,
-      content: scrubText(content),
-      data: scrubJson(data ?? null),
-      key: stamp.key ?? null,
-      epoch: stamp.epoch ?? null,
-    })
+    .values(eventValues(agentId, kind, content, data, stamp))
     .returning();
   return row!;
+}
+
+function eventValues(
+  agentId: string,
+  kind: EventKind,
+  content: string,
+  data: Record<string, unknown> | undefined,
+  stamp: EventStamp,
+) {
+  // Model text and tool output may hold NUL or lone surrogates, which Postgres cannot store.
+  return {
+    agent_id: agentId,
+    kind,
+    content: scrubText(content),
+    data: scrubJson(data ?? null),
+    key: stamp.key ?? null,
+    epoch: stamp.epoch ?? null,
+  };
 }
 
 /**
@@ -51,14 +61,7 @@ export async function appendEventOnce(
 ): Promise<{ row: EventRow; fresh: boolean }> {
   const [row] = await q
     .insert(events)
-    .values({
-      agent_id: agentId,
-      kind,
-      content: scrubText(content),
-      data: scrubJson(data ?? null),
-      key: stamp.key,
-      epoch: stamp.epoch ?? null,
-    })
+    .values(eventValues(agentId, kind, content, data, stamp))
     .onConflictDoNothing({ target: [events.agent_id, events.key], where: sql`key is not null` })
     .returning();
   if (row) return { row, fresh: true };
