@@ -11,6 +11,7 @@ import { approvalRoundTrip } from "./approvals.js";
 import { fanIn } from "./fan-in.js";
 import { memory } from "./memory.js";
 import { scaleOut } from "./scale-out.js";
+import { startup } from "./startup.js";
 import { searchInsert } from "./search-insert.js";
 import { throughput } from "./throughput.js";
 import { tuiBench } from "./tui.js";
@@ -22,6 +23,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "fan-in": fanIn,
   memory,
   "scale-out": scaleOut,
+  startup,
   tui: tuiBench,
   approvals: approvalRoundTrip,
   "search-insert": searchInsert,
