@@ -54,7 +54,7 @@ export function scriptMailStorm(
   fake: FakeModel,
   options: {
     waitSeconds: number;
-    /** First steps answered again when asked again (a response lost with its lease). */
+    /** Steps answered again when asked again (a response lost with its lease). */
     reaskFirst?: boolean;
   },
 ): void {
@@ -96,7 +96,8 @@ export function scriptMailStorm(
           })),
         },
       },
-      { agent: name, match: after("send"), reply: { text: `${name} done` } },
+      // Under a takeover any response in flight may be lost with its lease and asked again.
+      { agent: name, match: after("send"), times: first, reply: { text: `${name} done` } },
     ]),
   ]);
 }
