@@ -134,15 +134,30 @@ export async function endStream(q: Queryable, agent: { id: string; tree_id: stri
  * the turn's epoch: refused, it throws LeaseLost; any other failure is dropped.
  */
 export async function setActivity(db: Db, agentId: string, activity: string | null, fence?: Fence) {
-  await db
-    .execute(
-      sql`update agents set activity = ${activity}, ${epochSet(fence)}
-           where id = ${agentId} and state in ('running', 'waiting')
-             and activity is distinct from ${activity}`,
+  // With a fence the statement also says whether the lease is still held, whatever the state:
+  // a worker whose agent was taken over (and perhaps finished) learns it here, before it asks
+  // the model, even when there is no row to update.
+  const holds = fence
+    ? sql`lease_owner is not distinct from ${fence.owner} and lease_epoch = ${fence.epoch}`
+    : sql`true`;
+  const held = await db
+    .execute<{ held: boolean }>(
+      sql`with a as (
+            select ${holds} as held from agents where id = ${agentId}
+          ), u as (
+            update agents set activity = ${activity}, ${epochSet(fence)}
+             where id = ${agentId} and state in ('running', 'waiting')
+               and activity is distinct from ${activity} and (select held from a)
+            returning 1
+          )
+          select coalesce((select held from a), false) as held, (select count(*) from u) as n`,
     )
-    .catch((err: unknown) => {
-      if (isLeaseLost(err)) throw new LeaseLost(agentId);
-    });
+    .then(
+      (result) => result.rows[0]?.held !== false,
+      // Refused for a stale epoch: lost. Any other failure: the line is cosmetic, dropped.
+      (err: unknown) => !isLeaseLost(err),
+    );
+  if (fence && !held) throw new LeaseLost(agentId);
 }
 
 const ACTIVITY_MAX = 80;

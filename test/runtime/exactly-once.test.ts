@@ -15,6 +15,7 @@ import type { Db } from "../../src/db/client.js";
 import { createOpenAIModel } from "../../src/llm/openai.js";
 import { waitForMail } from "../../src/mail/wait.js";
 import { claimNext, heartbeat } from "../../src/runtime/leases.js";
+import { setActivity } from "../../src/feed/publish.js";
 import { runAgent } from "../../src/runtime/turn.js";
 import { useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
@@ -109,6 +110,19 @@ describe("the lease epoch is a fencing token the database checks", () => {
       before,
     );
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe("before a model call", () => {
+  it("a worker whose agent was taken over and finished learns it (no row left to update)", async () => {
+    const { db } = database();
+    const { id, epoch } = await claimedRoot("finished-elsewhere", "w1");
+    await takeOver(id, "w2");
+    await db.execute(
+      sql`update agents set state = 'idle', lease_owner = null, lease_expires_at = null where id = ${id}`,
+    );
+    const thinking = setActivity(db, id, "thinking", { owner: "w1", epoch });
+    await expect(thinking).rejects.toSatisfy(isLeaseLost);
   });
 });
 
