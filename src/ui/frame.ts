@@ -1,120 +1,90 @@
-// The parts of a frame around the scrollback, from state: the status layer, the bars (separator
-// and status bar), the input's prompt and the dead agent's input line. Pure: state in, lines out.
-import type { AgentRow } from "../agents/agents.sql.js";
-import { agentCost, treeCost, type Pricing } from "../agents/cost.js";
-import type { CounterRow } from "../agents/totals.js";
-import type { Prompt } from "./input-editor.js";
-import {
-  navInfo,
-  renderSeparator,
-  renderStatusBar,
-  renderStatusLayer,
-  treeTokens,
-  type ApprovalMarks,
-  type Line,
-  type Theme,
-} from "./views/index.js";
-import { GLYPH } from "./views/glyphs.js";
-import { paint, ROLE, type Style } from "./views/theme.js";
+// The TUI's one frame clock: every change asks it for a paint, and nothing else schedules one.
+// At most one paint per interval; a change after a quiet interval paints at once (leading edge).
 
-/** One line per awaited agent while the viewed agent waits on several; none otherwise. */
-export function renderWaitLayer(
-  current: AgentRow,
-  agentsById: ReadonlyMap<string, AgentRow>,
-  now: number,
-  width: number,
-  theme: Theme,
-  approvals?: ApprovalMarks,
-): Line[] {
-  const waiting = current.wait_status;
-  if (!waiting || waiting.length === 0) return [];
-  return renderStatusLayer(waiting, agentsById, now, width, theme, approvals);
+/** The shortest time between two paints: a burst of changes (50 streaming agents) is one paint. */
+export const FRAME_MS = 16;
+
+export interface FrameClock {
+  /**
+   * Something changed: paint on the next turn of the event loop when nothing was painted in the
+   * last interval (so a lone update or a key is not held back), else when the interval ends.
+   */
+  request(): void;
+  /** Asks for a paint `ms` from now (a flash that expires, a status line that times out). */
+  requestIn(ms: number): void;
+  /** Cancels every pending paint; requests after this do nothing. */
+  close(): void;
 }
 
-export interface BarsInput {
-  agents: AgentRow[];
-  /** Reaped agents (gone from navigation): their tokens still count in the tree's total. */
-  reaped?: Iterable<CounterRow & { model?: string | null }>;
-  root: AgentRow;
-  current: AgentRow;
-  mode: "normal" | "capture" | "dead";
-  keysHint: string;
-  problem: string | undefined;
-  /** The tree's open approval requests (the status bar shows the count and the key). */
-  approvals?: number;
-  /** The config's prices: the agent's and the tree's cost beside their tokens (when priced). */
-  pricing?: Pricing;
-  width: number;
-  theme: Theme;
+export interface FrameClockOptions {
+  /**
+   * Paints one frame. Returning a number says the frame is not ready (an agent's history still
+   * loading): nothing was painted, and the clock tries again that many ms later or on the next
+   * request, whichever comes first.
+   */
+  paint: () => number | void;
+  intervalMs?: number;
+  now?: () => number;
 }
 
-/** The separator (where you are in the tree) and the status bar. */
-export function renderBars(input: BarsInput): { separator: Line; statusBar: Line } {
-  const { agents, current, width, theme } = input;
-  const nav = navInfo(agents, current.id) ?? { current, children: 0 };
-  const counts = { running: 0, waiting: 0, idle: 0, dead: 0 };
-  for (const agent of agents) counts[agent.state]++;
-  const everyone = [...agents, ...(input.reaped ?? [])];
-  const cost = input.pricing && costs(current, everyone, input.pricing);
-  return {
-    separator: renderSeparator(nav, width, theme),
-    statusBar: renderStatusBar(
-      {
-        root: input.root,
-        current,
-        counts,
-        tokens: Number(current.input_tokens) + Number(current.output_tokens),
-        tree: treeTokens(everyone),
-        ...(cost ? { cost } : {}),
-        mode: input.mode,
-        keysHint: input.keysHint,
-        ...(input.problem ? { problem: input.problem } : {}),
-        ...(input.approvals ? { approvals: { count: input.approvals, key: "^G" } } : {}),
-      },
-      width,
-      theme,
-    ),
+export function createFrameClock(options: FrameClockOptions): FrameClock {
+  const interval = options.intervalMs ?? FRAME_MS;
+  const now = options.now ?? Date.now;
+  let dirty = false;
+  let closed = false;
+  let lastPaint = -Infinity;
+  /** The next paint: on the next turn (leading edge) or when the interval ends. */
+  let soon: { immediate: NodeJS.Immediate } | { timer: NodeJS.Timeout } | undefined;
+  /** The retry of a frame that was not ready. */
+  let retry: NodeJS.Timeout | undefined;
+  const wakes = new Set<NodeJS.Timeout>();
+
+  const cancelSoon = () => {
+    if (soon && "immediate" in soon) clearImmediate(soon.immediate);
+    else if (soon) clearTimeout(soon.timer);
+    soon = undefined;
   };
-}
 
-/** The cost of the agent and of its tree (reaped agents included), each when priced. */
-function costs(
-  current: AgentRow,
-  everyone: (CounterRow & { model?: string | null })[],
-  { prices, model }: Pricing,
-): { agent?: number; tree?: number } {
-  const agent = agentCost(current, prices, model);
-  const tree = treeCost(
-    everyone.map((row) => ({ ...row, model: row.model ?? null })),
-    prices,
-    model,
-  );
-  return { ...(agent !== undefined ? { agent } : {}), ...(tree !== undefined ? { tree } : {}) };
-}
+  const run = () => {
+    soon = undefined;
+    clearTimeout(retry);
+    retry = undefined;
+    if (!dirty || closed) return;
+    // Cleared before painting: a change made while painting asks for the next frame.
+    dirty = false;
+    const wait = options.paint();
+    if (typeof wait === "number") {
+      dirty = true;
+      retry = setTimeout(run, Math.max(0, wait));
+      return;
+    }
+    lastPaint = now();
+  };
 
-/** The status bar's right side when nothing is flashed there. */
-export function keysHint(scroll: number, mouseOn: boolean): string {
-  const scrolled = scroll > 0 ? `↑${scroll} lines · ` : "";
-  return `${scrolled}^T agents · ^O mouse ${mouseOn ? "on" : "off (select text)"} · /help`;
-}
+  const request = () => {
+    dirty = true;
+    if (closed || soon) return;
+    const wait = lastPaint + interval - now();
+    soon = wait <= 0 ? { immediate: setImmediate(run) } : { timer: setTimeout(run, wait) };
+  };
 
-/** The input's prompt: it says when typed lines are captured, not sent. */
-export function promptFor(mode: "normal" | "capture", dead: boolean, theme: Theme): Prompt {
-  const prompt = (text: string, style: Style): Prompt => ({
-    text,
-    painted: paint(theme, text, style),
-  });
-  if (dead) return prompt(`${GLYPH.dead} `, ROLE.dead);
-  if (mode === "capture")
-    return prompt(`${GLYPH.capture} capture ${GLYPH.selected} `, ROLE.capturePrompt);
-  return prompt(`${GLYPH.user} `, ROLE.prompt);
-}
-
-/** What the input shows for a dead agent (commands still work there). */
-export function deadInputLine(theme: Theme): Line {
-  return paint(
-    theme,
-    "✗ dead agent: no input — commands only (/reap, /kill …); Ctrl+↑ parent",
-    ROLE.faint,
-  );
+  return {
+    request,
+    requestIn(ms) {
+      if (closed) return;
+      const wake = setTimeout(() => {
+        wakes.delete(wake);
+        request();
+      }, ms);
+      wake.unref();
+      wakes.add(wake);
+    },
+    close() {
+      closed = true;
+      cancelSoon();
+      clearTimeout(retry);
+      for (const wake of wakes) clearTimeout(wake);
+      wakes.clear();
+    },
+  };
 }

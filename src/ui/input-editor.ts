@@ -2,6 +2,7 @@
 // motion, rendering to wrapped rows with the cursor shown; plus per-agent input history.
 import blessed from "blessed";
 import { escapeControl } from "../text/escape.js";
+import type { KeyEvent } from "./keys.js";
 import { displayWidth, graphemes, graphemeWidth } from "./views/text-width.js";
 
 /** A large paste, shown as one `[pasted N lines]` cell and submitted whole. */
@@ -35,6 +36,12 @@ export interface RenderedInput {
 }
 
 export interface InputEditor {
+  /**
+   * The editing keys: text, pastes, a newline (Shift/Alt+Enter, Ctrl+J), deletion, cursor motion,
+   * Ctrl+U. True when the key was the editor's; false leaves it to the app's key table (Enter
+   * submits, Up on the first row recalls history, other Ctrl keys are commands).
+   */
+  handleKey(key: KeyEvent): boolean;
   insert(text: string): void;
   /** A bracketed paste: inserted as text, or as one collapsed cell when large. */
   paste(text: string): void;
@@ -81,7 +88,14 @@ export function createInputEditor(): InputEditor {
     cursor += more.length;
   };
 
-  return {
+  const editor: InputEditor = {
+    handleKey(key) {
+      if (key.type === "text") editor.insert(key.text);
+      else if (key.type === "paste") editor.paste(key.text);
+      else if (key.type === "key") return editingKey(editor, key);
+      else return false;
+      return true;
+    },
     insert(text) {
       insertCells(graphemes(text.replace(/\r\n?/g, "\n")));
     },
@@ -155,6 +169,25 @@ export function createInputEditor(): InputEditor {
       return renderCells(cells, cursor, width, maxRows, prompt, showCursor);
     },
   };
+  return editor;
+}
+
+/** A named key, when it edits; Ctrl+arrows and Shift+↑↓ are the app's (moving, scrolling). */
+function editingKey(editor: InputEditor, key: Extract<KeyEvent, { type: "key" }>): boolean {
+  const { name, ctrl, meta, shift } = key;
+  if ((name === "enter" && (shift || meta)) || name === "newline") editor.newline();
+  else if (name === "backspace") editor.backspace();
+  else if (name === "delete" || (ctrl && name === "d")) editor.deleteForward();
+  else if (name === "home" || (ctrl && name === "a")) editor.home();
+  else if (name === "end" || (ctrl && name === "e")) editor.end();
+  else if (ctrl && name === "u") editor.clear();
+  else if (ctrl || (shift && (name === "up" || name === "down"))) return false;
+  else if (name === "left") (meta ? editor.wordLeft : editor.left)();
+  else if (name === "right") (meta ? editor.wordRight : editor.right)();
+  else if (name === "up") return editor.up();
+  else if (name === "down") return editor.down();
+  else return false;
+  return true;
 }
 
 /** Wraps the cells into rows of `width` columns (the prompt indents every row). */

@@ -84,6 +84,36 @@ describe("input editor", () => {
   });
 });
 
+describe("the editor's own keys", () => {
+  const key = (name: string, mods: { ctrl?: boolean; meta?: boolean; shift?: boolean } = {}) =>
+    ({ type: "key", name, ctrl: false, meta: false, shift: false, ...mods }) as const;
+
+  it("takes text, pastes, editing and motion; leaves Enter, Ctrl commands and scrolling", () => {
+    const e = createInputEditor();
+    expect(e.handleKey({ type: "text", text: "ab" })).toBe(true);
+    expect(e.handleKey(key("enter", { shift: true }))).toBe(true);
+    expect(e.handleKey({ type: "paste", text: "c" })).toBe(true);
+    expect(e.value()).toBe("ab\nc");
+    expect(e.handleKey(key("up"))).toBe(true); // to the first row
+    expect(e.handleKey(key("up"))).toBe(false); // on it already: history is the app's
+    expect(e.handleKey(key("left", { meta: true }))).toBe(true);
+    expect(e.handleKey(key("u", { ctrl: true }))).toBe(true);
+    expect(e.value()).toBe("");
+    for (const other of [
+      key("enter"),
+      key("tab"),
+      key("escape"),
+      key("pageup"),
+      key("up", { shift: true }),
+      key("left", { ctrl: true }),
+      key("t", { ctrl: true }),
+    ]) {
+      expect(e.handleKey(other)).toBe(false);
+    }
+    expect(e.handleKey({ type: "mouse", action: "wheelup" })).toBe(false);
+  });
+});
+
 describe("input history", () => {
   it("recalls older entries, then newer, then the draft", () => {
     const h = createInputHistory();

@@ -3,7 +3,7 @@
 // model, tokens only.
 import { describe, expect, it } from "vitest";
 import type { Pricing } from "../../../src/agents/cost.js";
-import { renderBars } from "../../../src/ui/frame.js";
+import { renderBars } from "../../../src/ui/frame-parts.js";
 import { renderAgentPanel } from "../../../src/ui/views/index.js";
 import { agentCost } from "../../../src/agents/cost.js";
 import { agent } from "./fixtures.js";

@@ -1,0 +1,120 @@
+// The parts of a frame around the scrollback, from state: the status layer, the bars (separator
+// and status bar), the input's prompt and the dead agent's input line. Pure: state in, lines out.
+import type { AgentRow } from "../agents/agents.sql.js";
+import { agentCost, treeCost, type Pricing } from "../agents/cost.js";
+import type { CounterRow } from "../agents/totals.js";
+import type { Prompt } from "./input-editor.js";
+import {
+  navInfo,
+  renderSeparator,
+  renderStatusBar,
+  renderStatusLayer,
+  treeTokens,
+  type ApprovalMarks,
+  type Line,
+  type Theme,
+} from "./views/index.js";
+import { GLYPH } from "./views/glyphs.js";
+import { paint, ROLE, type Style } from "./views/theme.js";
+
+/** One line per awaited agent while the viewed agent waits on several; none otherwise. */
+export function renderWaitLayer(
+  current: AgentRow,
+  agentsById: ReadonlyMap<string, AgentRow>,
+  now: number,
+  width: number,
+  theme: Theme,
+  approvals?: ApprovalMarks,
+): Line[] {
+  const waiting = current.wait_status;
+  if (!waiting || waiting.length === 0) return [];
+  return renderStatusLayer(waiting, agentsById, now, width, theme, approvals);
+}
+
+export interface BarsInput {
+  agents: AgentRow[];
+  /** Reaped agents (gone from navigation): their tokens still count in the tree's total. */
+  reaped?: Iterable<CounterRow & { model?: string | null }>;
+  root: AgentRow;
+  current: AgentRow;
+  mode: "normal" | "capture" | "dead";
+  keysHint: string;
+  problem: string | undefined;
+  /** The tree's open approval requests (the status bar shows the count and the key). */
+  approvals?: number;
+  /** The config's prices: the agent's and the tree's cost beside their tokens (when priced). */
+  pricing?: Pricing;
+  width: number;
+  theme: Theme;
+}
+
+/** The separator (where you are in the tree) and the status bar. */
+export function renderBars(input: BarsInput): { separator: Line; statusBar: Line } {
+  const { agents, current, width, theme } = input;
+  const nav = navInfo(agents, current.id) ?? { current, children: 0 };
+  const counts = { running: 0, waiting: 0, idle: 0, dead: 0 };
+  for (const agent of agents) counts[agent.state]++;
+  const everyone = [...agents, ...(input.reaped ?? [])];
+  const cost = input.pricing && costs(current, everyone, input.pricing);
+  return {
+    separator: renderSeparator(nav, width, theme),
+    statusBar: renderStatusBar(
+      {
+        root: input.root,
+        current,
+        counts,
+        tokens: Number(current.input_tokens) + Number(current.output_tokens),
+        tree: treeTokens(everyone),
+        ...(cost ? { cost } : {}),
+        mode: input.mode,
+        keysHint: input.keysHint,
+        ...(input.problem ? { problem: input.problem } : {}),
+        ...(input.approvals ? { approvals: { count: input.approvals, key: "^G" } } : {}),
+      },
+      width,
+      theme,
+    ),
+  };
+}
+
+/** The cost of the agent and of its tree (reaped agents included), each when priced. */
+function costs(
+  current: AgentRow,
+  everyone: (CounterRow & { model?: string | null })[],
+  { prices, model }: Pricing,
+): { agent?: number; tree?: number } {
+  const agent = agentCost(current, prices, model);
+  const tree = treeCost(
+    everyone.map((row) => ({ ...row, model: row.model ?? null })),
+    prices,
+    model,
+  );
+  return { ...(agent !== undefined ? { agent } : {}), ...(tree !== undefined ? { tree } : {}) };
+}
+
+/** The status bar's right side when nothing is flashed there. */
+export function keysHint(scroll: number, mouseOn: boolean): string {
+  const scrolled = scroll > 0 ? `↑${scroll} lines · ` : "";
+  return `${scrolled}^T agents · ^O mouse ${mouseOn ? "on" : "off (select text)"} · /help`;
+}
+
+/** The input's prompt: it says when typed lines are captured, not sent. */
+export function promptFor(mode: "normal" | "capture", dead: boolean, theme: Theme): Prompt {
+  const prompt = (text: string, style: Style): Prompt => ({
+    text,
+    painted: paint(theme, text, style),
+  });
+  if (dead) return prompt(`${GLYPH.dead} `, ROLE.dead);
+  if (mode === "capture")
+    return prompt(`${GLYPH.capture} capture ${GLYPH.selected} `, ROLE.capturePrompt);
+  return prompt(`${GLYPH.user} `, ROLE.prompt);
+}
+
+/** What the input shows for a dead agent (commands still work there). */
+export function deadInputLine(theme: Theme): Line {
+  return paint(
+    theme,
+    "✗ dead agent: no input — commands only (/reap, /kill …); Ctrl+↑ parent",
+    ROLE.faint,
+  );
+}

@@ -1,0 +1,255 @@
+// One frame from state: the controller's rows and the view state in, the layout's widgets filled.
+// Only the frame clock (frame.ts) calls paint; painting settles the scroll (kept still while
+// scrolled up, moved to a search hit once it is loaded) and hands the view state back.
+import type { AgentRow } from "../agents/agents.sql.js";
+import { agentCost, formatUsd, treeCost, type Pricing } from "../agents/cost.js";
+import { modelProblem, type Config } from "../config/config.js";
+import type { Controller } from "./controller.js";
+import { UNREACHABLE } from "./controller.js";
+import { deadInputLine, keysHint, promptFor, renderBars, renderWaitLayer } from "./frame-parts.js";
+import type { InputEditor } from "./input-editor.js";
+import { MAX_INPUT_ROWS, type Layout } from "./layout.js";
+import type { Notifier } from "./notify.js";
+import { bottomAnchor, grownBelow, type Anchor } from "./scroll-anchor.js";
+import { lastEventId, linesBelowEvent, scrollToEvent } from "./search.js";
+import { flashText, updateView, type ViewState } from "./view-state.js";
+import { filterAgents, panelKeys } from "./views/agent-filter.js";
+import { GLYPH } from "./views/glyphs.js";
+import {
+  approvalMarks,
+  createScrollbackView,
+  paint,
+  renderAgentPanel,
+  renderApprovalBlock,
+  renderSpinner,
+  renderTooSmall,
+  renderWelcome,
+  MIN_HEIGHT,
+  MIN_WIDTH,
+  type ScrollEntry,
+  type Theme,
+} from "./views/index.js";
+import { renderSearchResults } from "./views/search-results.js";
+import { ROLE } from "./views/theme.js";
+
+/** How long a switch to another agent may wait for its history before painting it empty. */
+export const SWITCH_GRACE_MS = 150;
+
+export interface PainterOptions {
+  layout: Layout;
+  controller: Controller;
+  editor: InputEditor;
+  theme: Theme;
+  config: Config;
+  root: AgentRow;
+  notifier: Notifier;
+  /** The input's mode (capture mode changes the prompt). */
+  mode: () => "normal" | "capture";
+  /** Runs a read the frame found necessary (older or newer history), its failure a notice. */
+  spawn: (action: () => Promise<unknown>) => void;
+  /** The panel key the welcome screen names. */
+  panelKey: string;
+  onFrame?: (screenText: () => string[]) => void;
+}
+
+export interface Painter {
+  /**
+   * Paints `view`; returns the view state as the frame settled it, or, while a switched-to agent's
+   * history is still loading (a few ms), the ms to wait before painting it empty.
+   */
+  paint(view: ViewState, spinnerFrame: number): ViewState | number;
+  /** Drops the cached layouts (the width changed). */
+  forget(): void;
+}
+
+export function createPainter(options: PainterOptions): Painter {
+  const { layout, controller, editor, theme, config, root } = options;
+  const pricing: Pricing = { prices: config.prices, model: config.model.name };
+  // Tool lines name agents by the rows the controller keeps.
+  const agentName = (id: string) =>
+    (controller.state.agents.get(id) ?? controller.state.reaped.get(id))?.name;
+  const scrollbackView = createScrollbackView(theme, { names: agentName });
+  /** Agents known when the cached layouts were made: one more, and they are made again. */
+  let namesKnown = 0;
+  let paintedId = root.id;
+  let anchor: Anchor | undefined;
+  /** Viewing a window of older history (search): its newest event at the last paint. */
+  let windowBottom: number | undefined;
+
+  /** The panel's title, with the tree's cost (reaped agents included) when a price is known. */
+  const panelTitle = (agents: AgentRow[], filter: string) => {
+    const reaped = controller.state.reaped.values();
+    const usd = treeCost([...agents, ...reaped], pricing.prices, pricing.model);
+    if (usd === undefined) return ` agents${panelKeys(filter)}`;
+    return ` agents · tree ${formatUsd(usd)}${panelKeys(filter)}`;
+  };
+
+  /** The first screen of an agent without history (see views/welcome.ts). */
+  const welcomeLines = (current: AgentRow, agents: number, width: number) => {
+    const problem = modelProblem(config.model);
+    return renderWelcome(
+      {
+        agent: current,
+        ...(config.model.name ? { model: config.model.name } : {}),
+        ...(config.model.baseURL ? { baseURL: config.model.baseURL } : {}),
+        ...(problem ? { problem } : {}),
+        agents,
+        panelKey: options.panelKey,
+      },
+      width,
+      theme,
+    );
+  };
+
+  function paintView(start: ViewState, spinnerFrame: number): ViewState | number {
+    // An agent just switched to shows once its history is loaded (a few ms), not blank first.
+    const loading = controller.state.loadingSince;
+    if (loading !== undefined && Date.now() - loading < SWITCH_GRACE_MS) {
+      return loading + SWITCH_GRACE_MS - Date.now();
+    }
+    let view = start;
+    const width = layout.width();
+    const height = layout.height();
+    if (width < MIN_WIDTH || height < MIN_HEIGHT) {
+      layout.paint({ ...emptyFrame(), tooSmall: renderTooSmall(width, height) });
+      return view;
+    }
+    const state = controller.state;
+    options.notifier.update(state);
+    let scroll = view.scroll;
+    if (state.currentId !== paintedId) {
+      // Another agent (by a key, the panel, /fork, /kill or /reap): start at its bottom.
+      paintedId = state.currentId;
+      scroll = 0;
+      anchor = undefined;
+      windowBottom = undefined;
+    }
+    const now = Date.now();
+    const agents = [...state.agents.values()];
+    const current = controller.current() ?? root;
+    const dead = current.state === "dead";
+    const marks = approvalMarks(agents, state.approvals);
+    const asking = marks.own.get(current.id) ?? [];
+    // Answered elsewhere (another TUI, the CLI) or another agent shown: the reason prompt goes.
+    if (view.denying !== undefined && !asking.some((a) => a.id === view.denying)) {
+      view = updateView(view, { type: "deny-end" });
+    }
+    const denying = view.denying;
+    const statusLayer = [
+      ...renderApprovalBlock(
+        asking,
+        width,
+        theme,
+        denying !== undefined ? { reasonFor: denying } : {},
+      ),
+      ...renderWaitLayer(current, state.agents, now, width, theme, marks),
+    ];
+    const spinner = renderSpinner(current, spinnerFrame, width, theme);
+    const denyPrompt = `deny ${denying} reason ${GLYPH.selected} `;
+    const input =
+      editor.isEmpty() && dead
+        ? [deadInputLine(theme)]
+        : editor.render(
+            width,
+            MAX_INPUT_ROWS,
+            denying !== undefined
+              ? { text: denyPrompt, painted: paint(theme, denyPrompt, ROLE.alarm) }
+              : promptFor(options.mode(), dead, theme),
+            !view.panel,
+          ).lines;
+    const rows = layout.scrollbackRows({
+      statusLayer: statusLayer.length,
+      spinner: spinner !== "",
+      input: input.length,
+    });
+    const entries = controller.entries();
+    if (state.agents.size + state.reaped.size !== namesKnown) {
+      namesKnown = state.agents.size + state.reaped.size;
+      scrollbackView.forget();
+    }
+    // Scrolled up to read: what arrives below pushes the window up by as much, so it stays put.
+    const lineCount = (entry: ScrollEntry) => scrollbackView.lines(entry, width).length;
+    if (windowBottom !== undefined) scroll += linesBelowEvent(entries, windowBottom, lineCount);
+    else if (scroll > 0) scroll += grownBelow(anchor, entries, lineCount);
+    anchor = bottomAnchor(entries, lineCount);
+    if (view.jump && view.jump.agentId !== state.currentId) {
+      view = updateView(view, { type: "jump-done" });
+    }
+    const jumpScroll = view.jump && scrollToEvent(entries, view.jump.eventId, lineCount, rows);
+    if (jumpScroll !== undefined) {
+      scroll = jumpScroll;
+      view = updateView(view, { type: "jump-done" });
+    }
+    windowBottom = state.hasNewer ? lastEventId(entries) : undefined;
+    const welcome =
+      entries.length === 0 &&
+      !state.hasOlder &&
+      state.loadingSince === undefined &&
+      state.agents.has(current.id);
+    const scrolled = welcome
+      ? { lines: welcomeLines(current, agents.length, width), maxScroll: 0, atTop: false }
+      : scrollbackView.render(entries, width, rows, scroll);
+    scroll = Math.min(scroll, scrolled.maxScroll);
+    view = updateView(view, { type: "scroll-to", scroll });
+    if (scrolled.atTop && state.hasOlder) options.spawn(() => controller.loadOlder());
+    if (scroll === 0 && state.hasNewer && !view.jump) options.spawn(() => controller.loadNewer());
+    let panelLines: string[] | undefined;
+    const panel = view.panel;
+    if (panel) {
+      const size = layout.panelSize();
+      const listed = filterAgents(agents, panel.filter);
+      const render = (selected: string) =>
+        renderAgentPanel(
+          listed,
+          selected,
+          now,
+          size.width,
+          size.height,
+          theme,
+          panelTitle(agents, panel.filter),
+          marks,
+          (agent) => agentCost(agent, pricing.prices, pricing.model),
+        );
+      let rendered = render(panel.selected);
+      let selected = panel.selected;
+      // The filter hid the selected agent: select the first one listed.
+      if (!rendered.order.includes(selected) && rendered.order[0]) {
+        selected = rendered.order[0];
+        rendered = render(selected);
+      }
+      panelLines = rendered.lines;
+      view = updateView(view, { type: "panel-listed", order: rendered.order, selected });
+    } else if (view.search) {
+      const size = layout.panelSize();
+      panelLines = renderSearchResults(view.search, new Date(now), size.width, size.height, theme);
+    }
+    layout.paint({
+      scrollback: scrolled.lines,
+      statusLayer,
+      spinner,
+      input,
+      ...renderBars({
+        agents,
+        reaped: state.reaped.values(),
+        root: state.agents.get(root.id) ?? root,
+        current,
+        mode: dead ? "dead" : options.mode(),
+        keysHint: flashText(view, now) ?? keysHint(scroll, view.mouseOn),
+        problem: state.problem ?? (view.outageUntil > now ? UNREACHABLE : undefined),
+        approvals: marks.total,
+        pricing,
+        width,
+        theme,
+      }),
+      ...(panelLines ? { panel: panelLines } : {}),
+    });
+    options.onFrame?.(() => layout.screenText());
+    return view;
+  }
+
+  return { paint: paintView, forget: () => scrollbackView.forget() };
+}
+
+function emptyFrame() {
+  return { scrollback: [], statusLayer: [], spinner: "", separator: "", input: [], statusBar: "" };
+}
