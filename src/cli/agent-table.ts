@@ -12,7 +12,7 @@ import {
   shortId,
   shownName,
   type Colors,
-} from "./format.js";
+} from "../text/format.js";
 
 export interface TreeEntry {
   agent: AgentRow;

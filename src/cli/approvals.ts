@@ -4,7 +4,7 @@
 import { answerApproval, listPending } from "../approvals/approvals.js";
 import { escapeLine } from "../text/escape.js";
 import { expectPositionals, parseCommandArgs, UsageError, type Command } from "./command.js";
-import { jsonText } from "./format.js";
+import { jsonText } from "../text/format.js";
 import { withDatabase, treeOrLatest } from "./scope.js";
 
 export const approvalsList: Command = {

@@ -1,7 +1,7 @@
 // What every subcommand shares: the Command shape, the output handle, and the two failures the
 // command line distinguishes (bad usage → exit 2, a runtime error → exit 1).
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import type { Colors } from "./format.js";
+import type { Colors } from "../text/format.js";
 
 export type Env = Record<string, string | undefined>;
 

@@ -7,7 +7,14 @@ import { listTree } from "../agents/tree.js";
 import type { Db } from "../db/client.js";
 import { treeOrder } from "./agent-table.js";
 import { expectPositionals, parseCommandArgs, UsageError, type Command } from "./command.js";
-import { compactNumber, createColors, jsonText, safeLine, shortId, shownName } from "./format.js";
+import {
+  compactNumber,
+  createColors,
+  jsonText,
+  safeLine,
+  shortId,
+  shownName,
+} from "../text/format.js";
 import { requireTree, withDatabase } from "./scope.js";
 import { renderTranscript } from "./transcript.js";
 

@@ -1,7 +1,7 @@
 // `warren kill AGENT`: kills an agent and its whole subtree, as the person (never the root).
 import { killAgent } from "../agents/tree.js";
 import { expectPositionals, parseCommandArgs, type Command } from "./command.js";
-import { shownName } from "./format.js";
+import { shownName } from "../text/format.js";
 import { resolveAgent, withDatabase } from "./scope.js";
 
 export const kill: Command = {

@@ -2,7 +2,7 @@
 import { listEvents } from "../agents/events.js";
 import { paintState } from "./agent-table.js";
 import { expectPositionals, parseCommandArgs, type Command } from "./command.js";
-import { jsonText, shortId, shownName } from "./format.js";
+import { jsonText, shortId, shownName } from "../text/format.js";
 import { resolveAgent, withDatabase } from "./scope.js";
 import { renderTranscript } from "./transcript.js";
 

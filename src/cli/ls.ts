@@ -7,7 +7,7 @@ import { loadConfig } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { renderAgentTable, totalsLine, treeSummary } from "./agent-table.js";
 import { expectPositionals, parseCommandArgs, type Command, type Io } from "./command.js";
-import { jsonText } from "./format.js";
+import { jsonText } from "../text/format.js";
 import { treeOrLatest, withDatabase } from "./scope.js";
 
 export const ls: Command = {

@@ -21,7 +21,7 @@ import {
 import { approvalsList, approve, deny } from "./approvals.js";
 import { dbCommand } from "./db.js";
 import { exportTree } from "./export.js";
-import { colorEnabled, createColors } from "./format.js";
+import { colorEnabled, createColors } from "../text/format.js";
 import { kill } from "./kill.js";
 import { log } from "./log.js";
 import { ls } from "./ls.js";

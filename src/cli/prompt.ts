@@ -5,7 +5,7 @@ import { unlistedModelHint } from "../llm/model-list.js";
 import { outageFilter } from "../db/retry.js";
 import { escapeControl } from "../text/escape.js";
 import type { Io } from "./command.js";
-import { jsonText } from "./format.js";
+import { jsonText } from "../text/format.js";
 import { runPrompt, type PromptRun } from "../runtime/headless.js";
 import { withDatabase } from "./scope.js";
 import type { ApproveMode } from "../config/policy.js";

@@ -1,7 +1,7 @@
 // `warren reap`: removes a tree's dead agents from navigation; their history stays in the database.
 import { reapDead } from "../agents/tree.js";
 import { expectPositionals, parseCommandArgs, type Command } from "./command.js";
-import { shortId } from "./format.js";
+import { shortId } from "../text/format.js";
 import { requireTree, withDatabase } from "./scope.js";
 
 export const reap: Command = {

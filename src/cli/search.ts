@@ -2,7 +2,7 @@
 // line per matching event — agent, time, the matching line — newest first, or as JSON.
 import { searchTree, SEARCH_LIMIT, type SearchHit } from "../search/search.js";
 import { parseCommandArgs, UsageError, type Command } from "./command.js";
-import { jsonText, padEnd, shownName } from "./format.js";
+import { jsonText, padEnd, shownName } from "../text/format.js";
 import { requireTree, withDatabase } from "./scope.js";
 
 export const search: Command = {

@@ -1,7 +1,7 @@
 // `warren send AGENT MESSAGE`: mail from the person (shown to agents as `human`).
 import { sendMail } from "../mail/send.js";
 import { parseCommandArgs, UsageError, type Command } from "./command.js";
-import { shownName } from "./format.js";
+import { shownName } from "../text/format.js";
 import { resolveAgent, withDatabase } from "./scope.js";
 
 export const send: Command = {

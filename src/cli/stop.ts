@@ -2,7 +2,7 @@
 // streams and tools stop; every agent stays alive and takes mail afterwards (`warren kill` ends them).
 import { interruptSubtree } from "../runtime/interrupt.js";
 import { CliError, expectPositionals, parseCommandArgs, type Command } from "./command.js";
-import { shownName } from "./format.js";
+import { shownName } from "../text/format.js";
 import { resolveAgent, withDatabase } from "./scope.js";
 
 export const stop: Command = {

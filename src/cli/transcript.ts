@@ -2,7 +2,7 @@
 // error ⚠, mail ✉, fork ↳, killed ✗; captured text is marked so it is never mistaken for a message.
 import type { EventRow } from "../agents/events.sql.js";
 import { escapeControl, escapeLine } from "../text/escape.js";
-import { oneLine, shortId, truncateText, type Colors } from "./format.js";
+import { oneLine, shortId, truncateText, type Colors } from "../text/format.js";
 import { parseObject, stringOrUndefined } from "../text/json.js";
 
 export interface TranscriptOptions {

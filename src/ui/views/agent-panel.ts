@@ -3,7 +3,7 @@
 // activity; a running agent silent for over a minute stands out. Reaped agents are left out.
 import type { AgentRow } from "../../agents/agents.sql.js";
 import { formatUsd } from "../../agents/cost.js";
-import { formatDuration } from "../../cli/format.js";
+import { formatDuration } from "../../text/format.js";
 import {
   agentLabel,
   callsText,

@@ -1,7 +1,7 @@
 // Shared bits of how an agent is described in one line: name + short id (escaped), state glyphs,
 // counters and "time since last activity".
 import type { AgentRow, AgentState } from "../../agents/agents.sql.js";
-import { compactNumber, formatDuration, shortId } from "../../cli/format.js";
+import { compactNumber, formatDuration, shortId } from "../../text/format.js";
 import { sliceToWidth, displayWidth } from "./text-width.js";
 import { GLYPH } from "./glyphs.js";
 import { cleanText, ROLE, type Style } from "./theme.js";

@@ -2,7 +2,7 @@
 // once here, long output collapsed, agents named (name + short id) where the view knows them.
 // Pure: same entry, width and names, same lines.
 import type { EventRow } from "../../agents/events.sql.js";
-import { shortId } from "../../cli/format.js";
+import { shortId } from "../../text/format.js";
 import {
   collapseSpans,
   createWrapper,

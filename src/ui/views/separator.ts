@@ -1,7 +1,7 @@
 // The separator above the input: where you are in the tree, `↑parent ←prev [current] →next ↓N`,
 // padded with `─` to the width; names shorten, then drop, as the terminal narrows.
 import type { AgentRow } from "../../agents/agents.sql.js";
-import { shortId } from "../../cli/format.js";
+import { shortId } from "../../text/format.js";
 import { nameText } from "./agent-text.js";
 import type { NavInfo } from "./navigation.js";
 import { clipRow, rowWidth, type Row } from "./spans.js";

@@ -4,7 +4,7 @@
 import type { AgentRow } from "../../agents/agents.sql.js";
 import { sumCounters, type CounterRow } from "../../agents/totals.js";
 import { formatUsd } from "../../agents/cost.js";
-import { compactNumber, shortId } from "../../cli/format.js";
+import { compactNumber, shortId } from "../../text/format.js";
 import { agentLabel, STATE_GLYPH, tokenText } from "./agent-text.js";
 import { approvalCountText } from "./approvals.js";
 import { clipRow, rowWidth, type Row } from "./spans.js";

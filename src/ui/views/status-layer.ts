@@ -1,7 +1,7 @@
 // The status layer (one line per agent a fan-in wait is waiting on) and the spinner line that
 // says what the viewed agent is doing while it is busy.
 import type { AgentRow, WaitStatusEntry } from "../../agents/agents.sql.js";
-import { formatDuration, shortId } from "../../cli/format.js";
+import { formatDuration, shortId } from "../../text/format.js";
 import {
   agentLabel,
   agoText,

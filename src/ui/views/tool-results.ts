@@ -1,6 +1,6 @@
 // Results of the agent tools a person reads most, shown as what they mean rather than JSON: a
 // wait's mail or fan-in (one row per agent with its status glyph), a send's, fork's or kill's receipt.
-import { shortId } from "../../cli/format.js";
+import { shortId } from "../../text/format.js";
 import { GLYPH } from "./glyphs.js";
 import { clipRow, collapseSpans, type Row } from "./spans.js";
 import { cleanText, ROLE, type Span, type Style } from "./theme.js";

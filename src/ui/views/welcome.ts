@@ -1,7 +1,7 @@
 // The first screen of an agent with no history: which model on which server, the working
 // directory, the tree, and how to begin. Not an event: it is drawn while the agent has none, so
 // the first message replaces it.
-import { shortId } from "../../cli/format.js";
+import { shortId } from "../../text/format.js";
 import { GLYPH } from "./glyphs.js";
 import { nameText } from "./agent-text.js";
 import { clipRow, wrapSpans, type Row } from "./spans.js";

@@ -1,7 +1,7 @@
 // Small text helpers for terminal output: colors that respect NO_COLOR and non-TTY output,
 // compact numbers, durations, padding and truncation.
 
-import { escapeLine } from "../text/escape.js";
+import { escapeLine } from "./escape.js";
 
 type Env = Record<string, string | undefined>;
 type Paint = (text: string) => string;
