@@ -15,6 +15,7 @@ import { startup } from "./startup.js";
 import { searchInsert } from "./search-insert.js";
 import { throughput } from "./throughput.js";
 import { tuiBench } from "./tui.js";
+import { tuiScale } from "./tui-scale.js";
 import { wakeLatency } from "./wake-latency.js";
 
 const BENCHMARKS: Record<string, Benchmark> = {
@@ -25,6 +26,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "scale-out": scaleOut,
   startup,
   tui: tuiBench,
+  "tui-scale": tuiScale,
   approvals: approvalRoundTrip,
   "search-insert": searchInsert,
 };

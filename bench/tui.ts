@@ -6,7 +6,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
-import { PassThrough } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { sql } from "drizzle-orm";
 import pg from "pg";
@@ -14,135 +13,29 @@ import type { AgentRow } from "../src/agents/agents.sql.js";
 import { DEFAULT_LIMITS } from "../src/agents/limits.js";
 import { createTree, forkAgent, killAgent } from "../src/agents/tree.js";
 import { createBus, type Bus } from "../src/bus/bus.js";
+import { treeChannel } from "../src/bus/channels.js";
 import { closeDb, createDb, type Db } from "../src/db/client.js";
+import { openFeed } from "../src/feed/feed.js";
+import { STREAM_INTERVAL_MS } from "../src/feed/publish.js";
 import { sendInput } from "../src/mail/input.js";
 import { startRuntime } from "../src/runtime/pool.js";
-import { startTui, type Tui } from "../src/ui/app.js";
 import { startFakeModel, type FakeModel } from "../test/support/fake-model.js";
 import { row, type BenchContext, type BenchRow } from "./report.js";
 import { benchConfig } from "./rig.js";
+import { openHarness, stopProcess, type Harness } from "./tui-harness.js";
 import { median, nowMs, percentile } from "./stats.js";
 
-const COLS = 120;
-const ROWS = 40;
 const BIG_HISTORY = 10_000;
 const SMALL_HISTORY = 10;
 const OPEN_ROUNDS = 15;
 const KEYSTROKES = 60;
 const STREAMING_AGENTS = 50;
 const DELTA_TOKENS = 80;
-const FRAME_TIMEOUT_MS = 10_000;
 
 const CTRL_DOWN = "\x1b[1;5B";
 const CTRL_LEFT = "\x1b[1;5D";
 const CTRL_RIGHT = "\x1b[1;5C";
 const CTRL_U = "\x15";
-
-/** A TUI on a fake terminal, with a way to await a frame whose text satisfies a check. */
-interface Harness {
-  tui: Tui;
-  type(keys: string): void;
-  /**
-   * Has another process type `key` after `delayMs`, as a person's keystroke arrives: the TUI's
-   * thread must wake for it. Resolves with the time (nowMs, one clock for all processes) it was sent.
-   */
-  typeFromOutside(key: string, delayMs: number): Promise<number>;
-  /** Resolves with the time (nowMs) of the first frame, from now on, for which `check` holds. */
-  frame(check: (text: string) => boolean, what: string): Promise<number>;
-  close(): Promise<void>;
-}
-
-async function openHarness(db: Db, bus: Bus, root: AgentRow, modelURL: string): Promise<Harness> {
-  const stdin = new PassThrough() as PassThrough & { isTTY: boolean };
-  stdin.isTTY = false;
-  const stdout = new PassThrough() as PassThrough & {
-    isTTY: boolean;
-    columns: number;
-    rows: number;
-  };
-  Object.assign(stdout, { isTTY: true, columns: COLS, rows: ROWS });
-  stdout.resume(); // the bytes go nowhere; the screen buffer is what is read
-  const typist = startTypist();
-  typist.process.stdout!.pipe(stdin, { end: false });
-  let waiters: { check: (text: string) => boolean; resolve: (at: number) => void }[] = [];
-  let lastScreen = "";
-  const tui = await startTui({
-    db,
-    bus,
-    config: benchConfig(modelURL),
-    root,
-    env: { NO_COLOR: "1", TERM: "xterm-256color" },
-    stdin: stdin as unknown as NodeJS.ReadStream,
-    stdout: stdout as unknown as NodeJS.WriteStream,
-    onFrame: (screenText) => {
-      if (waiters.length === 0) return;
-      const at = nowMs();
-      const text = screenText().join("\n");
-      lastScreen = text;
-      waiters = waiters.filter((w) => {
-        if (!w.check(text)) return true;
-        w.resolve(at);
-        return false;
-      });
-    },
-  });
-  return {
-    tui,
-    type: (keys) => void stdin.write(keys),
-    typeFromOutside: typist.type,
-    frame(check, what) {
-      return new Promise<number>((resolve, reject) => {
-        const timer = setTimeout(
-          () =>
-            reject(
-              new Error(
-                `tui bench: no frame with ${what} within ${FRAME_TIMEOUT_MS} ms; the screen:\n${lastScreen}`,
-              ),
-            ),
-          FRAME_TIMEOUT_MS,
-        );
-        waiters.push({
-          check,
-          resolve: (at) => {
-            clearTimeout(timer);
-            resolve(at);
-          },
-        });
-      });
-    },
-    async close() {
-      await tui.close();
-      await stopProcess(typist.process);
-    },
-  };
-}
-
-/** A key typist in a process of its own (see Harness.typeFromOutside). */
-function startTypist(): {
-  process: ChildProcess;
-  type(key: string, delayMs: number): Promise<number>;
-} {
-  const script = `
-    process.on("message", ({ key, delayMs }) => setTimeout(() => {
-      const at = Number(process.hrtime.bigint()) / 1e6;
-      process.stdout.write(key);
-      process.send({ at });
-    }, delayMs));
-    process.on("SIGINT", () => process.exit(0));`;
-  const child = spawn(process.execPath, ["-e", script], {
-    stdio: ["ignore", "pipe", "inherit", "ipc"],
-  });
-  const sent: ((at: number) => void)[] = [];
-  child.on("message", (message: { at: number }) => sent.shift()?.(message.at));
-  return {
-    process: child,
-    type: (key, delayMs) =>
-      new Promise<number>((resolve) => {
-        sent.push(resolve);
-        child.send({ key, delayMs });
-      }),
-  };
-}
 
 export async function tuiBench(context: BenchContext): Promise<BenchRow[]> {
   const { url, log } = context;
@@ -152,12 +45,14 @@ export async function tuiBench(context: BenchContext): Promise<BenchRow[]> {
   const fake = await startFakeModel();
   const rows: BenchRow[] = [];
   try {
-    log("tui: opening agents with 10,000 and 10 events");
-    rows.push(...(await openTimes(db, bus, fake)));
-    log(`tui: keystroke latency, quiet and with ${STREAMING_AGENTS} agents streaming`);
-    rows.push(...(await keystrokeLatency(db, bus, fake, url)));
+    if (!process.env.TMP_DELTA_ONLY) {
+      log("tui: opening agents with 10,000 and 10 events");
+      rows.push(...(await openTimes(db, bus, fake)));
+      log(`tui: keystroke latency, quiet and with ${STREAMING_AGENTS} agents streaming`);
+      rows.push(...(await keystrokeLatency(db, bus, fake, url)));
+    }
     log("tui: model delta → second process's screen");
-    rows.push(...(await deltaLatency(db, bus, fake, url)));
+    rows.push(...(await deltaLatency(db, bus, fake, url, log)));
     return rows;
   } finally {
     await fake.close();
@@ -359,8 +254,21 @@ async function typeKeys(h: Harness): Promise<number[]> {
   return samples;
 }
 
-/** A root run by a `warren worker` child process; this process's TUI watches its stream. */
-async function deltaLatency(db: Db, bus: Bus, fake: FakeModel, url: string): Promise<BenchRow[]> {
+/**
+ * A root run by a `warren worker` child process; this process's TUI watches its stream. Beside the
+ * screen, each token is stamped where it passes: the first NOTIFY on the tree channel heard after
+ * the fake server sent it (this process's own LISTEN connection: the writer's coalescing and its
+ * statement), the feed's delivery of an update holding it (a second feed on the TUI's bus: the
+ * feed's batching and read), and the frame (the TUI's frame clock and paint). The stream's row
+ * writes are counted from pg_stat_user_tables.
+ */
+async function deltaLatency(
+  db: Db,
+  bus: Bus,
+  fake: FakeModel,
+  url: string,
+  log: (line: string) => void,
+): Promise<BenchRow[]> {
   const root = await createTree(db, { cwd: os.tmpdir(), model: "fake-model" });
   const tokens = Array.from({ length: DELTA_TOKENS }, (_, i) => `<${String(i).padStart(3, "0")}>`);
   const sentAt: number[] = [];
@@ -379,6 +287,28 @@ async function deltaLatency(db: Db, bus: Bus, fake: FakeModel, url: string): Pro
   });
   const worker = startWorker(url, fake.baseURL, 1);
   const h = await openHarness(db, bus, root, fake.baseURL);
+  const heard: number[] = [];
+  const hints = { d: 0, w: 0, s: 0 };
+  const listener = new pg.Client({ connectionString: url });
+  await listener.connect();
+  listener.on("notification", (n) => {
+    const tag = n.payload?.[0];
+    if (n.channel !== treeChannel(root.id) || n.payload?.[1] !== ":") return;
+    if (tag !== "d" && tag !== "w" && tag !== "s") return;
+    hints[tag]++;
+    heard.push(nowMs());
+  });
+  await listener.query(`listen "${treeChannel(root.id)}"`);
+  const fedAt: number[] = [];
+  const feed = await openFeed(db, bus, root.id);
+  feed.watchStreams([root.id]);
+  feed.subscribe((updates) => {
+    const at = nowMs();
+    for (const update of updates) {
+      if (update.type !== "stream") continue;
+      for (const match of update.stream.text.matchAll(/<(\d{3})>/g)) fedAt[Number(match[1])] ??= at;
+    }
+  });
   const seenAt: number[] = [];
   try {
     const done = h.frame((text) => {
@@ -389,11 +319,48 @@ async function deltaLatency(db: Db, bus: Bus, fake: FakeModel, url: string): Pro
       }
       return seenAt[DELTA_TOKENS - 1] !== undefined;
     }, "the whole stream");
+    const writesBefore = await streamRowWrites(db);
     await sendInput(db, root.id, "stream for the bench");
     await done;
-    const delays = tokens
-      .map((_, i) => (seenAt[i] ?? NaN) - (sentAt[i] ?? NaN))
+    const streamMs = sentAt[DELTA_TOKENS - 1]! - sentAt[0]!;
+    const deltas = tokens.map((_, i) => i);
+    const delays = deltas
+      .map((i) => (seenAt[i] ?? NaN) - (sentAt[i] ?? NaN))
       .filter((d) => Number.isFinite(d) && d >= 0);
+    // Per stage, for each token: server → first NOTIFY after it, → feed delivery, → frame.
+    const stages = { notify: [] as number[], feed: [] as number[], frame: [] as number[] };
+    for (const i of deltas) {
+      const sent = sentAt[i];
+      const fed = fedAt[i];
+      const seen = seenAt[i];
+      const notified = heard.find((t) => sent !== undefined && t >= sent);
+      if (sent === undefined || fed === undefined || seen === undefined || !notified) continue;
+      stages.notify.push(notified - sent);
+      stages.feed.push(fed - notified);
+      stages.frame.push(seen - fed);
+    }
+    for (const [stage, samples] of Object.entries(stages)) {
+      if (samples.length === 0) continue;
+      log(
+        `tui: delta stage ${stage}: p50 ${median(samples).toFixed(1)} ms, p99 ${percentile(samples, 99).toFixed(1)} ms`,
+      );
+    }
+    // A backend's table stats reach the shared counters when it exits (or ~10 s idle): stop the
+    // worker, then read until they settle.
+    await stopProcess(worker.process);
+    let writes = -1;
+    for (let i = 0; i < 20; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const now = (await streamRowWrites(db)) - writesBefore;
+      if (now === writes && now > 0) break;
+      writes = now;
+    }
+    const writesPerSecond = (writes * 1000) / streamMs;
+    const deltasPerSecond = (DELTA_TOKENS * 1000) / streamMs;
+    const statementsPerSecond = ((hints.d + hints.w + hints.s) * 1000) / streamMs;
+    log(
+      `tui: ${DELTA_TOKENS} deltas in ${Math.round(streamMs)} ms: ${writes} stream row writes; hints heard: ${hints.w} w: (row written), ${hints.d} d: (text only), ${hints.s} s:`,
+    );
     const raw = await rawNotifyRoundTrips(url, 50);
     return [
       row(
@@ -410,11 +377,35 @@ async function deltaLatency(db: Db, bus: Bus, fake: FakeModel, url: string): Pro
         "raw INSERT+NOTIFY round trip p99",
         percentile(raw, 99),
       ),
+      row(
+        `tui: stream row writes per second (${Math.round(deltasPerSecond)} deltas/s)`,
+        writesPerSecond,
+        "writes/s",
+        `the coalescing cap (one per ${STREAM_INTERVAL_MS} ms)`,
+        1000 / STREAM_INTERVAL_MS,
+      ),
+      row(
+        "tui: stream statements per second (row writes + text-only hints)",
+        statementsPerSecond,
+        "stmts/s",
+        "model deltas per second",
+        deltasPerSecond,
+      ),
     ];
   } finally {
+    await feed.close();
+    await listener.end();
     await h.close();
     await stopProcess(worker.process);
   }
+}
+
+/** Rows inserted or updated in agent_streams so far (the stats lag up to a second). */
+async function streamRowWrites(db: Db): Promise<number> {
+  const result = await db.execute<{ n: string }>(sql`
+    select (coalesce(sum(n_tup_ins + n_tup_upd), 0))::text as n
+      from pg_stat_user_tables where relname = 'agent_streams'`);
+  return Number(result.rows[0]!.n);
 }
 
 /** `warren worker` in a child process; `ready` resolves once it says it runs. */
@@ -446,15 +437,6 @@ function startWorker(
   });
   ready.catch(() => undefined); // a caller that does not wait for it must not see a rejection
   return { process: child, ready };
-}
-
-async function stopProcess(worker: ChildProcess): Promise<void> {
-  if (worker.exitCode !== null) return;
-  const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
-  worker.kill("SIGINT");
-  const force = setTimeout(() => worker.kill("SIGKILL"), 10_000);
-  await exited;
-  clearTimeout(force);
 }
 
 /** INSERT + NOTIFY on one connection, LISTENed on another: the floor of any feed. */

@@ -36,25 +36,31 @@ export interface AgentPanel {
   order: string[];
 }
 
-/** The listed agents top to bottom, with their depth in the shown tree. */
+/**
+ * The listed agents top to bottom, with their depth in the shown tree. Linear in the agents (after
+ * one sort): the open panel calls it every frame, with a thousand agents in a big tree.
+ */
 export function panelOrder(agents: readonly AgentRow[]): { agent: AgentRow; depth: number }[] {
-  const listed = agents.filter((a) => a.reaped_at === null || a.reaped_at === undefined);
-  const byId = new Map(listed.map((a) => [a.id, a]));
-  const all = new Map(agents.map((a) => [a.id, a]));
+  const isListed = (a: AgentRow) => a.reaped_at === null || a.reaped_at === undefined;
+  const all = new Map<string, AgentRow>();
+  for (const a of agents) all.set(a.id, a);
   // An agent whose parent is not listed hangs under its nearest listed ancestor (or at the top).
   const shownParent = (a: AgentRow): string | undefined => {
-    const seen = new Set<string>([a.id]);
     let p = a.parent_id ? all.get(a.parent_id) : undefined;
-    while (p && !byId.has(p.id) && !seen.has(p.id)) {
+    if (!p || isListed(p)) return p?.id;
+    const seen = new Set<string>([a.id]);
+    while (p && !isListed(p) && !seen.has(p.id)) {
       seen.add(p.id);
       p = p.parent_id ? all.get(p.parent_id) : undefined;
     }
-    return p && byId.has(p.id) ? p.id : undefined;
+    return p && isListed(p) ? p.id : undefined;
   };
   const children = new Map<string | undefined, AgentRow[]>();
-  for (const a of [...listed].sort(byAge)) {
+  for (const a of agents.filter(isListed).sort(byAge)) {
     const key = shownParent(a);
-    children.set(key, [...(children.get(key) ?? []), a]);
+    const siblings = children.get(key);
+    if (siblings) siblings.push(a);
+    else children.set(key, [a]);
   }
   const out: { agent: AgentRow; depth: number }[] = [];
   const visit = (parent: string | undefined, depth: number): void => {
@@ -93,10 +99,11 @@ export function renderAgentPanel(
     0,
     Math.min(selected - Math.floor(rowsShown / 2), rows.length - rowsShown),
   );
+  // Only the window is built; a row is built again only when what it shows changed.
   const shown = rows
     .slice(start, start + rowsShown)
     .map(({ agent, depth }) =>
-      panelRow(agent, depth, agent.id === selectedId, now, width, approvals, costOf?.(agent)),
+      cachedRow(agent, depth, agent.id === selectedId, now, width, approvals, costOf?.(agent)),
     );
   if (title === undefined) return { lines: shown.map((row) => paintSpans(theme, row)), order };
   return {
@@ -124,6 +131,36 @@ export function framed(rows: Row[], title: string, width: number, height: number
     ...inside,
     [{ text: `${CORNER.bottomLeft}${rule(width)}${CORNER.bottomRight}` }],
   ];
+}
+
+/** Built rows by agent row (a changed agent is a new row object) and what else they show. */
+const builtRows = new WeakMap<AgentRow, { key: string; row: Row }>();
+
+function cachedRow(
+  agent: AgentRow,
+  depth: number,
+  selected: boolean,
+  now: number,
+  width: number,
+  approvals?: ApprovalMarks,
+  costUsd?: number,
+): Row {
+  const idle = msSince(agent.last_activity_at, now);
+  const key = [
+    depth,
+    selected,
+    width,
+    formatDuration(idle),
+    idle > SILENT_MS,
+    approvals?.own.has(agent.id) ?? false,
+    approvals?.below.get(agent.id) ?? 0,
+    costUsd,
+  ].join(" ");
+  const known = builtRows.get(agent);
+  if (known?.key === key) return known.row;
+  const row = panelRow(agent, depth, selected, now, width, approvals, costUsd);
+  builtRows.set(agent, { key, row });
+  return row;
 }
 
 function panelRow(

@@ -28,7 +28,20 @@ const STATUS: Record<WaitStatusEntry["status"], { glyph: string; word: string; s
 /** Names are cut to this many columns in the status layer, so the columns line up. */
 const NAME_COLS = 24;
 
-/** One line per awaited agent, in the order of the wait's list; counters from the agent rows. */
+/**
+ * Painted lines by what they show: a fan-in of 200 paints a line again only when its agent, its
+ * status or its "ago" changed, not every child every frame. Emptied when full.
+ */
+const paintedLines = new Map<string, Line>();
+const PAINTED_MAX = 4096;
+/** Labels by agent row (a changed agent is a new row object): escaping names costs per frame. */
+const labelsByRow = new WeakMap<AgentRow, { cols: number; label: string }>();
+
+/**
+ * One line per awaited agent, in the order of the wait's list; counters from the agent rows. With
+ * `rows` (what the layer has room for) and more awaited agents than that, the first `rows - 1`
+ * and a last line counting the rest by status: only what is shown is built.
+ */
 export function renderStatusLayer(
   waitStatus: readonly WaitStatusEntry[],
   agentsById: ReadonlyMap<string, AgentRow>,
@@ -37,8 +50,11 @@ export function renderStatusLayer(
   theme: Theme,
   /** Open approval requests: an awaited agent that asks (or has descendants asking) says so. */
   approvals?: ApprovalMarks,
+  rows?: number,
 ): Line[] {
-  const details = waitStatus.map((entry) => {
+  const folded = rows !== undefined && waitStatus.length > rows;
+  const shown = folded ? waitStatus.slice(0, Math.max(0, rows - 1)) : waitStatus;
+  const details = shown.map((entry) => {
     const agent = agentsById.get(entry.agent_id);
     if (!agent) return "";
     const parts = [
@@ -51,26 +67,69 @@ export function renderStatusLayer(
   // Names give way to the counters on a narrow terminal (never below a few columns).
   const room = width - 13 - Math.max(0, ...details.map(displayWidth)) - 9;
   const nameCols = Math.max(6, Math.min(NAME_COLS, room));
-  const labels = waitStatus.map((entry) => {
+  const labels = shown.map((entry) => {
     const agent = agentsById.get(entry.agent_id);
     return agent
-      ? agentLabel(agent, nameCols)
+      ? labelOf(agent, nameCols)
       : `${nameText(entry.name, nameCols)} ${shortId(entry.agent_id)}`;
   });
   // The name column is as wide as the longest name shown, so the counters line up.
   const column = Math.max(0, ...labels.map(displayWidth));
-  return waitStatus.map((entry, i) => {
+  const lines = shown.map((entry, i) => {
     const status = STATUS[entry.status] ?? STATUS.running;
+    const marks = approvalMark(approvals, entry.agent_id);
+    const key = [
+      entry.status,
+      labels[i],
+      column,
+      details[i],
+      ...marks.map((m) => m.text),
+      width,
+      theme.color,
+      theme.ascii,
+    ].join("\u0000");
+    const known = paintedLines.get(key);
+    if (known !== undefined) return known;
     const row: Row = [
       { text: "  " },
       { text: `${status.glyph} ${status.word.padEnd(8)}`, style: status.style },
       { text: " " },
       { text: padToWidth(labels[i]!, column), style: ROLE.strong },
-      ...approvalMark(approvals, entry.agent_id),
+      ...marks,
       { text: details[i]!, style: ROLE.faint },
     ];
-    return paintSpans(theme, clipRow(row, width));
+    const line = paintSpans(theme, clipRow(row, width));
+    if (paintedLines.size >= PAINTED_MAX) paintedLines.clear();
+    paintedLines.set(key, line);
+    return line;
   });
+  if (folded) lines.push(restLine(waitStatus.slice(shown.length), width, theme));
+  return lines;
+}
+
+function labelOf(agent: AgentRow, cols: number): string {
+  const known = labelsByRow.get(agent);
+  if (known?.cols === cols) return known.label;
+  const label = agentLabel(agent, cols);
+  labelsByRow.set(agent, { cols, label });
+  return label;
+}
+
+/** "  … 185 more: 150 running · 35 received" — the awaited agents the layer has no room for. */
+function restLine(rest: readonly WaitStatusEntry[], width: number, theme: Theme): Line {
+  const counts = new Map<WaitStatusEntry["status"], number>();
+  for (const entry of rest) counts.set(entry.status, (counts.get(entry.status) ?? 0) + 1);
+  const parts = (Object.keys(STATUS) as WaitStatusEntry["status"][])
+    .filter((status) => counts.has(status))
+    .map((status) => `${counts.get(status)} ${STATUS[status].word}`);
+  const row: Row = [
+    { text: "  " },
+    {
+      text: `${GLYPH.ellipsis} ${rest.length} more: ${parts.join(` ${GLYPH.dot} `)}`,
+      style: ROLE.faint,
+    },
+  ];
+  return paintSpans(theme, clipRow(row, width));
 }
 
 /**
