@@ -1,7 +1,10 @@
 // openFeed: the live feed of one tree. One LISTEN on the tree's channel however many agents (and a
-// feed_watchers row, so the tree's writes NOTIFY); hints (`a:`, `e:`, `s:`, `i:`) are collected for
-// a few ms, then the rows are read in batches and handed to subscribers in the order they arrived. A failed read is retried with backoff (reported as
-// a `connection` update); a subscriber never sees an exception.
+// feed_watchers row, so the tree's writes NOTIFY); hints (`a:`, `e:`, `i:`, `s:`) are read in
+// batches — at once when the feed was idle, then at most one read per few ms — and handed to
+// subscribers in the order they arrived. Stream hints that carry their text (`d:`, `w:`, see
+// stream-hints.ts) need no read: delivered at once when nothing is queued before them. A failed
+// read is retried with backoff (reported as a `connection` update); a subscriber never sees an
+// exception.
 import { randomUUID } from "node:crypto";
 import { inArray } from "drizzle-orm";
 import { agents } from "../agents/agents.sql.js";
@@ -10,6 +13,8 @@ import { RECONNECTED, UNLISTENED_POLL_MS, type Bus } from "../bus/bus.js";
 import { treeChannel } from "../bus/channels.js";
 import type { Db } from "../db/client.js";
 import { describeDbError } from "../db/retry.js";
+import { parseStreamHint, type StreamHint } from "./stream-hints.js";
+import { applyDelta, applyEnd, mergeRow, type StreamState } from "./stream-state.js";
 import { agentStreams } from "./streams.sql.js";
 import {
   settleAfterWatch,
@@ -18,16 +23,20 @@ import {
   WATCH_TTL_MS,
   watchTree,
 } from "./watchers.js";
-import type { Feed, FeedUpdate, StreamSnapshot } from "./types.js";
+import type { Feed, FeedUpdate } from "./types.js";
 
 export interface FeedOptions {
-  /** How long hints are collected before the rows are read (default 8 ms). */
+  /** The least time between two reads; an idle feed reads at once (default 8 ms). */
   batchMs?: number;
   /** First retry delay after a failed read; doubles up to 5 s (default 100 ms). */
   retryMs?: number;
 }
 
-/** One pending thing to read or tell, keyed so repeated hints collapse into one read. */
+/**
+ * One pending thing to read or tell, keyed so repeated hints collapse into one read. A `stream`
+ * hint tells the stream's state as it is when the batch is read, read from its row first when
+ * the state could not follow its hints (see stream-state.ts).
+ */
 type Hint =
   | { kind: "agent"; id: string }
   | { kind: "event"; id: number }
@@ -47,8 +56,6 @@ export function parseHint(payload: string): Hint | undefined {
   switch (tag) {
     case "a":
       return { kind: "agent", id };
-    case "s":
-      return { kind: "stream", id };
     case "i":
       return { kind: "input", id };
     case "e": {
@@ -70,12 +77,16 @@ export async function openFeed(
   const retryMs = options.retryMs ?? 100;
   const listeners = new Set<(updates: FeedUpdate[]) => void>();
   let watched = new Set<string>();
+  // The streams of watched agents as far as the hints went, and those whose row must be read.
+  const streams = new Map<string, StreamState>();
+  const unread = new Set<string>();
   // Insertion order is the order hints arrived in; a repeated hint keeps its first place.
   let pending = new Map<string, Hint>();
   let timer: NodeJS.Timeout | undefined;
   let draining: Promise<void> | undefined;
   let failures = 0;
   let closed = false;
+  let lastDrain = -Infinity;
 
   const deliver = (updates: FeedUpdate[]) => {
     if (updates.length === 0 || closed) return;
@@ -88,13 +99,16 @@ export async function openFeed(
     }
   };
 
-  const schedule = (delay = batchMs) => {
+  // Leading edge: the first hint after a quiet spell is read at once; later ones wait until a
+  // batch window has passed since the last read ended, so a burst costs one read per window.
+  const schedule = (delay = Math.max(0, lastDrain + batchMs - Date.now())) => {
     if (closed || timer || draining) return;
     timer = setTimeout(() => {
       timer = undefined;
       draining = drain().finally(() => {
         draining = undefined;
-        if (pending.size > 0) schedule(failures > 0 ? backoff(retryMs, failures) : batchMs);
+        lastDrain = Date.now();
+        if (pending.size > 0) schedule(failures > 0 ? backoff(retryMs, failures) : undefined);
       });
     }, delay);
   };
@@ -106,11 +120,48 @@ export async function openFeed(
     schedule();
   };
 
+  const snapshot = (agentId: string): FeedUpdate[] => {
+    const state = streams.get(agentId);
+    if (!state) return [];
+    const { text, reasoning, live } = state;
+    return [{ type: "stream", stream: { agentId, text, reasoning, live } }];
+  };
+
+  /** Reads the stream's row with the next batch (and tells its state then). */
+  const readStream = (agentId: string) => {
+    unread.add(agentId);
+    add({ kind: "stream", id: agentId });
+  };
+
+  /** A `d:`/`w:`/`s:` hint: applied now; told at once unless a batch is queued before it. */
+  const onStreamHint = (hint: StreamHint) => {
+    if (closed || !watched.has(hint.agentId)) return;
+    if (hint.kind === "stream") return readStream(hint.agentId);
+    const before = streams.get(hint.agentId);
+    const step = hint.kind === "delta" ? applyDelta(before, hint) : applyEnd(before, hint.response);
+    if (step.read) return readStream(hint.agentId);
+    if (step.state === before || !step.state) return;
+    streams.set(hint.agentId, step.state);
+    if (pending.size === 0 && !draining) deliver(snapshot(hint.agentId));
+    else add({ kind: "stream", id: hint.agentId });
+  };
+
   async function drain(): Promise<void> {
     const batch = pending;
     pending = new Map();
+    const reading = [...batch.values()].flatMap((h) =>
+      h.kind === "stream" && unread.has(h.id) && watched.has(h.id) ? [h.id] : [],
+    );
+    reading.forEach((id) => unread.delete(id));
     try {
-      const updates = await read(db, [...batch.values()], watched);
+      const rows = await read(db, [...batch.values()], reading);
+      for (const row of rows.streams) {
+        if (!watched.has(row.agent_id)) continue;
+        const { text, reasoning, live, response } = row;
+        const merged = mergeRow(streams.get(row.agent_id), { text, reasoning, live, response });
+        if (merged) streams.set(row.agent_id, merged);
+      }
+      const updates = rows.updates(snapshot);
       if (failures > 0) {
         failures = 0;
         updates.unshift({ type: "connection", problem: undefined });
@@ -118,6 +169,7 @@ export async function openFeed(
       deliver(updates);
     } catch (err) {
       // Keep every hint (newer ones after the older) and try again later.
+      reading.forEach((id) => unread.add(id));
       for (const [key, hint] of pending) if (!batch.has(key)) batch.set(key, hint);
       pending = batch;
       if (failures++ === 0) {
@@ -129,8 +181,13 @@ export async function openFeed(
   }
 
   const unsubscribe = await bus.subscribe(treeChannel(treeId), (payload) => {
+    const stream = parseStreamHint(payload);
+    if (stream) return onStreamHint(stream);
     const hint = parseHint(payload);
-    if (hint) add(hint);
+    if (!hint) return;
+    add(hint);
+    // Hints may have been lost: what the streams' hints built may have gaps.
+    if (hint.kind === "resync") watched.forEach(readStream);
   });
   // Triggers NOTIFY only watched trees: register, then let writes that missed it finish.
   const watcherId = randomUUID();
@@ -166,7 +223,7 @@ export async function openFeed(
   const poll = setInterval(() => {
     if (!bus.listening()) {
       add({ kind: "resync" });
-      for (const id of watched) add({ kind: "stream", id });
+      watched.forEach(readStream);
     }
   }, UNLISTENED_POLL_MS);
   poll.unref();
@@ -180,13 +237,18 @@ export async function openFeed(
     watchStreams(agentIds) {
       const next = new Set(agentIds);
       const added = [...next].filter((id) => !watched.has(id));
+      for (const id of watched) {
+        if (next.has(id)) continue;
+        streams.delete(id);
+        unread.delete(id);
+      }
       watched = next;
       // Publishers write only watched agents' streams: register the new set (in order, so the
       // last one wins), then fetch what a newly watched agent has streamed so far.
       registering = registering
         .then(() => watchTree(db, watcherId, treeId, [...watched]))
         .catch(() => undefined) // the refresh re-registers; the read path reports trouble
-        .then(() => added.forEach((id) => add({ kind: "stream", id })));
+        .then(() => added.forEach((id) => watched.has(id) && readStream(id)));
     },
     async close() {
       closed = true;
@@ -206,13 +268,15 @@ function backoff(base: number, failures: number): number {
   return ms / 2 + Math.random() * (ms / 2);
 }
 
-/** Reads the rows behind a batch of hints and returns the updates in hint order. */
-async function read(db: Db, hints: Hint[], watched: Set<string>): Promise<FeedUpdate[]> {
+/**
+ * Reads the rows behind a batch of hints (the stream rows of `streamIds` only); `updates` then
+ * builds the updates in hint order, a stream's from its state once the rows are merged in.
+ */
+async function read(db: Db, hints: Hint[], streamIds: string[]) {
   const ids = (kind: Hint["kind"]) =>
     hints.flatMap((h) => (h.kind === kind ? [(h as { id: string | number }).id] : []));
   const agentIds = ids("agent") as string[];
   const eventIds = ids("event") as number[];
-  const streamIds = (ids("stream") as string[]).filter((id) => watched.has(id));
   const [agentRows, eventRows, streamRows] = await Promise.all([
     agentIds.length ? db.select().from(agents).where(inArray(agents.id, agentIds)) : [],
     eventIds.length ? db.select().from(events).where(inArray(events.id, eventIds)) : [],
@@ -222,39 +286,32 @@ async function read(db: Db, hints: Hint[], watched: Set<string>): Promise<FeedUp
   ]);
   const agentById = new Map(agentRows.map((a) => [a.id, a]));
   const eventById = new Map(eventRows.map((e) => [e.id, e]));
-  const streamById = new Map(streamRows.map((s) => [s.agent_id, s]));
-  const updates: FeedUpdate[] = [];
-  for (const hint of hints) {
-    switch (hint.kind) {
-      case "agent": {
-        const agent = agentById.get(hint.id);
-        if (agent) updates.push({ type: "agent", agent });
-        break;
+  const updates = (stream: (agentId: string) => FeedUpdate[]): FeedUpdate[] => {
+    const out: FeedUpdate[] = [];
+    for (const hint of hints) {
+      switch (hint.kind) {
+        case "agent": {
+          const agent = agentById.get(hint.id);
+          if (agent) out.push({ type: "agent", agent });
+          break;
+        }
+        case "event": {
+          const event = eventById.get(hint.id);
+          if (event) out.push({ type: "event", event });
+          break;
+        }
+        case "stream":
+          out.push(...stream(hint.id));
+          break;
+        case "input":
+          out.push({ type: "input", agentId: hint.id });
+          break;
+        case "resync":
+          out.push({ type: "resync" });
+          break;
       }
-      case "event": {
-        const event = eventById.get(hint.id);
-        if (event) updates.push({ type: "event", event });
-        break;
-      }
-      case "stream": {
-        const row = streamById.get(hint.id);
-        if (!row) break;
-        const stream: StreamSnapshot = {
-          agentId: row.agent_id,
-          text: row.text,
-          reasoning: row.reasoning,
-          live: row.live,
-        };
-        updates.push({ type: "stream", stream });
-        break;
-      }
-      case "input":
-        updates.push({ type: "input", agentId: hint.id });
-        break;
-      case "resync":
-        updates.push({ type: "resync" });
-        break;
     }
-  }
-  return updates;
+    return out;
+  };
+  return { streams: streamRows, updates };
 }

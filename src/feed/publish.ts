@@ -1,121 +1,23 @@
-// What the turn loop publishes for feeds besides events: the coalesced partial text of a streaming
-// model response (agent_streams), the agent's `activity` and the live `wait_status` of a fan-in.
-// Every write here is best effort: a failed write is dropped, never thrown into the turn — except
-// a write refused for a stale lease epoch, which stops the turn (see createStreamPublisher).
+// What the turn loop publishes for feeds besides events: the partial text of a streaming model
+// response (stream-publisher.ts, re-exported here; its end below), the agent's `activity` and the
+// live `wait_status` of a fan-in. Every write here is best effort: a failed write is dropped, never
+// thrown into the turn — except a write refused for a stale lease epoch, which stops the turn.
 import { sql, type SQL } from "drizzle-orm";
 import type { WaitStatusEntry } from "../agents/agents.sql.js";
 import { isLeaseLost, LeaseLost, type Fence } from "../agents/errors.js";
 import { treeChannel } from "../bus/channels.js";
 import type { Db, Queryable } from "../db/client.js";
-import { runPrepared, type Prepared } from "../db/prepared.js";
 
-/** At most one stream write per this many ms per agent (~20 per second). */
-export const STREAM_INTERVAL_MS = 50;
-
-// $6: the turn's lease epoch (null: not leased). A stale one writes nothing and says so (held).
-const PUBLISH_STREAM: Prepared = {
-  name: "warren_publish_stream",
-  text: `
-    with f as (
-      select $6::bigint is null
-          or exists (select 1 from agents where id = $1::uuid and lease_epoch = $6::bigint) as held
-    ), w as (
-      select 1 from feed_watchers
-       where tree_id = $5::uuid and expires_at > now() and $1::uuid = any(streams)
-         and (select held from f)
-       limit 1
-    ), u as (
-      insert into agent_streams as s (agent_id, tree_id, text, reasoning, live, updated_at)
-      select $1::uuid, $5::uuid, $2::text, $3::text, true, now() from w
-      on conflict (agent_id) do update
-         set text = excluded.text, reasoning = excluded.reasoning, live = true, updated_at = now()
-      returning agent_id
-    ), n as (
-      select pg_notify($4::text, 's:' || agent_id::text) from u
-    )
-    select (select held from f) as held, (select count(*) from n)::int as notified`,
-};
+export {
+  createStreamPublisher,
+  STREAM_INTERVAL_MS,
+  type StreamPublisher,
+} from "./stream-publisher.js";
 
 /** `lease_epoch = <the turn's epoch>` for a turn's update of its own row: the agents_fence
  * trigger refuses it once a claim has raised the epoch. Without a fence, the column stays. */
 export function epochSet(fence: Fence | undefined): SQL {
   return fence ? sql`lease_epoch = ${fence.epoch}` : sql`lease_epoch = lease_epoch`;
-}
-
-export interface StreamPublisher {
-  onText(delta: string): void;
-  onReasoning(delta: string): void;
-  /** Stops publishing and waits for a write in flight; call before `endStream`. */
-  settle(): Promise<void>;
-}
-
-/**
- * Coalesces a response's deltas into at most one write per `intervalMs`; each write carries the
- * whole text so far (a reader never needs the earlier writes). Nothing is stored for a tree that
- * no feed watches (see feed_watchers).
- */
-export function createStreamPublisher(
-  db: Db,
-  agent: { id: string; tree_id: string },
-  options: { fence?: Fence; onFenced?: () => void; intervalMs?: number } = {},
-): StreamPublisher {
-  const intervalMs = options.intervalMs ?? STREAM_INTERVAL_MS;
-  const epoch = options.fence?.epoch ?? null;
-  let text = "";
-  let reasoning = "";
-  let dirty = false;
-  let settled = false;
-  let last = 0;
-  let timer: NodeJS.Timeout | undefined;
-  let inflight: Promise<void> | undefined;
-  const channel = treeChannel(agent.tree_id);
-
-  const flush = () => {
-    timer = undefined;
-    if (!dirty || settled) return;
-    dirty = false;
-    last = Date.now();
-    inflight = runPrepared<{ held: boolean }>(db, PUBLISH_STREAM, [
-      agent.id,
-      text,
-      reasoning,
-      channel,
-      agent.tree_id,
-      epoch,
-    ])
-      .then(
-        ([row]) => {
-          // Another worker claimed the agent: this model call is abandoned at once.
-          if (row && !row.held) options.onFenced?.();
-        },
-        () => undefined, // dropped: the next write (or the assistant event) carries everything
-      )
-      .finally(() => {
-        inflight = undefined;
-        if (dirty) schedule();
-      });
-  };
-  const schedule = () => {
-    if (timer || inflight || settled) return;
-    timer = setTimeout(flush, Math.max(0, last + intervalMs - Date.now()));
-  };
-  return {
-    onText(delta) {
-      text += delta;
-      dirty = true;
-      schedule();
-    },
-    onReasoning(delta) {
-      reasoning += delta;
-      dirty = true;
-      schedule();
-    },
-    async settle() {
-      settled = true;
-      clearTimeout(timer);
-      await inflight;
-    },
-  };
 }
 
 /** Marks the agent's stream ended (live = false), in the caller's transaction when given one. */
@@ -124,9 +26,10 @@ export async function endStream(q: Queryable, agent: { id: string; tree_id: stri
     with u as (
       update agent_streams set live = false, updated_at = now()
        where agent_id = ${agent.id} and live
-      returning agent_id
+      returning agent_id, response
     )
-    select pg_notify(${treeChannel(agent.tree_id)}, 's:' || agent_id::text) from u`);
+    select pg_notify(${treeChannel(agent.tree_id)}, 's:' || agent_id::text || ':' || response::text || ':end')
+      from u`);
 }
 
 /**

@@ -1,7 +1,7 @@
 // The agent_streams table: per agent, the partial answer of the model response streaming now
 // (coalesced writes from the turn loop), so a TUI in any process can show it live.
 import { sql } from "drizzle-orm";
-import { boolean, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { bigint, boolean, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
 
 export const agentStreams = pgTable("agent_streams", {
   agent_id: uuid("agent_id").primaryKey(),
@@ -14,6 +14,14 @@ export const agentStreams = pgTable("agent_streams", {
   /** False once the response has ended (its `assistant` event exists or the call failed). */
   live: boolean("live").notNull().default(true),
   updated_at: timestamp("updated_at", { withTimezone: true }).notNull().defaultNow(),
+  /**
+   * Which model response the text belongs to: the id of the transaction that first wrote it
+   * (pg_current_xact_id), so a later response always has a larger one. Hints carry it, and a
+   * feed never lets an older response's text replace a newer one's (see stream-state.ts).
+   */
+  response: bigint("response", { mode: "number" })
+    .notNull()
+    .default(sql`0`),
 });
 
 export type AgentStreamRow = typeof agentStreams.$inferSelect;

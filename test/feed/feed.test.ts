@@ -19,13 +19,14 @@ describe("openFeed", () => {
   it("shows another process's turn live: the stream arrives before the answer, coalesced", async () => {
     const { db, url } = rig.database();
     const answer = "The quick brown fox jumps over the lazy dog, then naps in the afternoon sun.";
+    const thinking = "The person asks about a fox; describe it.";
     const chunkSize = 2;
     rig.fake().script({
       agent: "streamer",
       // 38 deltas, one every 10 ms: about 0.4 s of streaming.
       reply: {
         text: answer,
-        reasoning: "The person asks about a fox; describe it.",
+        reasoning: thinking,
         chunkSize,
         chunkDelayMs: 10,
         usage: { input: 11, output: 22 },
@@ -73,17 +74,21 @@ describe("openFeed", () => {
       expect(partial.length).toBeGreaterThanOrEqual(3);
       for (const s of partial) expect(answer.startsWith(s.text)).toBe(true);
       // Thinking streams too (it comes first), and is kept beside the text.
-      expect(partial.at(-1)!.reasoning).toBe("The person asks about a fox; describe it.");
+      expect(partial.at(-1)!.reasoning).toBe(thinking);
       // Text only grows.
       const lengths = before.map((s) => s.text.length);
       expect([...lengths].sort((a, b) => a - b)).toEqual(lengths);
 
-      // Coalesced: at most one write per STREAM_INTERVAL_MS (50 ms). Deltas come every ~10 ms, so
-      // that is about one write per five deltas; one write per delta would be 38 (+1 to end it).
-      const deltas = Math.ceil(answer.length / chunkSize);
-      const writes = raw.received.filter((n) => n.payload === `s:${root.id}`);
+      // Row writes coalesced: at most one per STREAM_INTERVAL_MS (50 ms). Deltas come every ~10 ms,
+      // so that is about one write per five deltas; one per delta would be 38. The text itself
+      // went out in hints (`d:` alone, `w:` with a row write), never more than one per delta.
+      const deltas = Math.ceil(answer.length / chunkSize) + Math.ceil(thinking.length / chunkSize);
+      const writes = raw.received.filter((n) => n.payload.startsWith(`w:${root.id}:`));
+      const hints = raw.received.filter((n) => n.payload.startsWith(`d:${root.id}:`));
       expect(STREAM_INTERVAL_MS).toBe(50);
-      expect(writes.length).toBeLessThanOrEqual(deltas / 2);
+      expect(writes.length).toBeLessThanOrEqual(Math.ceil(answer.length / chunkSize) / 2);
+      expect(writes.length + hints.length).toBeLessThanOrEqual(deltas);
+      expect(hints.length).toBeGreaterThan(0);
       rig.fake().assertAllUsed();
     } finally {
       raw.stop();
