@@ -45,12 +45,10 @@ export async function tuiBench(context: BenchContext): Promise<BenchRow[]> {
   const fake = await startFakeModel();
   const rows: BenchRow[] = [];
   try {
-    if (!process.env.TMP_DELTA_ONLY) {
-      log("tui: opening agents with 10,000 and 10 events");
-      rows.push(...(await openTimes(db, bus, fake)));
-      log(`tui: keystroke latency, quiet and with ${STREAMING_AGENTS} agents streaming`);
-      rows.push(...(await keystrokeLatency(db, bus, fake, url)));
-    }
+    log("tui: opening agents with 10,000 and 10 events");
+    rows.push(...(await openTimes(db, bus, fake)));
+    log(`tui: keystroke latency, quiet and with ${STREAMING_AGENTS} agents streaming`);
+    rows.push(...(await keystrokeLatency(db, bus, fake, url)));
     log("tui: model delta → second process's screen");
     rows.push(...(await deltaLatency(db, bus, fake, url, log)));
     return rows;
