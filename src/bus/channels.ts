@@ -1,4 +1,5 @@
-// Channel names and the NOTIFY helper. Payloads are tiny hints; the rows are the truth.
+// Channel names and the NOTIFY helper. Payloads are hints (a stream's may carry its newest text);
+// the rows are the truth.
 import { sql } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
 
@@ -9,8 +10,9 @@ export function agentChannel(agentId: string): string {
 
 /**
  * One channel per tree, for feeds (TUIs): database triggers send `a:<agent id>` (agent row
- * changed), `e:<agent id>:<event id>` (new event), `i:<agent id>` (queued input changed); the turn
- * loop sends `s:<agent id>` (stream moved on). A feed LISTENs to one channel however many agents.
+ * changed), `e:<agent id>:<event id>` (new event), `i:<agent id>` (queued input changed); the
+ * stream publisher sends `d:`/`w:`/`s:` hints, the small ones carrying the streamed text itself
+ * (src/feed/stream-hints.ts). A feed LISTENs to one channel however many agents.
  */
 export function treeChannel(treeId: string): string {
   return `warren_tree_${treeId}`;

@@ -1,10 +1,9 @@
 // openFeed: the live feed of one tree. One LISTEN on the tree's channel however many agents (and a
-// feed_watchers row, so the tree's writes NOTIFY); hints (`a:`, `e:`, `i:`, `s:`) are read in
-// batches — at once when the feed was idle, then at most one read per few ms — and handed to
-// subscribers in the order they arrived. Stream hints that carry their text (`d:`, `w:`, see
-// stream-hints.ts) need no read: delivered at once when nothing is queued before them. A failed
-// read is retried with backoff (reported as a `connection` update); a subscriber never sees an
-// exception.
+// feed_watchers row, so the tree's writes NOTIFY); hints (`a:`, `e:`, `i:`, `s:`) are collected
+// for a few ms, then the rows are read in batches and handed to subscribers in the order they
+// arrived. Stream hints that carry their text (`d:`, `w:`, see stream-hints.ts) need no read:
+// delivered at once when nothing is queued before them. A failed read is retried with backoff
+// (reported as a `connection` update); a subscriber never sees an exception.
 import { randomUUID } from "node:crypto";
 import { inArray } from "drizzle-orm";
 import { agents } from "../agents/agents.sql.js";
@@ -26,7 +25,7 @@ import {
 import type { Feed, FeedUpdate } from "./types.js";
 
 export interface FeedOptions {
-  /** The least time between two reads; an idle feed reads at once (default 8 ms). */
+  /** How long hints are collected before the rows are read (default 8 ms). */
   batchMs?: number;
   /** First retry delay after a failed read; doubles up to 5 s (default 100 ms). */
   retryMs?: number;
@@ -86,7 +85,6 @@ export async function openFeed(
   let draining: Promise<void> | undefined;
   let failures = 0;
   let closed = false;
-  let lastDrain = -Infinity;
 
   const deliver = (updates: FeedUpdate[]) => {
     if (updates.length === 0 || closed) return;
@@ -99,16 +97,16 @@ export async function openFeed(
     }
   };
 
-  // Leading edge: the first hint after a quiet spell is read at once; later ones wait until a
-  // batch window has passed since the last read ended, so a burst costs one read per window.
-  const schedule = (delay = Math.max(0, lastDrain + batchMs - Date.now())) => {
+  // Hints that need a read wait a batch window, so that a burst of commits (a fork, a kill) costs
+  // one read. (Reading the first hint of a quiet spell at once made twice the deliveries there;
+  // the stream's text, where latency shows, needs no read: see onStreamHint.)
+  const schedule = (delay = batchMs) => {
     if (closed || timer || draining) return;
     timer = setTimeout(() => {
       timer = undefined;
       draining = drain().finally(() => {
         draining = undefined;
-        lastDrain = Date.now();
-        if (pending.size > 0) schedule(failures > 0 ? backoff(retryMs, failures) : undefined);
+        if (pending.size > 0) schedule(failures > 0 ? backoff(retryMs, failures) : batchMs);
       });
     }, delay);
   };

@@ -13,6 +13,8 @@ import { deltaPayloadTail, MAX_HINTED_DELTA } from "./stream-hints.js";
 export const STREAM_INTERVAL_MS = 50;
 /** At most one hint-only statement per this many ms per agent (bounds a fast model's cost). */
 export const DELTA_INTERVAL_MS = 10;
+/** The row catches up this many intervals after the last delta when no hint brought it along. */
+const QUIET_INTERVALS = 4;
 
 // Shared by both statements. $1 agent, $2 tree, $3 the turn's lease epoch (null: not leased; a
 // stale one writes and sends nothing and says so: held = false).
@@ -104,12 +106,15 @@ export function createStreamPublisher(
   /**
    * The next statement (and when), or nothing to do. Deltas go out as hints at once; the row is
    * written with one when a write is due (no extra statement), else once the stream has been
-   * quiet for an interval — so a steady stream writes its row no more often than before.
+   * quiet for a few intervals — so a stream writes its row less often than before, when it
+   * wrote at every interval. The row only serves a feed that joins late or lost a hint.
    */
   const next = (now: number): { kind: "row" | "delta"; at: number } | undefined => {
     const rowAt = lastRow + intervalMs;
     if (unsent() === 0) {
-      return rowBehind() ? { kind: "row", at: Math.max(rowAt, lastInput + intervalMs) } : undefined;
+      return rowBehind()
+        ? { kind: "row", at: Math.max(rowAt, lastInput + QUIET_INTERVALS * intervalMs) }
+        : undefined;
     }
     if (response === undefined || unsent() > MAX_HINTED_DELTA || rowAt <= now) {
       return { kind: "row", at: rowAt };

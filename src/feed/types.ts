@@ -20,7 +20,7 @@ export type FeedUpdate =
   | { type: "agent"; agent: AgentRow }
   /** A new event of an agent of the tree. */
   | { type: "event"; event: EventRow }
-  /** The stream of a watched agent moved on (see Feed.watchStreams); at most ~20 per second per agent. */
+  /** The stream of a watched agent moved on (see Feed.watchStreams); about one per model delta. */
   | { type: "stream"; stream: StreamSnapshot }
   /** Queued person input of an agent changed (queued or delivered): re-read pendingInputs. */
   | { type: "input"; agentId: string }
