@@ -4,21 +4,12 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { createDb, type Db } from "./client.js";
-import { migrate } from "./migrate.js";
+import { migrateWith } from "./migrate.js";
+import { DatabaseUnavailableError, maskUrl } from "./unavailable.js";
+
+export { DatabaseUnavailableError, maskUrl };
 
 type Env = Record<string, string | undefined>;
-
-/** The database cannot be reached; `message` is one line, safe to show (no password). */
-export class DatabaseUnavailableError extends Error {
-  override name = "DatabaseUnavailableError";
-  constructor(
-    message: string,
-    readonly url: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
 
 /** `$WARREN_HOME`, else `$XDG_DATA_HOME/warren`, else `~/.local/share/warren`. */
 export function warrenHome(env: Env = process.env): string {
@@ -45,13 +36,21 @@ export async function connectChecked(
   url: string,
   options: ConnectCheckOptions = {},
 ): Promise<void> {
+  const client = await connectClient(url, options);
+  await client.end().catch(() => {});
+}
+
+/** connectChecked's connection, left open for the caller to use and end. */
+async function connectClient(url: string, options: ConnectCheckOptions): Promise<pg.Client> {
   const { source = "DATABASE_URL", timeoutMs = 5_000 } = options;
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
   client.on("error", () => {});
   try {
     await client.connect();
     await client.query("SELECT 1");
+    return client;
   } catch (error) {
+    await client.end().catch(() => {});
     const where = `${maskUrl(url)} (${source})`;
     throw new DatabaseUnavailableError(
       `cannot reach the database at ${where}: ${describe(error, timeoutMs)}`,
@@ -60,30 +59,24 @@ export async function connectChecked(
         cause: error,
       },
     );
+  }
+}
+
+/**
+ * Resolves, checks, migrates and opens the database. The check's connection also migrates (or,
+ * as on most starts, only sees that nothing is left to apply).
+ */
+export async function openDatabase(env: Env = process.env): Promise<{ db: Db; url: string }> {
+  const url = await resolveDatabaseUrl(env);
+  const client = await connectClient(url, {
+    source: env.DATABASE_URL ? "DATABASE_URL" : `embedded, ${warrenHome(env)}`,
+  });
+  try {
+    await migrateWith(client);
   } finally {
     await client.end().catch(() => {});
   }
-}
-
-/** Resolves, checks, migrates and opens the database. */
-export async function openDatabase(env: Env = process.env): Promise<{ db: Db; url: string }> {
-  const url = await resolveDatabaseUrl(env);
-  await connectChecked(url, {
-    source: env.DATABASE_URL ? "DATABASE_URL" : `embedded, ${warrenHome(env)}`,
-  });
-  await migrate(url);
   return { db: createDb(url), url };
-}
-
-/** The URL without its password (and without query parameters, which may carry one). */
-export function maskUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    const user = parsed.username ? `${parsed.username}@` : "";
-    return `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}`;
-  } catch {
-    return "(unparsable URL)";
-  }
 }
 
 function describe(error: unknown, timeoutMs: number): string {
