@@ -3,126 +3,89 @@
 // wins, whether it comes from here or a TUI).
 import { answerApproval, listPending } from "../approvals/approvals.js";
 import { escapeLine } from "../text/escape.js";
-import { expectPositionals, parseCommandArgs, UsageError, type Command } from "./command.js";
+import { expectPositionals, parseCommandArgs, UsageError, type RunCommand } from "./command.js";
 import { jsonText } from "../text/format.js";
 import { withDatabase, treeOrLatest } from "./scope.js";
 
-export const approvalsList: Command = {
-  name: "approvals",
-  summary: "list tool calls waiting for your approval",
-  usage: `Usage: warren approvals [--tree ID | --all] [--json]
-
-List the open approval requests of a tree (default: the most recent), oldest first:
-id, agent, tool and what it would run. Answer with \`warren approve ID\` or
-\`warren deny ID\`, or in any TUI on the tree.
-
-Options:
-  --tree ID   the tree: a root's id or a unique prefix of it
-  --all       every tree
-  --json      one JSON array
-  -h, --help  show this help`,
-  async run(args, io) {
-    const { values, positionals } = parseCommandArgs("approvals", {
-      args,
-      allowPositionals: true,
-      options: {
-        tree: { type: "string" },
-        all: { type: "boolean", default: false },
-        json: { type: "boolean", default: false },
-      },
-    });
-    expectPositionals(positionals, "approvals", { required: [] });
-    if (values.all && values.tree !== undefined) {
-      throw new UsageError("--all and --tree exclude each other", "approvals");
+export const runApprovals: RunCommand = async (args, io) => {
+  const { values, positionals } = parseCommandArgs("approvals", {
+    args,
+    allowPositionals: true,
+    options: {
+      tree: { type: "string" },
+      all: { type: "boolean", default: false },
+      json: { type: "boolean", default: false },
+    },
+  });
+  expectPositionals(positionals, "approvals", { required: [] });
+  if (values.all && values.tree !== undefined) {
+    throw new UsageError("--all and --tree exclude each other", "approvals");
+  }
+  await withDatabase(io.env, async (db) => {
+    const root = values.all ? undefined : await treeOrLatest(db, values.tree);
+    const pending = values.all || root ? await listPending(db, root?.id) : [];
+    if (values.json) {
+      io.out(
+        jsonText(
+          pending.map((p) => ({
+            id: p.id,
+            tree_id: p.tree_id,
+            agent_id: p.agent_id,
+            agent: p.agent_name,
+            tool: p.tool,
+            subject: p.subject,
+            arguments: p.arguments,
+            pattern: p.pattern,
+            created_at: p.created_at,
+          })),
+        ),
+      );
+      return;
     }
-    await withDatabase(io.env, async (db) => {
-      const root = values.all ? undefined : await treeOrLatest(db, values.tree);
-      const pending = values.all || root ? await listPending(db, root?.id) : [];
-      if (values.json) {
-        io.out(
-          jsonText(
-            pending.map((p) => ({
-              id: p.id,
-              tree_id: p.tree_id,
-              agent_id: p.agent_id,
-              agent: p.agent_name,
-              tool: p.tool,
-              subject: p.subject,
-              arguments: p.arguments,
-              pattern: p.pattern,
-              created_at: p.created_at,
-            })),
-          ),
-        );
-        return;
-      }
-      if (pending.length === 0) {
-        io.out("no approval requests are waiting");
-        return;
-      }
-      for (const p of pending) {
-        const what = p.subject ? `${p.tool}: ${p.subject}` : `${p.tool} ${p.arguments}`;
-        io.out(
-          `${p.id}  ${escapeLine(p.agent_name)} ${p.agent_id.slice(0, 8)}  ${escapeLine(what)}`,
-        );
-      }
-    });
-  },
+    if (pending.length === 0) {
+      io.out("no approval requests are waiting");
+      return;
+    }
+    for (const p of pending) {
+      const what = p.subject ? `${p.tool}: ${p.subject}` : `${p.tool} ${p.arguments}`;
+      io.out(`${p.id}  ${escapeLine(p.agent_name)} ${p.agent_id.slice(0, 8)}  ${escapeLine(what)}`);
+    }
+  });
 };
 
-function answerCommand(allow: boolean): Command {
+/** `warren approve` (allow) and `warren deny`. */
+function answerCommand(allow: boolean): RunCommand {
   const name = allow ? "approve" : "deny";
-  return {
-    name,
-    summary: allow
-      ? "allow a tool call waiting for approval"
-      : "deny a tool call waiting for approval",
-    usage: allow
-      ? `Usage: warren approve ID [--tree-wide]
-
-Allow the tool call of approval request ID (see \`warren approvals\`); it runs at once.
-
-Options:
-  --tree-wide  also allow calls like it for the whole tree (e.g. \`git *\` for bash)
-  -h, --help   show this help`
-      : `Usage: warren deny ID [--reason TEXT]
-
-Deny the tool call of approval request ID; the model is told, with your reason.
-
-Options:
-  --reason TEXT  why (the model reads it)
-  -h, --help     show this help`,
-    async run(args, io) {
-      const { values, positionals } = parseCommandArgs(name, {
-        args,
-        allowPositionals: true,
-        options: allow
-          ? { "tree-wide": { type: "boolean", default: false } }
-          : { reason: { type: "string" } },
+  return async (args, io) => {
+    const { values, positionals } = parseCommandArgs(name, {
+      args,
+      allowPositionals: true,
+      options: allow
+        ? { "tree-wide": { type: "boolean", default: false } }
+        : { reason: { type: "string" } },
+    });
+    expectPositionals(positionals, name, { required: ["ID"] });
+    const id = Number(positionals[0]);
+    if (!Number.isSafeInteger(id) || id <= 0) {
+      throw new UsageError(`ID must be a request number from warren approvals`, name);
+    }
+    await withDatabase(io.env, async (db) => {
+      const row = await answerApproval(db, id, {
+        allow,
+        scope: values["tree-wide"] === true ? "tree" : "once",
+        reason: typeof values.reason === "string" ? values.reason : undefined,
+        by: "person (cli)",
       });
-      expectPositionals(positionals, name, { required: ["ID"] });
-      const id = Number(positionals[0]);
-      if (!Number.isSafeInteger(id) || id <= 0) {
-        throw new UsageError(`ID must be a request number from warren approvals`, name);
-      }
-      await withDatabase(io.env, async (db) => {
-        const row = await answerApproval(db, id, {
-          allow,
-          scope: values["tree-wide"] === true ? "tree" : "once",
-          reason: typeof values.reason === "string" ? values.reason : undefined,
-          by: "person (cli)",
-        });
-        const what = row.subject ? `${row.tool}: ${row.subject}` : row.tool;
-        const how = allow
-          ? row.scope === "tree"
-            ? `allowed ${row.pattern} for the tree`
-            : "allowed"
-          : "denied";
-        io.out(`${how} request ${row.id} (${escapeLine(what)})`);
-      });
-    },
+      const what = row.subject ? `${row.tool}: ${row.subject}` : row.tool;
+      const how = allow
+        ? row.scope === "tree"
+          ? `allowed ${row.pattern} for the tree`
+          : "allowed"
+        : "denied";
+      io.out(`${how} request ${row.id} (${escapeLine(what)})`);
+    });
   };
 }
 
-export const approve = answerCommand(true);
-export const deny = answerCommand(false);
+export const runApprove = answerCommand(true);
+export const runDeny = answerCommand(false);

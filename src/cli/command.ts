@@ -1,5 +1,5 @@
-// What every subcommand shares: the Command shape, the output handle, and the two failures the
-// command line distinguishes (bad usage → exit 2, a runtime error → exit 1).
+// What every subcommand shares: the Command shape (help and a loader), the output handle, and the
+// two failures the command line distinguishes (bad usage → exit 2, a runtime error → exit 1).
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import type { Colors } from "../text/format.js";
 
@@ -14,17 +14,23 @@ export interface Io {
   color: Colors;
 }
 
+/**
+ * A subcommand as the command line knows it before running it: its name and help, cheap to hold,
+ * and a loader for its code, which imports the database layer and the rest only when it runs.
+ */
 export interface Command {
   name: string;
   /** One line for the top-level help. */
   summary: string;
   /** The full `--help` text. */
   usage: string;
-  /** Returns the exit code (0 when nothing is returned). */
-  run(args: string[], io: Io): Promise<number | void>;
+  load(): Promise<RunCommand>;
   /** The command hands work to runtime modules that may leave handles open: exit once output is flushed. */
   exitWhenDone?: boolean;
 }
+
+/** Runs a subcommand; returns the exit code (0 when nothing is returned). */
+export type RunCommand = (args: string[], io: Io) => Promise<number | void>;
 
 /** Bad input on the command line: exit 2 with a hint to the command's --help. */
 export class UsageError extends Error {

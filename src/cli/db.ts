@@ -5,48 +5,31 @@ import {
   expectPositionals,
   parseCommandArgs,
   UsageError,
-  type Command,
+  type RunCommand,
   type Io,
 } from "./command.js";
 
 const ACTIONS = ["url", "status", "stop"] as const;
 
-export const dbCommand: Command = {
-  name: "db",
-  summary: "the database: url | status | stop (embedded server)",
-  usage: `Usage: warren db url|status|stop
-
-  url     print the connection URL in use: DATABASE_URL, or the embedded server's
-          (started if it is not running)
-  status  where the database is and whether it answers
-  stop    stop the embedded server (other warren processes start it again on demand)
-
-Without DATABASE_URL warren uses an embedded PostgreSQL under $WARREN_HOME
-(default ~/.local/share/warren), on its own port.
-
-Options:
-  --json      with status: print one JSON object
-  -h, --help  show this help`,
-  async run(args, io) {
-    const { values, positionals } = parseCommandArgs("db", {
-      args,
-      allowPositionals: true,
-      options: { json: { type: "boolean", default: false } },
-    });
-    expectPositionals(positionals, "db", { required: ["an action (url, status or stop)"] });
-    const action = positionals[0]!;
-    switch (action) {
-      case "url":
-        io.out(io.env.DATABASE_URL || (await ensureEmbedded(warrenHome(io.env))));
-        return;
-      case "status":
-        return status(io, values.json);
-      case "stop":
-        return stop(io);
-      default:
-        throw new UsageError(`unknown action "${action}"; use one of ${ACTIONS.join(", ")}`, "db");
-    }
-  },
+export const runDb: RunCommand = async (args, io) => {
+  const { values, positionals } = parseCommandArgs("db", {
+    args,
+    allowPositionals: true,
+    options: { json: { type: "boolean", default: false } },
+  });
+  expectPositionals(positionals, "db", { required: ["an action (url, status or stop)"] });
+  const action = positionals[0]!;
+  switch (action) {
+    case "url":
+      io.out(io.env.DATABASE_URL || (await ensureEmbedded(warrenHome(io.env))));
+      return;
+    case "status":
+      return status(io, values.json);
+    case "stop":
+      return stop(io);
+    default:
+      throw new UsageError(`unknown action "${action}"; use one of ${ACTIONS.join(", ")}`, "db");
+  }
 };
 
 async function status(io: Io, json: boolean): Promise<number> {

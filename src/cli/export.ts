@@ -6,7 +6,7 @@ import { events, type EventRow } from "../agents/events.sql.js";
 import { listTree } from "../agents/tree.js";
 import type { Db } from "../db/client.js";
 import { treeOrder } from "./agent-table.js";
-import { expectPositionals, parseCommandArgs, UsageError, type Command } from "./command.js";
+import { expectPositionals, parseCommandArgs, UsageError, type RunCommand } from "./command.js";
 import {
   compactNumber,
   createColors,
@@ -18,53 +18,39 @@ import {
 import { requireTree, withDatabase } from "./scope.js";
 import { renderTranscript } from "./transcript.js";
 
-export const exportTree: Command = {
-  name: "export",
-  summary: "export a tree with every transcript (Markdown or JSON)",
-  usage: `Usage: warren export [TREE] [--format md|json] [-o FILE]
-
-Export every agent of a tree (reaped ones included) with its whole transcript.
-TREE is a root's id or a unique prefix of it (default: the most recent tree).
-
-Options:
-  --format md|json  Markdown, a heading per agent in tree order (default), or JSON:
-                    {"tree_id", "agents": [{...agent, "events": [...]}]}
-  -o, --output FILE write to FILE instead of stdout
-  -h, --help        show this help`,
-  async run(args, io) {
-    const { values, positionals } = parseCommandArgs("export", {
-      args,
-      allowPositionals: true,
-      options: {
-        format: { type: "string", default: "md" },
-        output: { type: "string", short: "o" },
-      },
-    });
-    expectPositionals(positionals, "export", { required: [], optional: ["TREE"] });
-    const format = values.format;
-    if (format !== "md" && format !== "json") {
-      throw new UsageError(`--format must be md or json, not "${format}"`, "export");
-    }
-    const text = await withDatabase(io.env, async (db) => {
-      const root = await requireTree(db, positionals[0]);
-      const entries = await loadTree(db, root);
-      return format === "json"
-        ? jsonText(
-            {
-              tree_id: root.id,
-              agents: entries.map(({ agent, events }) => ({ ...agent, events })),
-            },
-            2,
-          )
-        : renderMarkdown(root, entries);
-    });
-    if (values.output === undefined) {
-      io.out(text);
-      return;
-    }
-    await fs.writeFile(values.output, `${text}\n`);
-    io.out(`wrote ${values.output}`);
-  },
+export const runExport: RunCommand = async (args, io) => {
+  const { values, positionals } = parseCommandArgs("export", {
+    args,
+    allowPositionals: true,
+    options: {
+      format: { type: "string", default: "md" },
+      output: { type: "string", short: "o" },
+    },
+  });
+  expectPositionals(positionals, "export", { required: [], optional: ["TREE"] });
+  const format = values.format;
+  if (format !== "md" && format !== "json") {
+    throw new UsageError(`--format must be md or json, not "${format}"`, "export");
+  }
+  const text = await withDatabase(io.env, async (db) => {
+    const root = await requireTree(db, positionals[0]);
+    const entries = await loadTree(db, root);
+    return format === "json"
+      ? jsonText(
+          {
+            tree_id: root.id,
+            agents: entries.map(({ agent, events }) => ({ ...agent, events })),
+          },
+          2,
+        )
+      : renderMarkdown(root, entries);
+  });
+  if (values.output === undefined) {
+    io.out(text);
+    return;
+  }
+  await fs.writeFile(values.output, `${text}\n`);
+  io.out(`wrote ${values.output}`);
 };
 
 interface ExportEntry {

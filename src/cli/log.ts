@@ -1,52 +1,38 @@
 // `warren log AGENT`: an agent's transcript, rendered like the TUI's scrollback or as JSON.
 import { listEvents } from "../agents/events.js";
 import { paintState } from "./agent-table.js";
-import { expectPositionals, parseCommandArgs, type Command } from "./command.js";
+import { expectPositionals, parseCommandArgs, type RunCommand } from "./command.js";
 import { jsonText, shortId, shownName } from "../text/format.js";
 import { resolveAgent, withDatabase } from "./scope.js";
 import { renderTranscript } from "./transcript.js";
 
-export const log: Command = {
-  name: "log",
-  summary: "show an agent's transcript",
-  usage: `Usage: warren log AGENT [--tree ID] [--full] [--json]
-
-Show an agent's transcript. AGENT is a name, full id or unique id prefix (4+ characters)
-within the tree (default: the most recent one), or a full id or unique prefix in any tree.
-
-Options:
-  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
-  --full      do not shorten long tool results and arguments
-  --json      print a JSON array of event objects
-  -h, --help  show this help`,
-  async run(args, io) {
-    const { values, positionals } = parseCommandArgs("log", {
-      args,
-      allowPositionals: true,
-      options: {
-        tree: { type: "string" },
-        full: { type: "boolean", default: false },
-        json: { type: "boolean", default: false },
-      },
-    });
-    expectPositionals(positionals, "log", { required: ["AGENT"] });
-    await withDatabase(io.env, async (db) => {
-      const agent = await resolveAgent(db, positionals[0]!, values.tree);
-      const events = await listEvents(db, agent.id);
-      if (values.json) {
-        io.out(jsonText(events, 2));
-        return;
-      }
-      const state = paintState(agent.state, io.color)(agent.state);
-      io.out(`${io.color.bold(shownName(agent))} · ${state} · tree ${shortId(agent.tree_id)}`);
-      if (events.length === 0) {
-        io.out(io.color.dim("(no events yet)"));
-        return;
-      }
-      io.out("");
-      for (const line of renderTranscript(events, { color: io.color, full: values.full })) {
-        io.out(line);
-      }
-    });
-  },
+export const runLog: RunCommand = async (args, io) => {
+  const { values, positionals } = parseCommandArgs("log", {
+    args,
+    allowPositionals: true,
+    options: {
+      tree: { type: "string" },
+      full: { type: "boolean", default: false },
+      json: { type: "boolean", default: false },
+    },
+  });
+  expectPositionals(positionals, "log", { required: ["AGENT"] });
+  await withDatabase(io.env, async (db) => {
+    const agent = await resolveAgent(db, positionals[0]!, values.tree);
+    const events = await listEvents(db, agent.id);
+    if (values.json) {
+      io.out(jsonText(events, 2));
+      return;
+    }
+    const state = paintState(agent.state, io.color)(agent.state);
+    io.out(`${io.color.bold(shownName(agent))} · ${state} · tree ${shortId(agent.tree_id)}`);
+    if (events.length === 0) {
+      io.out(io.color.dim("(no events yet)"));
+      return;
+    }
+    io.out("");
+    for (const line of renderTranscript(events, { color: io.color, full: values.full })) {
+      io.out(line);
+    }
+  });
 };

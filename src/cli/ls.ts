@@ -6,50 +6,31 @@ import { listTree } from "../agents/tree.js";
 import { loadConfig } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { renderAgentTable, totalsLine, treeSummary } from "./agent-table.js";
-import { expectPositionals, parseCommandArgs, type Command, type Io } from "./command.js";
+import { expectPositionals, parseCommandArgs, type RunCommand, type Io } from "./command.js";
 import { jsonText } from "../text/format.js";
 import { treeOrLatest, withDatabase } from "./scope.js";
 
-export const ls: Command = {
-  name: "ls",
-  summary: "list the agents of a tree with state and counters",
-  usage: `Usage: warren ls [--tree ID] [--all] [--json]
-
-List the agents of a tree (default: the most recently active one), indented as a tree,
-with state, turns, tool calls, tokens in/out, age and last activity, then the tree's totals
-(input tokens with those served from the server's cache, output tokens with those spent on
-reasoning). Totals count every agent the tree has had, reaped ones included. With a price for
-the model in the config's "prices", the cost in USD per agent and for the tree as well.
-
-Options:
-  --tree ID   the tree: a root's id or a unique prefix of it (4+ characters)
-  --all       include reaped agents
-  --totals    print only the tree's totals
-  --json      print a JSON array of agent objects (with --totals: one totals object);
-              each has cost_usd (null when its model has no price)
-  -h, --help  show this help`,
-  async run(args, io) {
-    const { values, positionals } = parseCommandArgs("ls", {
-      args,
-      allowPositionals: true,
-      options: {
-        tree: { type: "string" },
-        all: { type: "boolean", default: false },
-        totals: { type: "boolean", default: false },
-        json: { type: "boolean", default: false },
-      },
-    });
-    expectPositionals(positionals, "ls", { required: [] });
-    const config = loadConfig(io.env);
-    await withDatabase(io.env, (db) =>
-      printTree(db, io, values.tree, {
-        json: values.json,
-        all: values.all,
-        totals: values.totals,
-        pricing: { prices: config.prices, model: config.model.name },
-      }),
-    );
-  },
+export const runLs: RunCommand = async (args, io) => {
+  const { values, positionals } = parseCommandArgs("ls", {
+    args,
+    allowPositionals: true,
+    options: {
+      tree: { type: "string" },
+      all: { type: "boolean", default: false },
+      totals: { type: "boolean", default: false },
+      json: { type: "boolean", default: false },
+    },
+  });
+  expectPositionals(positionals, "ls", { required: [] });
+  const config = loadConfig(io.env);
+  await withDatabase(io.env, (db) =>
+    printTree(db, io, values.tree, {
+      json: values.json,
+      all: values.all,
+      totals: values.totals,
+      pricing: { prices: config.prices, model: config.model.name },
+    }),
+  );
 };
 
 /** Prints one tree as `ls` does; shared with the top-level `warren`. */

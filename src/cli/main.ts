@@ -1,53 +1,25 @@
 // The command line: parses the top level, dispatches subcommands, and turns failures into exit
-// codes (0 ok, 1 runtime error, 2 bad usage, 124 timeout) with one line on stderr.
+// codes (0 ok, 1 runtime error, 2 bad usage, 124 timeout) with one line on stderr. Commands, the
+// TUI and -p are loaded when they run: help and --version load nothing of the database or screen.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { isAgentError } from "../agents/errors.js";
 import { ConfigError } from "../config/config.js";
 import { parseApproveMode, type ApproveMode } from "../config/policy.js";
-import { DatabaseUnavailableError } from "../db/resolve.js";
 import { describeDbError, isTransient } from "../db/retry.js";
+import { DatabaseUnavailableError } from "../db/unavailable.js";
 import { escapeControl } from "../text/escape.js";
+import { colorEnabled, createColors } from "../text/format.js";
 import {
   CliError,
   parseCommandArgs,
   parseSeconds,
   UsageError,
-  type Command,
   type Env,
   type Io,
 } from "./command.js";
-import { approvalsList, approve, deny } from "./approvals.js";
-import { dbCommand } from "./db.js";
-import { exportTree } from "./export.js";
-import { colorEnabled, createColors } from "../text/format.js";
-import { kill } from "./kill.js";
-import { log } from "./log.js";
-import { ls } from "./ls.js";
-import { migrateCommand } from "./migrate.js";
-import { reap } from "./reap.js";
-import { search } from "./search.js";
-import { send } from "./send.js";
-import { stop } from "./stop.js";
-import { worker } from "./worker.js";
-
-const COMMANDS: Command[] = [
-  ls,
-  log,
-  search,
-  send,
-  approvalsList,
-  approve,
-  deny,
-  stop,
-  kill,
-  reap,
-  exportTree,
-  worker,
-  dbCommand,
-  migrateCommand,
-];
+import { COMMANDS } from "./commands.js";
 
 const TOP_USAGE = `Usage:
   warren [--new | --tree ID]                      open a tree (the most recent by default)
@@ -122,12 +94,19 @@ async function dispatch(argv: string[], io: Io): Promise<{ code: number; exitWhe
         io.out(command.usage);
         return { code: 0, exitWhenDone: false };
       }
-      return { code: (await command.run(rest, io)) ?? 0, exitWhenDone: !!command.exitWhenDone };
+      const run = await command.load();
+      return {
+        code: (await run(rest, io)) ?? 0,
+        exitWhenDone: !!command.exitWhenDone,
+      };
     }
     // The TUI and -p leave runtime threads and pools behind them: exit once output is flushed.
     return { code: await topLevel(argv, io), exitWhenDone: true };
   } catch (error) {
-    return { code: report(error, io), exitWhenDone: !command || !!command.exitWhenDone };
+    return {
+      code: report(error, io),
+      exitWhenDone: !command || !!command.exitWhenDone,
+    };
   }
 }
 

@@ -1,32 +1,20 @@
 // `warren reap`: removes a tree's dead agents from navigation; their history stays in the database.
 import { reapDead } from "../agents/tree.js";
-import { expectPositionals, parseCommandArgs, type Command } from "./command.js";
+import { expectPositionals, parseCommandArgs, type RunCommand } from "./command.js";
 import { shortId } from "../text/format.js";
 import { requireTree, withDatabase } from "./scope.js";
 
-export const reap: Command = {
-  name: "reap",
-  summary: "remove a tree's dead agents from navigation",
-  usage: `Usage: warren reap [--tree ID]
-
-Remove every dead agent of a tree (default: the most recent) from navigation and
-from \`warren ls\`. Their transcripts stay in the database (\`ls --all\`, \`export\`).
-
-Options:
-  --tree ID   the tree: a root's id or a unique prefix of it
-  -h, --help  show this help`,
-  async run(args, io) {
-    const { values, positionals } = parseCommandArgs("reap", {
-      args,
-      allowPositionals: true,
-      options: { tree: { type: "string" } },
-    });
-    expectPositionals(positionals, "reap", { required: [] });
-    await withDatabase(io.env, async (db) => {
-      const root = await requireTree(db, values.tree);
-      const reaped = await reapDead(db, root.id);
-      const n = reaped.length;
-      io.out(`reaped ${n} dead agent${n === 1 ? "" : "s"} in tree ${shortId(root.id)}`);
-    });
-  },
+export const runReap: RunCommand = async (args, io) => {
+  const { values, positionals } = parseCommandArgs("reap", {
+    args,
+    allowPositionals: true,
+    options: { tree: { type: "string" } },
+  });
+  expectPositionals(positionals, "reap", { required: [] });
+  await withDatabase(io.env, async (db) => {
+    const root = await requireTree(db, values.tree);
+    const reaped = await reapDead(db, root.id);
+    const n = reaped.length;
+    io.out(`reaped ${n} dead agent${n === 1 ? "" : "s"} in tree ${shortId(root.id)}`);
+  });
 };

@@ -4,61 +4,47 @@ import { loadConfig } from "../config/config.js";
 import { closeDb } from "../db/client.js";
 import { maskUrl, openDatabase } from "../db/resolve.js";
 import { outageFilter } from "../db/retry.js";
-import { expectPositionals, parseCommandArgs, parseInteger, type Command } from "./command.js";
+import { expectPositionals, parseCommandArgs, parseInteger, type RunCommand } from "./command.js";
 import { startRuntime } from "../runtime/pool.js";
 
-export const worker: Command = {
-  name: "worker",
-  summary: "run agents headlessly (add capacity to a shared database)",
-  usage: `Usage: warren worker [--concurrency N] [--threads N]
+export const runWorker: RunCommand = async (args, io) => {
+  const { values, positionals } = parseCommandArgs("worker", {
+    args,
+    allowPositionals: true,
+    options: { concurrency: { type: "string" }, threads: { type: "string" } },
+  });
+  expectPositionals(positionals, "worker", { required: [] });
+  const concurrencyFlag = parseInteger(values.concurrency, "--concurrency", "worker");
+  const threadsFlag = parseInteger(values.threads, "--threads", "worker");
+  const loaded = loadConfig(io.env);
+  const concurrency = concurrencyFlag ?? loaded.concurrency;
+  const threads = threadsFlag ?? loaded.workerThreads;
+  const config = { ...loaded, concurrency, workerThreads: threads };
 
-Run agents' turns in this process until interrupted (Ctrl+C or SIGTERM stop it
-gracefully). Workers on other machines pointed at the same DATABASE_URL add capacity.
+  // Checks that the database answers and is migrated before any thread starts.
+  const { db, url } = await openDatabase(io.env);
+  await closeDb(db);
 
-Options:
-  --concurrency N  agents this process runs at once (default: config "concurrency", 256)
-  --threads N      worker threads (default: config "worker_threads", up to 2)
-  -h, --help       show this help`,
-  exitWhenDone: true,
-  async run(args, io) {
-    const { values, positionals } = parseCommandArgs("worker", {
-      args,
-      allowPositionals: true,
-      options: { concurrency: { type: "string" }, threads: { type: "string" } },
-    });
-    expectPositionals(positionals, "worker", { required: [] });
-    const concurrencyFlag = parseInteger(values.concurrency, "--concurrency", "worker");
-    const threadsFlag = parseInteger(values.threads, "--threads", "worker");
-    const loaded = loadConfig(io.env);
-    const concurrency = concurrencyFlag ?? loaded.concurrency;
-    const threads = threadsFlag ?? loaded.workerThreads;
-    const config = { ...loaded, concurrency, workerThreads: threads };
-
-    // Checks that the database answers and is migrated before any thread starts.
-    const { db, url } = await openDatabase(io.env);
-    await closeDb(db);
-
-    const runtime = await startRuntime({
-      url,
-      config,
-      threads,
-      concurrency,
-      onWarning: outageFilter((message) => io.err(`warren: ${message}`)),
-    });
-    io.out(
-      `worker running on ${maskUrl(url)}: ${threads} thread${threads === 1 ? "" : "s"}, up to ${concurrency} agents at once; Ctrl+C stops`,
-    );
-    const signal = await nextSignal();
-    io.out(`${signal}: stopping (again to force)…`);
-    const force = (again: NodeJS.Signals) => {
-      io.err(`warren: ${again} again: stopping now`);
-      process.exit(130);
-    };
-    process.once("SIGINT", force);
-    process.once("SIGTERM", force);
-    await runtime.stop();
-    io.out("worker stopped");
-  },
+  const runtime = await startRuntime({
+    url,
+    config,
+    threads,
+    concurrency,
+    onWarning: outageFilter((message) => io.err(`warren: ${message}`)),
+  });
+  io.out(
+    `worker running on ${maskUrl(url)}: ${threads} thread${threads === 1 ? "" : "s"}, up to ${concurrency} agents at once; Ctrl+C stops`,
+  );
+  const signal = await nextSignal();
+  io.out(`${signal}: stopping (again to force)…`);
+  const force = (again: NodeJS.Signals) => {
+    io.err(`warren: ${again} again: stopping now`);
+    process.exit(130);
+  };
+  process.once("SIGINT", force);
+  process.once("SIGTERM", force);
+  await runtime.stop();
+  io.out("worker stopped");
 };
 
 function nextSignal(): Promise<NodeJS.Signals> {

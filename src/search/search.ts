@@ -4,6 +4,9 @@ import { sql } from "drizzle-orm";
 import { searchedKind, searchVector, type EventKind } from "../agents/events.sql.js";
 import type { Queryable } from "../db/client.js";
 import { escapeLine } from "../text/escape.js";
+import { SEARCH_LIMIT } from "./limit.js";
+
+export { SEARCH_LIMIT };
 
 export interface SearchHit {
   agent_id: string;
@@ -20,7 +23,6 @@ export interface SearchOptions {
   limit?: number;
 }
 
-export const SEARCH_LIMIT = 100;
 export const LINE_MAX = 200;
 /** Content read per hit, around the match: enough for its line, never a whole large result. */
 const WINDOW = 4000;

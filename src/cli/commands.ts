@@ -1,0 +1,215 @@
+// The subcommands: each one's name, summary and help, which the top-level help and `--help` show
+// without loading anything, and a loader that imports the command (and what it needs) to run it.
+import { SEARCH_LIMIT } from "../search/limit.js";
+import type { Command } from "./command.js";
+
+export const COMMANDS: Command[] = [
+  {
+    name: "ls",
+    summary: "list the agents of a tree with state and counters",
+    usage: `Usage: warren ls [--tree ID] [--all] [--json]
+
+List the agents of a tree (default: the most recently active one), indented as a tree,
+with state, turns, tool calls, tokens in/out, age and last activity, then the tree's totals
+(input tokens with those served from the server's cache, output tokens with those spent on
+reasoning). Totals count every agent the tree has had, reaped ones included. With a price for
+the model in the config's "prices", the cost in USD per agent and for the tree as well.
+
+Options:
+  --tree ID   the tree: a root's id or a unique prefix of it (4+ characters)
+  --all       include reaped agents
+  --totals    print only the tree's totals
+  --json      print a JSON array of agent objects (with --totals: one totals object);
+              each has cost_usd (null when its model has no price)
+  -h, --help  show this help`,
+    load: () => import("./ls.js").then((m) => m.runLs),
+  },
+  {
+    name: "log",
+    summary: "show an agent's transcript",
+    usage: `Usage: warren log AGENT [--tree ID] [--full] [--json]
+
+Show an agent's transcript. AGENT is a name, full id or unique id prefix (4+ characters)
+within the tree (default: the most recent one), or a full id or unique prefix in any tree.
+
+Options:
+  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
+  --full      do not shorten long tool results and arguments
+  --json      print a JSON array of event objects
+  -h, --help  show this help`,
+    load: () => import("./log.js").then((m) => m.runLog),
+  },
+  {
+    name: "search",
+    summary: "search every agent's transcript in a tree",
+    usage: `Usage: warren search TEXT [--tree ID] [--json]
+
+Search every agent's transcript in a tree, dead ones included; newest first, at most
+${SEARCH_LIMIT} events. Words are matched whole (full-text, any case; "a phrase", -word and
+or work as in a web search); a query shorter than 3 characters or without letters or digits,
+or one no word matches, is looked up as a plain substring. Several words may be given
+unquoted.
+
+Options:
+  --tree ID   search this tree (a root's id or a unique prefix of it; default: the most recent)
+  --json      print a JSON array of {agent_id, agent_name, event_id, kind, created_at, line}
+  -h, --help  show this help`,
+    load: () => import("./search.js").then((m) => m.runSearch),
+  },
+  {
+    name: "send",
+    summary: "send mail to an agent from you (shown as human)",
+    usage: `Usage: warren send AGENT MESSAGE... [--tree ID]
+
+Send mail to an agent from you; agents see the sender as "human". An idle agent wakes
+and starts a turn with it. Several MESSAGE words are joined with spaces; "-" reads
+the message from stdin. AGENT is resolved as for \`warren log\`.
+
+Options:
+  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
+  -h, --help  show this help`,
+    load: () => import("./send.js").then((m) => m.runSend),
+  },
+  {
+    name: "approvals",
+    summary: "list tool calls waiting for your approval",
+    usage: `Usage: warren approvals [--tree ID | --all] [--json]
+
+List the open approval requests of a tree (default: the most recent), oldest first:
+id, agent, tool and what it would run. Answer with \`warren approve ID\` or
+\`warren deny ID\`, or in any TUI on the tree.
+
+Options:
+  --tree ID   the tree: a root's id or a unique prefix of it
+  --all       every tree
+  --json      one JSON array
+  -h, --help  show this help`,
+    load: () => import("./approvals.js").then((m) => m.runApprovals),
+  },
+  {
+    name: "approve",
+    summary: "allow a tool call waiting for approval",
+    usage: `Usage: warren approve ID [--tree-wide]
+
+Allow the tool call of approval request ID (see \`warren approvals\`); it runs at once.
+
+Options:
+  --tree-wide  also allow calls like it for the whole tree (e.g. \`git *\` for bash)
+  -h, --help   show this help`,
+    load: () => import("./approvals.js").then((m) => m.runApprove),
+  },
+  {
+    name: "deny",
+    summary: "deny a tool call waiting for approval",
+    usage: `Usage: warren deny ID [--reason TEXT]
+
+Deny the tool call of approval request ID; the model is told, with your reason.
+
+Options:
+  --reason TEXT  why (the model reads it)
+  -h, --help     show this help`,
+    load: () => import("./approvals.js").then((m) => m.runDeny),
+  },
+  {
+    name: "stop",
+    summary: "interrupt an agent and all its descendants (they stay alive)",
+    usage: `Usage: warren stop AGENT [--tree ID]
+
+Interrupt the turns of an agent and every descendant: their model streams and tools stop,
+each records that it was interrupted, and all stay alive (idle), taking mail afterwards.
+Agents with no turn running are left as they are. To end agents, use \`warren kill\`.
+AGENT is resolved as for \`warren log\`.
+
+Options:
+  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
+  -h, --help  show this help`,
+    load: () => import("./stop.js").then((m) => m.runStop),
+  },
+  {
+    name: "kill",
+    summary: "kill an agent and all its descendants",
+    usage: `Usage: warren kill AGENT [--tree ID]
+
+Kill an agent and every descendant: their model streams and tools stop at once and
+they stay visible (dead) until reaped. The root agent cannot be killed.
+AGENT is resolved as for \`warren log\`.
+
+Options:
+  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
+  -h, --help  show this help`,
+    load: () => import("./kill.js").then((m) => m.runKill),
+  },
+  {
+    name: "reap",
+    summary: "remove a tree's dead agents from navigation",
+    usage: `Usage: warren reap [--tree ID]
+
+Remove every dead agent of a tree (default: the most recent) from navigation and
+from \`warren ls\`. Their transcripts stay in the database (\`ls --all\`, \`export\`).
+
+Options:
+  --tree ID   the tree: a root's id or a unique prefix of it
+  -h, --help  show this help`,
+    load: () => import("./reap.js").then((m) => m.runReap),
+  },
+  {
+    name: "export",
+    summary: "export a tree with every transcript (Markdown or JSON)",
+    usage: `Usage: warren export [TREE] [--format md|json] [-o FILE]
+
+Export every agent of a tree (reaped ones included) with its whole transcript.
+TREE is a root's id or a unique prefix of it (default: the most recent tree).
+
+Options:
+  --format md|json  Markdown, a heading per agent in tree order (default), or JSON:
+                    {"tree_id", "agents": [{...agent, "events": [...]}]}
+  -o, --output FILE write to FILE instead of stdout
+  -h, --help        show this help`,
+    load: () => import("./export.js").then((m) => m.runExport),
+  },
+  {
+    name: "worker",
+    summary: "run agents headlessly (add capacity to a shared database)",
+    usage: `Usage: warren worker [--concurrency N] [--threads N]
+
+Run agents' turns in this process until interrupted (Ctrl+C or SIGTERM stop it
+gracefully). Workers on other machines pointed at the same DATABASE_URL add capacity.
+
+Options:
+  --concurrency N  agents this process runs at once (default: config "concurrency", 256)
+  --threads N      worker threads (default: config "worker_threads", up to 2)
+  -h, --help       show this help`,
+    exitWhenDone: true,
+    load: () => import("./worker.js").then((m) => m.runWorker),
+  },
+  {
+    name: "db",
+    summary: "the database: url | status | stop (embedded server)",
+    usage: `Usage: warren db url|status|stop
+
+  url     print the connection URL in use: DATABASE_URL, or the embedded server's
+          (started if it is not running)
+  status  where the database is and whether it answers
+  stop    stop the embedded server (other warren processes start it again on demand)
+
+Without DATABASE_URL warren uses an embedded PostgreSQL under $WARREN_HOME
+(default ~/.local/share/warren), on its own port.
+
+Options:
+  --json      with status: print one JSON object
+  -h, --help  show this help`,
+    load: () => import("./db.js").then((m) => m.runDb),
+  },
+  {
+    name: "migrate",
+    summary: "apply database migrations",
+    usage: `Usage: warren migrate
+
+Apply the committed migrations to the database in use (DATABASE_URL or the embedded
+server), under an advisory lock so concurrent starts migrate once.
+
+Options:
+  -h, --help  show this help`,
+    load: () => import("./migrate.js").then((m) => m.runMigrate),
+  },
+];
