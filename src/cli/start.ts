@@ -1,19 +1,19 @@
 // `warren` with no subcommand: opens a tree (the most recent, a new one with --new, or --tree ID)
 // in the TUI, with this process's worker threads running the tree's agents. Without a terminal
 // it prints the tree as `warren ls` does and says the TUI needs one.
-import { createTree } from "../agents/tree.js";
-import { agents } from "../agents/agents.sql.js";
-import type { ApproveMode } from "../config/policy.js";
+//
+// The first frame comes first: the TUI's code loads while the database opens, the listener
+// connects while the tree is read, and the worker threads (seconds of loading on other cores)
+// start once the TUI is up.
 import { eq } from "drizzle-orm";
-import type { AgentRow } from "../agents/agents.sql.js";
-import { createBus } from "../bus/bus.js";
+import { agents, type AgentRow } from "../agents/agents.sql.js";
+import { createTree } from "../agents/tree.js";
+import type { Bus } from "../bus/bus.js";
 import { listenUrlFor, loadConfig, type Config } from "../config/config.js";
+import type { ApproveMode } from "../config/policy.js";
 import { closeDb, type Db } from "../db/client.js";
-import { describeFailure } from "../ui/failure.js";
-import { startRuntime } from "../runtime/pool.js";
-import { startTui } from "../ui/app.js";
+import type { Tui } from "../ui/app.js";
 import type { Io } from "./command.js";
-import { printTree } from "./ls.js";
 import { treeOrLatest, withDatabase } from "./scope.js";
 
 export interface StartOptions {
@@ -23,41 +23,84 @@ export interface StartOptions {
   approve?: ApproveMode;
 }
 
+/** The TUI's modules, loaded only for the TUI and while the database opens. */
+function loadTuiModules() {
+  return Promise.all([
+    import("../bus/bus.js"),
+    import("../runtime/pool.js"),
+    import("../ui/app.js"),
+    import("../ui/failure.js"),
+  ]).then(([bus, pool, app, failure]) => ({
+    createBus: bus.createBus,
+    startRuntime: pool.startRuntime,
+    startTui: app.startTui,
+    describeFailure: failure.describeFailure,
+  }));
+}
+
+type TuiModules = Awaited<ReturnType<typeof loadTuiModules>>;
+
 export async function runStart(options: StartOptions, io: Io): Promise<number> {
   // Validated now so a broken config file is reported before anything else.
   const config = loadConfig(io.env);
   const tty = process.stdout.isTTY === true && process.stdin.isTTY === true;
   // Keys typed while the database opens are kept for the TUI (and not echoed or cooked).
   const held = tty ? holdKeys(process.stdin) : undefined;
+  const modules = held ? loadTuiModules() : undefined;
+  // A failure to open the database is the one to report; a failed load is seen when awaited.
+  modules?.catch(() => undefined);
   try {
     await withDatabase(io.env, async (db, url) => {
-      let root = options.newTree ? undefined : await treeOrLatest(db, options.tree);
-      if (root && options.approve) {
-        await db.update(agents).set({ approve: options.approve }).where(eq(agents.id, root.id));
-      }
-      root ??= await createTree(db, {
-        cwd: process.cwd(),
-        model: config.model.name ?? null,
-        budget: config.rootBudget,
-        approve: options.approve ?? config.approve ?? "ask",
-      });
-      if (!held) {
-        await printTree(db, io, root.id, {
-          json: false,
-          all: false,
-          pricing: { prices: config.prices, model: config.model.name },
-        });
-        io.out(
-          io.color.dim("the TUI needs a terminal; use warren ls, log, send, kill, export or -p"),
+      const warnings = createWarningRelay();
+      // The listener connects while the tree is read (a failure is reported once awaited).
+      const bus = modules?.then((m) =>
+        m.createBus(listenUrlFor(config, url), { onWarning: warnings.warn }),
+      );
+      bus?.catch(() => undefined);
+      try {
+        const root = await openRoot(db, options, config);
+        if (!held || !modules || !bus) {
+          const { printTree } = await import("./ls.js");
+          await printTree(db, io, root.id, {
+            json: false,
+            all: false,
+            pricing: { prices: config.prices, model: config.model.name },
+          });
+          io.out(
+            io.color.dim("the TUI needs a terminal; use warren ls, log, send, kill, export or -p"),
+          );
+          return;
+        }
+        const typedAhead = held.release();
+        await runTuiSession(
+          { db, url, config, root, io, typedAhead, bus: await bus, warnings },
+          await modules,
         );
-        return;
+      } finally {
+        await bus?.then((b) => b.close()).catch(() => undefined);
       }
-      await runTuiSession({ db, url, config, root, io, typedAhead: held.release() });
     });
   } finally {
     held?.restore();
   }
   return 0;
+}
+
+/** The tree to open (a new one with --new or when there is none), with --approve applied. */
+async function openRoot(db: Db, options: StartOptions, config: Config): Promise<AgentRow> {
+  const root = options.newTree ? undefined : await treeOrLatest(db, options.tree);
+  if (root && options.approve) {
+    await db.update(agents).set({ approve: options.approve }).where(eq(agents.id, root.id));
+  }
+  return (
+    root ??
+    createTree(db, {
+      cwd: process.cwd(),
+      model: config.model.name ?? null,
+      budget: config.rootBudget,
+      approve: options.approve ?? config.approve ?? "ask",
+    })
+  );
 }
 
 interface Session {
@@ -67,29 +110,39 @@ interface Session {
   root: AgentRow;
   io: Io;
   typedAhead: string;
+  bus: Bus;
+  warnings: WarningRelay;
 }
 
-/** The TUI on `root`, with this process's worker threads running the tree's agents meanwhile. */
-async function runTuiSession(session: Session): Promise<void> {
-  const { db, url, config, root, io } = session;
-  // Warnings before the TUI is up are kept and shown once it is.
-  const early: string[] = [];
-  let hungUp = false;
-  let warn: (message: string) => void = (message) => {
-    early.push(message);
+/** What the TUI shows as a warning (the listener's warnings go there). */
+type Warning = Parameters<Tui["warn"]>[0];
+
+interface WarningRelay {
+  warn(warning: Warning): void;
+  /** From now on warnings go to `warn`, the kept ones first. */
+  showIn(warn: (warning: Warning) => void): void;
+}
+
+/** Warnings from before the TUI is up (the listener's) are kept and shown once it is. */
+function createWarningRelay(): WarningRelay {
+  let early: Warning[] | undefined = [];
+  let shown: (warning: Warning) => void = () => {};
+  return {
+    warn: (warning) => void (early ? early.push(warning) : shown(warning)),
+    showIn(warn) {
+      shown = warn;
+      early?.forEach(warn);
+      early = undefined;
+    },
   };
-  const bus = await createBus(listenUrlFor(config, url), { onWarning: (message) => warn(message) });
-  // Worker threads take seconds to load: the TUI draws and takes input meanwhile.
-  const runtime = startRuntime({
-    url,
-    config,
-    treeId: root.id,
-    yieldToMain: true,
-    onWarning: (message) => warn(message),
-  });
-  runtime.catch((error: unknown) =>
-    warn(`agents cannot run in this process: ${describeFailure(error)}`),
-  );
+}
+
+/** The TUI on `root`, with this process's worker threads running the tree's agents once it is up. */
+async function runTuiSession(session: Session, modules: TuiModules): Promise<void> {
+  const { db, url, config, root, io, bus } = session;
+  const { startRuntime, startTui, describeFailure } = modules;
+  let hungUp = false;
+  let runtime: ReturnType<typeof startRuntime> | undefined;
   try {
     const tui = await startTui({
       db,
@@ -101,8 +154,18 @@ async function runTuiSession(session: Session): Promise<void> {
       stdout: process.stdout,
       typedAhead: session.typedAhead,
     });
-    warn = tui.warn;
-    early.forEach(tui.warn);
+    session.warnings.showIn(tui.warn);
+    // The first frame is on the screen: now the threads may load (they take seconds of CPU).
+    runtime = startRuntime({
+      url,
+      config,
+      treeId: root.id,
+      yieldToMain: true,
+      onWarning: tui.warn,
+    });
+    runtime.catch((error: unknown) =>
+      tui.warn(`agents cannot run in this process: ${describeFailure(error)}`),
+    );
     const onTerm = () => void tui.close();
     const onHangup = () => {
       hungUp = true;
@@ -114,12 +177,12 @@ async function runTuiSession(session: Session): Promise<void> {
     process.off("SIGTERM", onTerm);
     process.off("SIGHUP", onHangup);
   } finally {
-    await runtime.then((r) => r.stop()).catch(() => undefined);
-    await bus.close();
+    await runtime?.then((r) => r.stop()).catch(() => undefined);
   }
   if (hungUp) {
     // The terminal is gone: Node's exit would try to restore its modes and abort on the dead
     // descriptor (a native assertion). Everything is stopped and saved by now, so leave hard.
+    await bus.close();
     await closeDb(db);
     process.kill(process.pid, "SIGKILL");
   }
