@@ -9,6 +9,7 @@ import { sql } from "drizzle-orm";
 import { createTree } from "../src/agents/tree.js";
 import type { Config } from "../src/config/config.js";
 import { closeDb, createDb, type Db } from "../src/db/client.js";
+import { wordWarning } from "../src/db/warning.js";
 import type { FanInEntry } from "../src/mail/wait.js";
 import { startRuntime, type Runtime } from "../src/runtime/pool.js";
 import {
@@ -82,7 +83,7 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
       maxChildren: CHILDREN,
       maxAgentsPerTree: CHILDREN + 1,
     });
-    runtime = await startRuntime({ url, config, onWarning: (m) => warnings.push(m) });
+    runtime = await startRuntime({ url, config, onWarning: (w) => warnings.push(wordWarning(w)) });
     const sdk = new OpenAI({
       apiKey: "bench",
       baseURL: fake.baseURL,

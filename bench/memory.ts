@@ -10,6 +10,7 @@ import { sql } from "drizzle-orm";
 import { createTree } from "../src/agents/tree.js";
 import type { Config } from "../src/config/config.js";
 import { closeDb, createDb, type Db } from "../src/db/client.js";
+import { wordWarning } from "../src/db/warning.js";
 import { sendMail } from "../src/mail/send.js";
 import { startRuntime, type Runtime } from "../src/runtime/pool.js";
 import type { HoldModelMessage, HoldModelRequest } from "./hold-model.js";
@@ -65,7 +66,7 @@ export async function memory(context: BenchContext): Promise<BenchRow[]> {
       config,
       threads: THREADS,
       concurrency: CONCURRENCY,
-      onWarning: (m) => warnings.push(m),
+      onWarning: (w) => warnings.push(wordWarning(w)),
     });
     await delay(SETTLE_MS, undefined, { signal });
     // The load window before the RSS, as in every phase: the threads shed startup garbage meanwhile.

@@ -8,6 +8,7 @@ import type { Subscriber, Options } from "pg-listen";
 import type pg from "pg";
 import { sessionConfig, sessionLimits } from "../db/client.js";
 import { describeDbError, shownError } from "../db/retry.js";
+import { notice, type WarningSink } from "../db/warning.js";
 
 type CreateSubscriber = (config: pg.ClientConfig, options: Options) => Subscriber;
 // pg-listen is CommonJS with `exports.default`; under Node's ESM loader that sits one level down.
@@ -59,8 +60,8 @@ export interface Bus {
 }
 
 export interface BusOptions {
-  /** Called with one-line descriptions of connection trouble (default: ignored). */
-  onWarning?: (message: string) => void;
+  /** Told of connection trouble (default: ignored). */
+  onWarning?: WarningSink;
 }
 
 function backoff(attempt: number): number {
@@ -98,7 +99,7 @@ export async function createBus(
     try {
       call();
     } catch (err) {
-      options.onWarning?.(`a notification subscriber failed: ${shownError(err)}`);
+      options.onWarning?.(notice(`a notification subscriber failed: ${shownError(err)}`));
     }
   };
   const setListening = (now: boolean) => {
@@ -116,7 +117,7 @@ export async function createBus(
   };
 
   if (connectionString === null) {
-    options.onWarning?.(`notifications unavailable (LISTEN is off); ${pollNote}`);
+    options.onWarning?.({ kind: "notifications-off", cause: "LISTEN is off", poll: pollNote });
     const subscribe = (channel: string, listener: Listener) => {
       const set = listeners.get(channel) ?? new Set<Listener>();
       listeners.set(channel, set);
@@ -182,7 +183,7 @@ export async function createBus(
       broadcast(RECONNECTED);
     }
   });
-  subscriber.events.on("reconnect", (attempt: number) => {
+  subscriber.events.on("reconnect", () => {
     // pg-listen's reconnect loop never ends by itself (retryTimeout 0), not even on close(): a
     // throw here ends it (pg-listen reports it as an "error", ignored once closed).
     if (closed) throw new Error("the bus is closed");
@@ -190,20 +191,23 @@ export async function createBus(
     setListening(false);
     // Before the first connection, the one "notifications unavailable" line said it all.
     if (connectedOnce) {
-      options.onWarning?.(`notification listener lost its connection; reconnecting (#${attempt})`);
+      options.onWarning?.({ kind: "outage", cause: "connection lost" });
     }
   });
-  subscriber.events.on("error", (err: Error) => {
-    if (!closed) options.onWarning?.(`notification listener: ${err.message}`);
+  subscriber.events.on("error", () => {
+    // Its reconnect loop carries on: part of the outage (the error's text is pg-listen's own).
+    if (!closed) options.onWarning?.({ kind: "outage", cause: "connection lost" });
   });
 
   // A first connection that fails leaves the bus deaf, not the process stuck: pg-listen retries
   // it in the background (the failed client's "end" starts its reconnect loop).
   await subscriber.connect().catch((err: unknown) => {
     missed = true;
-    options.onWarning?.(
-      `notifications unavailable (listener: ${describeDbError(err)}); ${pollNote}`,
-    );
+    options.onWarning?.({
+      kind: "notifications-off",
+      cause: `listener: ${describeDbError(err)}`,
+      poll: pollNote,
+    });
   });
 
   function enqueue(op: () => Promise<unknown> | undefined): Promise<unknown> {

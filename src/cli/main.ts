@@ -8,6 +8,7 @@ import { isAgentError } from "../agents/errors.js";
 import { ConfigError } from "../config/config.js";
 import { parseApproveMode, type ApproveMode } from "../config/policy.js";
 import { describeDbError, isTransient } from "../db/retry.js";
+import { describeOutage } from "../db/warning.js";
 import { DatabaseUnavailableError } from "../db/unavailable.js";
 import { escapeControl } from "../text/escape.js";
 import { colorEnabled, createColors } from "../text/format.js";
@@ -205,7 +206,7 @@ function report(error: unknown, io: Io): number {
     return 1;
   }
   if (isTransient(error)) {
-    io.err(`warren: database unreachable (${describeDbError(error)})`);
+    io.err(`warren: ${describeOutage(describeDbError(error))}`);
     return 1;
   }
   const message = error instanceof Error ? error.message : String(error);

@@ -2,7 +2,7 @@
 // the whole tree has settled. Exit 0 ok, 1 model/runtime error, 124 when --timeout elapsed.
 import { loadConfig, modelProblem } from "../config/config.js";
 import { unlistedModelHint } from "../llm/model-list.js";
-import { outageFilter } from "../db/retry.js";
+import { outageFilter, wordWarning } from "../db/warning.js";
 import { escapeControl } from "../text/escape.js";
 import type { Io } from "./command.js";
 import { jsonText } from "../text/format.js";
@@ -49,7 +49,7 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
         approve: options.approve,
         timeoutMs,
         signal: interrupt.signal,
-        onWarning: outageFilter((message) => io.err(`warren: ${message}`)),
+        onWarning: outageFilter((warning) => io.err(`warren: ${wordWarning(warning)}`)),
       }),
       timeoutMs,
     ),

@@ -164,7 +164,10 @@ async function runTuiSession(session: Session, modules: TuiModules): Promise<voi
       onWarning: tui.warn,
     });
     runtime.catch((error: unknown) =>
-      tui.warn(`agents cannot run in this process: ${describeFailure(error)}`),
+      tui.warn({
+        kind: "notice",
+        text: `agents cannot run in this process: ${describeFailure(error)}`,
+      }),
     );
     const onTerm = () => void tui.close();
     const onHangup = () => {

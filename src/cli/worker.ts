@@ -3,7 +3,7 @@
 import { loadConfig } from "../config/config.js";
 import { closeDb } from "../db/client.js";
 import { maskUrl, openDatabase } from "../db/resolve.js";
-import { outageFilter } from "../db/retry.js";
+import { outageFilter, wordWarning } from "../db/warning.js";
 import { expectPositionals, parseCommandArgs, parseInteger, type RunCommand } from "./command.js";
 import { startRuntime } from "../runtime/pool.js";
 
@@ -30,7 +30,7 @@ export const runWorker: RunCommand = async (args, io) => {
     config,
     threads,
     concurrency,
-    onWarning: outageFilter((message) => io.err(`warren: ${message}`)),
+    onWarning: outageFilter((warning) => io.err(`warren: ${wordWarning(warning)}`)),
   });
   io.out(
     `worker running on ${maskUrl(url)}: ${threads} thread${threads === 1 ? "" : "s"}, up to ${concurrency} agents at once; Ctrl+C stops`,

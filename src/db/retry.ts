@@ -166,36 +166,3 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
     signal?.addEventListener("abort", done, { once: true });
   });
 }
-
-/** The one line shown to people while the database is away. */
-export function unreachableLine(err: unknown): string {
-  return `database unreachable (${describeDbError(err)}); retrying`;
-}
-
-/**
- * Passes warnings through, but folds an outage into one line: "database unreachable" (from any
- * thread or agent) and the listener's reconnect notices show once, then again only after
- * `quietMs` without any of them; "notifications unavailable" likewise, on its own.
- */
-export function outageFilter(
-  warn: (message: string) => void,
-  quietMs = 30_000,
-): (message: string) => void {
-  let last = -Infinity;
-  let lastDeaf = -Infinity;
-  return (message) => {
-    // Every thread's bus says so when it cannot LISTEN: one line is enough.
-    if (message.startsWith("notifications unavailable")) {
-      const fresh = Date.now() - lastDeaf > quietMs;
-      lastDeaf = Date.now();
-      if (fresh) warn(message);
-      return;
-    }
-    const listener = /^notification listener/.test(message);
-    if (!listener && !message.startsWith("database unreachable")) return warn(message);
-    const now = Date.now();
-    const fresh = now - last > quietMs;
-    last = now;
-    if (fresh) warn(listener ? "database unreachable (connection lost); retrying" : message);
-  };
-}

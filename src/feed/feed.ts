@@ -162,7 +162,7 @@ export async function openFeed(
       const updates = rows.updates(snapshot);
       if (failures > 0) {
         failures = 0;
-        updates.unshift({ type: "connection", problem: undefined });
+        updates.unshift({ type: "connection", warning: { kind: "outage-over" } });
       }
       deliver(updates);
     } catch (err) {
@@ -171,9 +171,8 @@ export async function openFeed(
       for (const [key, hint] of pending) if (!batch.has(key)) batch.set(key, hint);
       pending = batch;
       if (failures++ === 0) {
-        // One line without SQL text (a drizzle error's message is the whole query).
-        const problem = `database unreachable: ${describeDbError(err)}; retrying`;
-        deliver([{ type: "connection", problem }]);
+        // Its cause without SQL text (a drizzle error's message is the whole query).
+        deliver([{ type: "connection", warning: { kind: "outage", cause: describeDbError(err) } }]);
       }
     }
   }

@@ -3,6 +3,7 @@
 // second TUI, a test and a benchmark all use the same feed.
 import type { AgentRow } from "../agents/agents.sql.js";
 import type { EventRow } from "../agents/events.sql.js";
+import type { Warning } from "../db/warning.js";
 
 /** The partial answer of a model response still streaming (replaced by its `assistant` event). */
 export interface StreamSnapshot {
@@ -26,8 +27,8 @@ export type FeedUpdate =
   | { type: "input"; agentId: string }
   /** Hints may have been lost (the listener reconnected): reload whatever you show. */
   | { type: "resync" }
-  /** The database connection is in trouble (message) or well again (undefined). */
-  | { type: "connection"; problem: string | undefined };
+  /** The database connection is in trouble (an outage) or well again (outage-over). */
+  | { type: "connection"; warning: Extract<Warning, { kind: "outage" | "outage-over" }> };
 
 export interface Feed {
   readonly treeId: string;

@@ -9,7 +9,8 @@ import { agentChannel } from "../bus/channels.js";
 import { listenUrlFor, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { startRuntime } from "./pool.js";
-import { unreachableLine, withRetry } from "../db/retry.js";
+import { withRetry } from "../db/retry.js";
+import { outage, type WarningSink } from "../db/warning.js";
 
 export interface PromptOptions {
   db: Db;
@@ -20,7 +21,7 @@ export interface PromptOptions {
   approve?: ApproveMode;
   timeoutMs?: number;
   signal?: AbortSignal;
-  onWarning?: (message: string) => void;
+  onWarning?: WarningSink;
 }
 
 export interface PromptRun {
@@ -57,7 +58,7 @@ export async function runPrompt(options: PromptOptions): Promise<PromptRun> {
   const { db, config } = options;
   // The database may go away for a moment (a restart): every read and write here is retried.
   const retry = <T>(fn: () => Promise<T>) =>
-    withRetry(fn, { onRetry: (err) => options.onWarning?.(unreachableLine(err)) });
+    withRetry(fn, { onRetry: (err) => options.onWarning?.(outage(err)) });
   const root = await retry(() =>
     createTree(db, {
       prompt: options.prompt,
@@ -77,7 +78,7 @@ export async function runPrompt(options: PromptOptions): Promise<PromptRun> {
   let timedOut = false;
   try {
     timedOut = !(await settled(db, bus, root.id, options.timeoutMs, options.signal, (err) =>
-      options.onWarning?.(unreachableLine(err)),
+      options.onWarning?.(outage(err)),
     ));
   } finally {
     await runtime.stop();

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Config } from "../config/config.js";
 import { backoffDelay } from "../db/retry.js";
+import { notice, type Warning, type WarningSink } from "../db/warning.js";
 import type { WorkerData, WorkerMessage } from "./worker-entry.js";
 
 export interface RuntimeOptions {
@@ -23,7 +24,7 @@ export interface RuntimeOptions {
    * sets it so that keys and frames win over agents streaming in the same process.
    */
   yieldToMain?: boolean;
-  onWarning?: (message: string) => void;
+  onWarning?: WarningSink;
 }
 
 /** How much lower than the main thread a yielding worker thread runs (nice values, 0 to 19). */
@@ -56,7 +57,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const threads = Math.max(1, options.threads ?? options.config.workerThreads);
   const total = Math.max(1, options.concurrency ?? options.config.concurrency);
   const script = workerScript();
-  const warn = (message: string) => options.onWarning?.(message);
+  const warn = (warning: Warning) => options.onWarning?.(warning);
   const data: WorkerData = {
     url: options.url,
     config: options.config,
@@ -87,7 +88,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         } else if (message.type === "failed") {
           reject(new Error(message.message));
           void worker.terminate();
-        } else if (message.type === "warning") warn(message.message);
+        } else if (message.type === "warning") warn(message.warning);
         else if (message.type === "crashed") reason ??= message.message;
       });
       worker.on("error", (err) => {
@@ -113,7 +114,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         ? restartTimes[0]! + 60_000 - now
         : backoffDelay(restartTimes.length + 1, RESTART_BASE_MS, RESTART_MAX_MS);
     restartTimes.push(now + delay);
-    warn(`${why}; restarting it${delay >= 2_000 ? ` in ${Math.ceil(delay / 1000)} s` : ""}`);
+    warn(
+      notice(`${why}; restarting it${delay >= 2_000 ? ` in ${Math.ceil(delay / 1000)} s` : ""}`),
+    );
     const timer = setTimeout(() => {
       restartTimers.delete(timer);
       if (stopping) return;

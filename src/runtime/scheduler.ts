@@ -8,7 +8,8 @@
 import { randomUUID } from "node:crypto";
 import { UNLISTENED_POLL_MS } from "../bus/bus.js";
 import { agentChannel, WORK_CHANNEL } from "../bus/channels.js";
-import { isTransient, shownError, unreachableLine } from "../db/retry.js";
+import { isTransient, shownError } from "../db/retry.js";
+import { notice, outage, type Warning, type WarningSink } from "../db/warning.js";
 import { claimNext, heartbeat, release } from "./leases.js";
 import { runAgent, TurnStopped, type Slot, type StopReason, type TurnDeps } from "./turn.js";
 
@@ -19,7 +20,7 @@ export interface SchedulerOptions {
   treeId?: string;
   /** Safety poll for lost NOTIFYs and expired leases. */
   pollMs?: number;
-  onWarning?: (message: string) => void;
+  onWarning?: WarningSink;
 }
 
 export interface Scheduler {
@@ -46,7 +47,7 @@ export async function startScheduler(
   let claiming = false;
   let again = false;
   let claimLoop: Promise<void> = Promise.resolve();
-  const warn = (message: string) => options.onWarning?.(message);
+  const warn = (warning: Warning) => options.onWarning?.(warning);
 
   const stopTurn = (agentId: string, reason: StopReason) => {
     const turn = running.get(agentId);
@@ -70,8 +71,8 @@ export async function startScheduler(
       } catch (err) {
         warn(
           isTransient(err)
-            ? unreachableLine(err)
-            : `agent ${agentId.slice(0, 8)}: ${shownError(err)}`,
+            ? outage(err)
+            : notice(`agent ${agentId.slice(0, 8)}: ${shownError(err)}`),
         );
       } finally {
         unsubscribe();
@@ -166,7 +167,7 @@ export async function startScheduler(
         } while (again && !stopping);
       } catch (err) {
         // The poll kicks again in a moment: a database that is away is simply retried.
-        warn(isTransient(err) ? unreachableLine(err) : `claiming work failed: ${shownError(err)}`);
+        warn(isTransient(err) ? outage(err) : notice(`claiming work failed: ${shownError(err)}`));
       } finally {
         claiming = false;
         // A wait that returned while a claim was in flight may have queued for its slot.
@@ -189,7 +190,7 @@ export async function startScheduler(
       }
     } catch (err) {
       // The next beat retries; a lease lasts three beats.
-      warn(isTransient(err) ? unreachableLine(err) : `lease heartbeat failed: ${shownError(err)}`);
+      warn(isTransient(err) ? outage(err) : notice(`lease heartbeat failed: ${shownError(err)}`));
     }
   }
 

@@ -2,6 +2,7 @@
 import { createBus, type Bus } from "../bus/bus.js";
 import { listenUrlFor, type Config } from "../config/config.js";
 import { closeDb, createDb, type Db } from "../db/client.js";
+import type { WarningSink } from "../db/warning.js";
 import { createOpenAIModel } from "../llm/openai.js";
 import type { Model } from "../llm/model.js";
 
@@ -15,7 +16,7 @@ export interface Services {
 export async function openServices(
   url: string,
   config: Config,
-  onWarning?: (message: string) => void,
+  onWarning?: WarningSink,
 ): Promise<Services> {
   const db = createDb(url, { max: 6, applicationName: "warren-worker" });
   const bus = await createBus(listenUrlFor(config, url), { onWarning });

@@ -7,7 +7,8 @@ import { appendToolResult } from "../agents/events.js";
 import { eventKey, isDuplicateKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
 import { setState } from "../agents/tree.js";
-import { unreachableLine, withRetry } from "../db/retry.js";
+import { withRetry } from "../db/retry.js";
+import { outage, type WarningSink } from "../db/warning.js";
 import type { Bus } from "../bus/bus.js";
 import { fileAccessFor, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
@@ -44,7 +45,7 @@ export interface ToolRunDeps {
   fence?: Fence;
   /** A write was refused for a stale epoch: the turn's other calls stop at once. */
   onLeaseLost?: () => void;
-  onWarning?: (message: string) => void;
+  onWarning?: WarningSink;
   /** The turn's scheduler slot, given back while a `wait` blocks. */
   slot?: Slot;
 }
@@ -77,7 +78,7 @@ export async function runToolCalls(
   const { db, agent } = deps;
   const retry = {
     signal: deps.signal,
-    onRetry: (err: unknown) => deps.onWarning?.(unreachableLine(err)),
+    onRetry: (err: unknown) => deps.onWarning?.(outage(err)),
   };
   const epoch = deps.fence?.epoch ?? null;
   if (options.recordCalls !== false) {

@@ -13,7 +13,8 @@ import { modelProblem, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { ModelError, type Model } from "../llm/model.js";
 import type { FanInEntry } from "../mail/wait.js";
-import { isTransient, shownError, unreachableLine, withRetry } from "../db/retry.js";
+import { isTransient, shownError, withRetry } from "../db/retry.js";
+import { outage, type WarningSink } from "../db/warning.js";
 import { LeaseLost } from "./leases.js";
 import { toolsFor, toolSpecs } from "../tools/registry.js";
 import { createStreamPublisher, endStream, setActivity } from "../feed/publish.js";
@@ -33,8 +34,8 @@ export interface TurnDeps {
   bus: Bus;
   model: Model;
   config: Config;
-  /** One-line notices for people (e.g. "database unreachable …; retrying"). */
-  onWarning?: (message: string) => void;
+  /** Warnings for people (an outage while a call is retried). */
+  onWarning?: WarningSink;
   /** The lease of the worker running the turn: every write carries its epoch (errors.ts Fence). */
   fence?: Fence;
   /** A write was refused for a stale epoch: stop everything the turn does (set by runAgent). */
@@ -94,7 +95,7 @@ export async function runAgent(
   try {
     await withRetry(() => runAgentLoop(inner, agentId, turn.signal), {
       signal: turn.signal,
-      onRetry: (err) => deps.onWarning?.(unreachableLine(err)),
+      onRetry: (err) => deps.onWarning?.(outage(err)),
     });
   } catch (err) {
     if (isLeaseLost(err) || stopReason(turn.signal) === "lease-lost") return;

@@ -5,7 +5,8 @@ import { existsSync, readFileSync, unlinkSync } from "node:fs";
 import os from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import type { Config } from "../config/config.js";
-import { isTransient, shownError, unreachableLine } from "../db/retry.js";
+import { isTransient, shownError } from "../db/retry.js";
+import { notice, outage, type Warning } from "../db/warning.js";
 import { errorMessage } from "../tools/tool.js";
 import { startScheduler, type Scheduler } from "./scheduler.js";
 import { openServices, type Services } from "./services.js";
@@ -22,7 +23,7 @@ export interface WorkerData {
 
 export type WorkerMessage =
   | { type: "ready" }
-  | { type: "warning"; message: string }
+  | { type: "warning"; warning: Warning }
   | { type: "stopped" }
   | { type: "failed"; message: string }
   /** The thread is ending on an error nothing caught (a bug); the pool starts another. */
@@ -50,7 +51,7 @@ let crashing = false;
  */
 function onEscaped(err: unknown): void {
   if (isTransient(err)) {
-    post({ type: "warning", message: unreachableLine(err) });
+    post({ type: "warning", warning: outage(err) });
     return;
   }
   if (crashing) return;
@@ -107,7 +108,7 @@ function lowerPriority(niceness: number): void {
 async function main(): Promise<void> {
   const { url, config, concurrency, treeId, niceness } = workerData as WorkerData;
   if (niceness) lowerPriority(niceness);
-  const warn = (message: string) => post({ type: "warning", message });
+  const warn = (warning: Warning) => post({ type: "warning", warning });
   const services = await openServices(url, config, warn);
   const scheduler = await startScheduler(
     { db: services.db, bus: services.bus, model: services.model, config },
@@ -123,7 +124,7 @@ async function main(): Promise<void> {
         await current?.scheduler.stop();
         await current?.services.close();
       } catch (err) {
-        warn(`stopping a worker thread: ${shownError(err)}`);
+        warn(notice(`stopping a worker thread: ${shownError(err)}`));
       }
       post({ type: "stopped" });
       port!.close();

@@ -7,6 +7,7 @@ import type { Bus } from "../bus/bus.js";
 import type { FileAccess, Profile } from "../config/config.js";
 import type { Budget } from "../agents/agents.sql.js";
 import type { Db } from "../db/client.js";
+import type { WarningSink } from "../db/warning.js";
 import type { FanInEntry } from "../mail/wait.js";
 import { fail, internalFailure, type BaseToolContext, type ToolOutcome } from "./tool.js";
 
@@ -30,7 +31,7 @@ export interface AgentToolContext extends BaseToolContext {
    */
   fence?: Fence;
   /** One-line notices for people (e.g. the database is being retried). */
-  onWarning?: (message: string) => void;
+  onWarning?: WarningSink;
   /**
    * The agent's state is shown as `waiting` while a wait blocks; `setWaiting(false)` first takes
    * back the scheduler slot given up through `onBlocked`.

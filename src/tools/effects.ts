@@ -8,7 +8,8 @@ import { appendToolResult } from "../agents/events.js";
 import { eventKey, isDuplicateKey, recordedEvent } from "../agents/event-keys.js";
 import { isAgentError } from "../agents/errors.js";
 import type { Queryable } from "../db/client.js";
-import { unreachableLine, withRetry } from "../db/retry.js";
+import { withRetry } from "../db/retry.js";
+import { outage } from "../db/warning.js";
 import type { AgentToolContext } from "./agent-context.js";
 import type { ToolOutcome } from "./tool.js";
 
@@ -69,6 +70,6 @@ export async function commitEffect(
         throw err;
       }
     },
-    { signal: ctx.signal, onRetry: (err) => ctx.onWarning?.(unreachableLine(err)) },
+    { signal: ctx.signal, onRetry: (err) => ctx.onWarning?.(outage(err)) },
   );
 }

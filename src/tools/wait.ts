@@ -2,7 +2,8 @@
 // recorded by waitForMail itself, in the same statement/transaction that consumes the mail.
 import { eventKey } from "../agents/event-keys.js";
 import { resolveAgentRef } from "../agents/refs.js";
-import { unreachableLine, withRetry } from "../db/retry.js";
+import { withRetry } from "../db/retry.js";
+import { outage } from "../db/warning.js";
 import { waitForMail } from "../mail/wait.js";
 import { fail, type Tool } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
@@ -57,7 +58,7 @@ export const waitTool: Tool<AgentToolContext> = {
     const started = Date.now();
     const retry = {
       signal: ctx.signal,
-      onRetry: (err: unknown) => ctx.onWarning?.(unreachableLine(err)),
+      onRetry: (err: unknown) => ctx.onWarning?.(outage(err)),
     };
     try {
       const scope = { treeId: ctx.agent.tree_id, selfId: ctx.agent.id };

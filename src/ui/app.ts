@@ -4,11 +4,11 @@ import type { AgentRow } from "../agents/agents.sql.js";
 import type { Bus } from "../bus/bus.js";
 import type { Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
+import { wordWarning, type Warning } from "../db/warning.js";
 import { openFeed } from "../feed/feed.js";
 import { createActions, treeLines } from "./actions.js";
 import { createController } from "./controller.js";
 import { createDispatch } from "./dispatch.js";
-import { isDatabaseTrouble } from "./failure.js";
 import { createFrameClock } from "./frame.js";
 import { createInputEditor } from "./input-editor.js";
 import { createLayout } from "./layout.js";
@@ -41,10 +41,10 @@ export interface Tui {
   /** Resolves when the person quits (/exit, Ctrl+C twice). */
   done: Promise<void>;
   /**
-   * A warning from elsewhere (the runtime, the listener): database trouble goes to the status bar
-   * (once, until the connection is back), anything else is a notice in the current view.
+   * A warning from elsewhere (the runtime, the listener): an outage goes to the status bar (once,
+   * until the connection is back), anything else is a notice in the current view.
    */
-  warn(message: string): void;
+  warn(warning: Warning): void;
   close(): Promise<void>;
 }
 
@@ -170,17 +170,23 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   const noticed = new Map<string, number>();
   return {
     done,
-    warn: (message) => {
+    warn: (warning) => {
       const now = Date.now();
-      if (isDatabaseTrouble(message)) {
-        // Workers and the listener repeat these while they retry: one status-bar line, not a flood.
-        update({ type: "outage", until: now + OUTAGE_MS });
-        clock.requestIn(OUTAGE_MS + 10);
-        return;
+      switch (warning.kind) {
+        case "outage":
+          // Workers and the listener repeat it while they retry: one status-bar line, no flood.
+          update({ type: "outage", warning, until: now + OUTAGE_MS });
+          return clock.requestIn(OUTAGE_MS + 10);
+        case "outage-over":
+          return update({ type: "outage-over" });
+        case "notifications-off":
+        case "notice": {
+          const text = wordWarning(warning);
+          if ((noticed.get(text) ?? 0) > now) return;
+          noticed.set(text, now + OUTAGE_MS * 3);
+          return controller.notice(text, "error");
+        }
       }
-      if ((noticed.get(message) ?? 0) > now) return;
-      noticed.set(message, now + OUTAGE_MS * 3);
-      controller.notice(message, "error");
     },
     close: quit,
   };

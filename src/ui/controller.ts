@@ -7,14 +7,12 @@ import { listEvents, listRecentEvents } from "../agents/events.js";
 import { listTree } from "../agents/tree.js";
 import { listPending, type PendingApproval } from "../approvals/approvals.js";
 import type { Db } from "../db/client.js";
+import type { Warning } from "../db/warning.js";
 import type { Feed, FeedUpdate, StreamSnapshot } from "../feed/types.js";
 import { pendingInputs, type PendingInput } from "../mail/input.js";
 import { describeFailure } from "./failure.js";
 import { noteNeed, type Need } from "./views/agent-filter.js";
 import type { ScrollEntry } from "./views/entry-lines.js";
-
-/** The status bar's line while the database is away. */
-export const UNREACHABLE = "database unreachable — reconnecting…";
 
 /** The gate's activity while a call waits for a person (approval-gate.ts). */
 const ASKING = "? needs approval";
@@ -46,8 +44,8 @@ export interface TuiState {
   hasNewer: boolean;
   stream: StreamSnapshot | undefined;
   pending: PendingInput[];
-  /** The database connection's trouble, shown in the status bar. */
-  problem: string | undefined;
+  /** The feed's database outage while it lasts, shown in the status bar. */
+  outage: Warning | undefined;
   /** Since when the viewed agent's first page is loading (Date.now()), while it is. */
   loadingSince: number | undefined;
   /** The tree's open approval requests, oldest first (from any process: read from the rows). */
@@ -79,8 +77,6 @@ export interface Controller {
   /** The entries to draw: history and notices, then the live stream, then queued input. */
   entries(): ScrollEntry[];
   current(): AgentRow | undefined;
-  /** Shows (or, with undefined, clears) connection trouble in the status bar. */
-  setProblem(problem: string | undefined): void;
   /** Re-reads the agents and the current view (after a resync or a lost connection). */
   reload(): Promise<void>;
   /** Re-reads the open approval requests soon (coalesced: one small indexed query). */
@@ -112,7 +108,7 @@ export function createController(options: ControllerOptions): Controller {
     loadingSince: undefined,
     stream: undefined,
     pending: [],
-    problem: undefined,
+    outage: undefined,
     approvals: [],
     needs: new Map(),
   };
@@ -233,13 +229,13 @@ export function createController(options: ControllerOptions): Controller {
           break;
         case "resync":
           // The listener is back (it reconnected): whatever was unreachable is reachable again.
-          state.problem = undefined;
+          state.outage = undefined;
           options.onResync?.();
           resync = true;
           break;
         case "connection":
-          state.problem = update.problem ? UNREACHABLE : undefined;
-          if (!update.problem) resync = true;
+          state.outage = update.warning.kind === "outage" ? update.warning : undefined;
+          if (update.warning.kind === "outage-over") resync = true;
           break;
       }
     }
@@ -383,11 +379,6 @@ export function createController(options: ControllerOptions): Controller {
     },
     // A reaped agent is shown only when a search hit leads to it.
     current: () => state.agents.get(state.currentId) ?? state.reaped.get(state.currentId),
-    setProblem(problem) {
-      if (state.problem === problem) return;
-      state.problem = problem;
-      onChange();
-    },
     async reload() {
       await loadAgents();
       await readApprovals();

@@ -1,12 +1,13 @@
 // A caught failure as the one line a person reads: agent errors as they are, database trouble
-// without SQL or stack ("database unreachable (connection refused)").
+// without SQL or stack ("database unreachable (connection refused); try again").
 import { isAgentError } from "../agents/errors.js";
 import { describeDbError, isTransient } from "../db/retry.js";
+import { describeOutage } from "../db/warning.js";
 
 export function describeFailure(error: unknown): string {
   if (isAgentError(error)) return firstLine(error.message);
   if (isTransient(error) || unavailable(error)) {
-    return `database unreachable (${describeDbError(error)}); try again`;
+    return `${describeOutage(describeDbError(error))}; try again`;
   }
   const message = error instanceof Error ? error.message : String(error);
   if (message.startsWith("Failed query:")) return describeDbError(error);
@@ -33,9 +34,4 @@ function unavailable(error: unknown): boolean {
     e = e.cause as typeof e;
   }
   return false;
-}
-
-/** Is this warning (from the runtime or the listener) about the database being away? */
-export function isDatabaseTrouble(message: string): boolean {
-  return /database|listener lost its connection|notification listener/i.test(message);
 }

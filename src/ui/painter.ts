@@ -4,8 +4,8 @@
 import type { AgentRow } from "../agents/agents.sql.js";
 import { agentCost, formatUsd, treeCost, type Pricing } from "../agents/cost.js";
 import { modelProblem, type Config } from "../config/config.js";
+import { wordWarning, type Warning } from "../db/warning.js";
 import type { Controller } from "./controller.js";
-import { UNREACHABLE } from "./controller.js";
 import { deadInputLine, keysHint, promptFor, renderBars, renderWaitLayer } from "./frame-parts.js";
 import type { InputEditor } from "./input-editor.js";
 import { MAX_INPUT_ROWS, type Layout } from "./layout.js";
@@ -235,7 +235,10 @@ export function createPainter(options: PainterOptions): Painter {
         current,
         mode: dead ? "dead" : options.mode(),
         keysHint: flashText(view, now) ?? keysHint(scroll, view.mouseOn),
-        problem: state.problem ?? (view.outageUntil > now ? UNREACHABLE : undefined),
+        problem: outageText(
+          state.outage ??
+            (view.outage && view.outage.until > now ? view.outage.warning : undefined),
+        ),
         approvals: marks.total,
         pricing,
         width,
@@ -248,6 +251,11 @@ export function createPainter(options: PainterOptions): Painter {
   }
 
   return { paint: paintView, forget: () => scrollbackView.forget() };
+}
+
+/** The status bar's words for an outage, while there is one. */
+function outageText(outage: Warning | undefined): string | undefined {
+  return outage && wordWarning(outage, "status");
 }
 
 function emptyFrame() {

@@ -1,5 +1,6 @@
 // What the TUI shows besides the feed's state: scrolling, the agent panel, the search list, the
 // deny-reason prompt, flashes. One value, changed only by `updateView(state, event) → state`.
+import type { Warning } from "../db/warning.js";
 import type { SearchHit } from "../search/search.js";
 import { openSearch, type SearchState } from "./search.js";
 
@@ -29,8 +30,8 @@ export interface ViewState {
   flash: { text: string; until: number } | undefined;
   /** When Ctrl+C was last pressed (a second one soon after quits). */
   lastCtrlC: number;
-  /** Until when the status bar says the database is away (warnings repeat while it is). */
-  outageUntil: number;
+  /** An outage the runtime or the listener warned of: the status bar says so until `until`. */
+  outage: { warning: Warning; until: number } | undefined;
 }
 
 export type ViewEvent =
@@ -54,7 +55,7 @@ export type ViewEvent =
   | { type: "mouse-toggle" }
   | { type: "flash"; text: string; until: number }
   | { type: "ctrl-c"; at: number }
-  | { type: "outage"; until: number }
+  | { type: "outage"; warning: Warning; until: number }
   | { type: "outage-over" };
 
 export function initialView(mouseOn = true): ViewState {
@@ -68,7 +69,7 @@ export function initialView(mouseOn = true): ViewState {
     mouseOn,
     flash: undefined,
     lastCtrlC: 0,
-    outageUntil: 0,
+    outage: undefined,
   };
 }
 
@@ -133,9 +134,9 @@ export function updateView(state: ViewState, event: ViewEvent): ViewState {
     case "ctrl-c":
       return { ...state, lastCtrlC: event.at };
     case "outage":
-      return { ...state, outageUntil: event.until };
+      return { ...state, outage: { warning: event.warning, until: event.until } };
     case "outage-over":
-      return { ...state, outageUntil: 0 };
+      return { ...state, outage: undefined };
   }
 }
 

@@ -8,6 +8,7 @@ import { createTree, forkAgent } from "../../src/agents/tree.js";
 import { createBus, RECONNECTED, type Bus } from "../../src/bus/bus.js";
 import { agentChannel } from "../../src/bus/channels.js";
 import type { Db } from "../../src/db/client.js";
+import type { Warning } from "../../src/db/warning.js";
 import { sendMail } from "../../src/mail/send.js";
 import { waitForMail } from "../../src/mail/wait.js";
 import { listenBackends, sleep } from "../support/agents.js";
@@ -16,11 +17,11 @@ import { useTestDatabase } from "../support/db.js";
 const database = useTestDatabase();
 let db: Db;
 let bus: Bus;
-const warnings: string[] = [];
+const warnings: Warning[] = [];
 
 beforeAll(async () => {
   db = database().db;
-  bus = await createBus(database().url, { onWarning: (message) => warnings.push(message) });
+  bus = await createBus(database().url, { onWarning: (warning) => warnings.push(warning) });
 });
 
 afterAll(async () => {
@@ -90,7 +91,9 @@ describe("listener loss", () => {
     try {
       await terminate(pid);
       await send();
-      await vi.waitFor(() => expect(warnings.some((w) => /reconnecting/.test(w))).toBe(true));
+      await vi.waitFor(() =>
+        expect(warnings).toContainEqual({ kind: "outage", cause: "connection lost" }),
+      );
       await sleep(300);
       expect(returned).toBe(false);
       expect(payloads).not.toContain("mail");

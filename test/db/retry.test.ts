@@ -3,14 +3,9 @@
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { useTestDatabase } from "../support/db.js";
-import {
-  describeDbError,
-  isTransient,
-  outageFilter,
-  shownError,
-  withRetry,
-} from "../../src/db/retry.js";
+import { describeDbError, isTransient, shownError, withRetry } from "../../src/db/retry.js";
 import { internalFailure } from "../../src/tools/tool.js";
+import { notice, outageFilter, wordWarning, type Warning } from "../../src/db/warning.js";
 
 const database = useTestDatabase();
 
@@ -140,15 +135,18 @@ describe("what people and models are told", () => {
     });
   });
 
-  it("one line per outage", () => {
+  it("one line per outage, and one for notifications off", () => {
     const lines: string[] = [];
-    const warn = outageFilter((m) => lines.push(m), 1_000);
-    warn("database unreachable (connection refused); retrying");
-    warn("notification listener lost its connection; reconnecting (#1)");
-    warn("database unreachable (connection reset); retrying");
-    warn("something else");
+    const warn = outageFilter((w: Warning) => lines.push(wordWarning(w)), 1_000);
+    warn({ kind: "outage", cause: "connection refused" });
+    warn({ kind: "outage", cause: "connection lost" }); // the listener's
+    warn({ kind: "notifications-off", cause: "LISTEN is off", poll: "polling" });
+    warn({ kind: "outage", cause: "connection reset" });
+    warn({ kind: "notifications-off", cause: "LISTEN is off", poll: "polling" });
+    warn(notice("something else"));
     expect(lines).toEqual([
       "database unreachable (connection refused); retrying",
+      "notifications unavailable (LISTEN is off); polling",
       "something else",
     ]);
   });

@@ -8,6 +8,7 @@ import { createTree, forkAgent } from "../../src/agents/tree.js";
 import { createBus, type Bus } from "../../src/bus/bus.js";
 import { treeChannel } from "../../src/bus/channels.js";
 import { closeDb, createDb, type Db } from "../../src/db/client.js";
+import { wordWarning, type Warning } from "../../src/db/warning.js";
 import { openFeed } from "../../src/feed/feed.js";
 import type { Feed, FeedUpdate } from "../../src/feed/types.js";
 import { appendEvent } from "../../src/agents/events.js";
@@ -125,11 +126,12 @@ describe("openFeed (hints by hand)", () => {
       await hint(root.id, `a:${root.id}`);
       const trouble = await seen.until(
         "a connection problem",
-        (u) => u.type === "connection" && u.problem !== undefined,
+        (u) => u.type === "connection" && u.warning.kind === "outage",
       );
-      expect(trouble).toMatchObject({ problem: expect.stringMatching(/^database unreachable: /) });
-      const problem = (trouble as { problem: string }).problem;
-      expect(problem).not.toMatch(/Failed query|select|\n/i);
+      expect(trouble).toMatchObject({ warning: { kind: "outage" } });
+      const { warning } = trouble as { warning: Warning };
+      expect(wordWarning(warning)).toMatch(/^database unreachable \(.+\); retrying$/);
+      expect(wordWarning(warning)).not.toMatch(/Failed query|select|\n/i);
       expect(seen.updates.some((u) => u.type === "agent")).toBe(false);
       await locker.query("rollback");
       await seen.until(
@@ -137,7 +139,9 @@ describe("openFeed (hints by hand)", () => {
         (u) => u.type === "agent" && u.agent.id === root.id,
       );
       const types = seen.updates.map((u) =>
-        u.type === "connection" ? `connection:${u.problem === undefined ? "ok" : "bad"}` : u.type,
+        u.type === "connection"
+          ? `connection:${u.warning.kind === "outage" ? "bad" : "ok"}`
+          : u.type,
       );
       expect(types).toEqual(["connection:bad", "connection:ok", "agent"]);
     } finally {
