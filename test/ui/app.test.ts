@@ -108,3 +108,21 @@ describe("the tree's token total", () => {
     await again.tui.close();
   });
 });
+
+describe("warnings from elsewhere", () => {
+  it("an outage is one status-bar line however often it repeats; a notice shows once", async () => {
+    const { tui, until } = await openTui();
+    await until((s) => /\[main [0-9a-f]{8}\]/.test(s));
+    tui.warn({ kind: "outage", cause: "connection refused" });
+    tui.warn({ kind: "outage", cause: "connection reset" });
+    const away = await until((s) => s.includes("database unreachable — reconnecting…"));
+    expect(away).not.toContain("connection refused");
+    tui.warn({ kind: "outage-over" });
+    await until((s) => !s.includes("database unreachable"));
+    tui.warn({ kind: "notice", text: "claiming work failed: boom" });
+    tui.warn({ kind: "notice", text: "claiming work failed: boom" });
+    const noticed = await until((s) => s.includes("claiming work failed: boom"));
+    expect(noticed.split("claiming work failed: boom")).toHaveLength(2);
+    await tui.close();
+  });
+});
