@@ -8,8 +8,8 @@ import { isAgentError } from "../agents/errors.js";
 import { ConfigError } from "../config/config.js";
 import { parseApproveMode, type ApproveMode } from "../config/policy.js";
 import { describeDbError, isTransient } from "../db/retry.js";
-import { describeOutage } from "../db/warning.js";
 import { DatabaseUnavailableError } from "../db/unavailable.js";
+import { describeOutage } from "../db/warning.js";
 import { escapeControl } from "../text/escape.js";
 import { colorEnabled, createColors } from "../text/format.js";
 import {
@@ -96,18 +96,12 @@ async function dispatch(argv: string[], io: Io): Promise<{ code: number; exitWhe
         return { code: 0, exitWhenDone: false };
       }
       const run = await command.load();
-      return {
-        code: (await run(rest, io)) ?? 0,
-        exitWhenDone: !!command.exitWhenDone,
-      };
+      return { code: (await run(rest, io)) ?? 0, exitWhenDone: !!command.exitWhenDone };
     }
     // The TUI and -p leave runtime threads and pools behind them: exit once output is flushed.
     return { code: await topLevel(argv, io), exitWhenDone: true };
   } catch (error) {
-    return {
-      code: report(error, io),
-      exitWhenDone: !command || !!command.exitWhenDone,
-    };
+    return { code: report(error, io), exitWhenDone: !command || !!command.exitWhenDone };
   }
 }
 
