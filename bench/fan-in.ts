@@ -19,6 +19,7 @@ import {
   type RecordedRequest,
   type Reply,
 } from "../test/support/fake-model.js";
+import { startPgProxy, type Traffic } from "../test/support/pg-proxy.js";
 import { row, type BenchContext, type BenchRow } from "./report.js";
 import { benchConfig, countStates, pollUntil } from "./rig.js";
 import { collectGarbage, median, nowMs, untilAborted } from "./stats.js";
@@ -113,6 +114,11 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
     }
     const wall = median(walls);
     const floor = median(floors);
+    await runtime.stop();
+    runtime = undefined;
+    const traffic = await countedRound(url, db, fake, config, signal, log);
+    const perChild = (n: number) => n / CHILDREN;
+    const requestsPerChild = EXPECTED_REQUESTS / CHILDREN;
     return [
       row(
         `fan-in ${CHILDREN} children (wall)`,
@@ -128,6 +134,27 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
         "SDK requests per child",
         floor / CHILDREN,
       ),
+      row(
+        "fan-in commits per child (writes)",
+        perChild(traffic.commits),
+        "count",
+        "model requests per child",
+        requestsPerChild,
+      ),
+      row(
+        "fan-in statements per child",
+        perChild(traffic.statements),
+        "count",
+        "model requests per child",
+        requestsPerChild,
+      ),
+      row(
+        "fan-in round trips per child",
+        perChild(traffic.roundTrips),
+        "count",
+        "model requests per child",
+        requestsPerChild,
+      ),
     ];
   } finally {
     await runtime?.stop();
@@ -138,6 +165,36 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
         `fan-in: ${warnings.length} runtime warnings, first: ${warnings.slice(0, 3).join(" | ")}`,
       );
     }
+  }
+}
+
+/**
+ * One more fan-in with the runtime's connections through a counting proxy: the floor the issue
+ * asks for, as commits (write transactions), statements and round trips. Not timed: the proxy
+ * adds its own hop. The most frequent statements go to the log, per child.
+ */
+async function countedRound(
+  url: string,
+  db: Db,
+  fake: FakeModel,
+  config: Config,
+  signal: AbortSignal,
+  log: (line: string) => void,
+): Promise<Traffic> {
+  const target = new URL(url);
+  const proxy = await startPgProxy(target.hostname || "127.0.0.1", Number(target.port || 5432));
+  const runtime = await startRuntime({ url: proxy.urlFor(url), config, onWarning: () => {} });
+  try {
+    proxy.resetTraffic();
+    await fanInRound(db, fake, config, signal);
+    fake.requests.splice(0);
+    const traffic = proxy.traffic();
+    const top = [...traffic.byStatement].sort((a, b) => b[1] - a[1]).slice(0, 60);
+    for (const [text, n] of top) log(`fan-in per child ${(n / CHILDREN).toFixed(2)}× ${text}`);
+    return traffic;
+  } finally {
+    await runtime.stop();
+    await proxy.close();
   }
 }
 

@@ -1,6 +1,6 @@
 // Appending to and reading an agent's transcript.
 import { and, asc, desc, eq, gt, lt, sql } from "drizzle-orm";
-import type { Queryable } from "../db/client.js";
+import { DURABLE_COMMIT, type Queryable } from "../db/client.js";
 import { events, type EventKind, type EventRow } from "./events.sql.js";
 import { recordedEvent } from "./event-keys.js";
 import { scrubJson, scrubText } from "./text.js";
@@ -72,9 +72,10 @@ export async function appendEventOnce(
 }
 
 /**
- * Records a tool call's result and counts the call, in the caller's transaction: the count moves
- * with the result, so a call replayed after a crash (its result already recorded) is counted once.
- * The stamp's key makes a second result for the same call a unique violation (isDuplicateKey).
+ * Records a tool call's result and counts the call, in one statement (a data-modifying CTE): the
+ * count moves with the result, so a call replayed after a crash (its result already recorded) is
+ * counted once. The stamp's key makes a second result for the same call a unique violation
+ * (isDuplicateKey). `durable` commits it durably in a session with relaxed commits (Tool.outside).
  */
 export async function appendToolResult(
   q: Queryable,
@@ -82,10 +83,22 @@ export async function appendToolResult(
   content: string,
   data: Record<string, unknown>,
   stamp: EventStamp = {},
+  options: { durable?: boolean } = {},
 ): Promise<EventRow> {
-  const row = await appendEvent(q, agentId, "tool_result", content, data, stamp);
-  await countToolCall(q, agentId, stamp.epoch);
-  return row;
+  const epoch = stamp.epoch;
+  // Moving the epoch to the turn's lets agents_fence refuse the count of a stale worker.
+  const counted = q.$with("counted", { id: sql<string>`id` }).as(sql`
+    update agents set tool_calls = tool_calls + 1, last_activity_at = now(),
+                      lease_epoch = ${epoch === undefined ? sql`lease_epoch` : sql`${epoch}`}
+     where id = ${agentId}
+       and (${options.durable ? sql.raw(DURABLE_COMMIT) : sql`select true`}) is not null
+    returning id`);
+  const [row] = await q
+    .with(counted)
+    .insert(events)
+    .values(eventValues(agentId, "tool_result", content, data, stamp))
+    .returning();
+  return row!;
 }
 
 export async function countToolCall(

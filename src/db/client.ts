@@ -16,7 +16,24 @@ export interface DbOptions {
   queryTimeoutMs?: number;
   /** Server-side limits of each session; each defaults to its environment variable or default. */
   session?: Partial<SessionLimits>;
+  /**
+   * Commit without waiting for the WAL flush (synchronous_commit = off) unless a write asks for
+   * a durable commit itself (DURABLE_COMMIT, `set local synchronous_commit = on`). For the
+   * runtime: a server crash then loses at most the last fraction of a second of commits, as a
+   * whole suffix (the WAL is one sequence; any durable commit flushes everything before it), so
+   * the rows go back to an earlier consistent state and the turn loop redoes what was lost: a
+   * model call is asked again. Writes whose loss would repeat something outside the database
+   * (a command run, a file written) or break fencing (a claim's epoch) commit durably.
+   */
+  relaxedCommits?: boolean;
 }
+
+/**
+ * Makes the implicit transaction of the statement it is part of commit durably in a session with
+ * relaxed commits: `with durable as (${DURABLE_COMMIT}) …`, referenced by the statement. The
+ * setting is read at commit, and `true` (local) ends it with the transaction.
+ */
+export const DURABLE_COMMIT = "select set_config('synchronous_commit', 'on', true)";
 
 /** A positive number of milliseconds from the environment; 0 is kept (it means "none"). */
 function envMs(name: string): number | undefined {
@@ -77,6 +94,7 @@ export function sessionLimits(
  */
 export function sessionConfig(
   limits: SessionLimits,
+  relaxedCommits = false,
 ): Pick<pg.ClientConfig, "options" | "keepAlive" | "keepAliveInitialDelayMillis"> {
   const settings = [
     ["idle_in_transaction_session_timeout", limits.idleInTransactionMs],
@@ -85,6 +103,7 @@ export function sessionConfig(
   ]
     .filter(([, ms]) => Number(ms) > 0)
     .map(([name, ms]) => `-c ${name}=${ms}`);
+  if (relaxedCommits) settings.push("-c synchronous_commit=off");
   return {
     ...(settings.length > 0 ? { options: settings.join(" ") } : {}),
     keepAlive: true,
@@ -144,7 +163,7 @@ export function createDb(connectionString: string, options: DbOptions = {}): Db 
     // A dead or half-open connection fails fast (and is retried) instead of hanging a turn.
     connectionTimeoutMillis: 10_000,
     query_timeout: queryTimeout,
-    ...sessionConfig(sessionLimits(options.session, queryTimeout)),
+    ...sessionConfig(sessionLimits(options.session, queryTimeout), options.relaxedCommits),
   });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {});

@@ -6,7 +6,7 @@ import type { AgentRow } from "../agents/agents.sql.js";
 import { agents } from "../agents/agents.sql.js";
 import { LeaseLost } from "../agents/errors.js";
 import { assertLease, LOCK_ORDER } from "../agents/lock-order.js";
-import type { Queryable } from "../db/client.js";
+import { DURABLE_COMMIT, type Queryable } from "../db/client.js";
 
 export { assertLease, LeaseLost };
 
@@ -19,9 +19,27 @@ export async function claimNext(
   /** Agents this worker runs already: a lease of its own that expired under load is not a claim. */
   skip: readonly string[] = [],
 ): Promise<AgentRow | undefined> {
-  // One row, locked with SKIP LOCKED: it never waits, so it cannot take part in a deadlock. The
-  // epoch moves on every claim: the previous owner's writes, stamped with the old one, are refused.
-  const [row] = await q
+  const [row] = await claimUpTo(q, owner, leaseSeconds, 1, treeId, skip);
+  return row;
+}
+
+/**
+ * Claims up to `limit` agents with work, in one statement: a scheduler with free slots fills them
+ * at once, and learns there is no more work from a short answer instead of one more empty claim.
+ */
+export async function claimUpTo(
+  q: Queryable,
+  owner: string,
+  leaseSeconds: number,
+  limit: number,
+  treeId?: string,
+  skip: readonly string[] = [],
+): Promise<AgentRow[]> {
+  // Rows locked with SKIP LOCKED: it never waits, so it cannot take part in a deadlock. The epoch
+  // moves on every claim: the previous owner's writes, stamped with the old one, are refused.
+  // Durable even in a session with relaxed commits: a claim lost to a server crash would hand the
+  // same epoch to the next claimer while this worker still writes with it.
+  return q
     .update(agents)
     .set({
       lease_owner: owner,
@@ -29,18 +47,17 @@ export async function claimNext(
       lease_epoch: sql`${agents.lease_epoch} + 1`,
     })
     .where(
-      sql`${agents.id} = (
+      sql`(${sql.raw(DURABLE_COMMIT)}) is not null and ${agents.id} in (
        select id from agents
         where state in ('running', 'waiting')
           and (lease_expires_at is null or lease_expires_at < now())
           and (${treeId ?? null}::uuid is null or tree_id = ${treeId ?? null}::uuid)
           and id <> all(${sql.param([...skip])}::uuid[])
         order by last_activity_at
-        limit 1
+        limit ${limit}
         for update skip locked)`,
     )
     .returning();
-  return row;
 }
 
 export type HeartbeatRow = {

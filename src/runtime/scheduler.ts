@@ -10,7 +10,7 @@ import { UNLISTENED_POLL_MS } from "../bus/bus.js";
 import { agentChannel, WORK_CHANNEL } from "../bus/channels.js";
 import { isTransient, shownError } from "../db/retry.js";
 import { notice, outage, type Warning, type WarningSink } from "../db/warning.js";
-import { claimNext, heartbeat, release } from "./leases.js";
+import { claimUpTo, heartbeat, release } from "./leases.js";
 import { runAgent, TurnStopped, type Slot, type StopReason, type TurnDeps } from "./turn.js";
 
 export interface SchedulerOptions {
@@ -40,9 +40,10 @@ export async function startScheduler(
   const parked = new Set<string>();
   const returning: { agentId: string; resume: () => void }[] = [];
   const busy = () => running.size - parked.size;
-  // A claim in flight will take a slot: counted, so a returning wait cannot overfill meanwhile.
-  let claimInFlight = false;
-  const full = () => busy() + (claimInFlight ? 1 : 0) >= options.concurrency;
+  // A claim in flight may take the slots it asks for: counted, so a returning wait cannot
+  // overfill meanwhile.
+  let claimingSlots = 0;
+  const full = () => busy() + claimingSlots >= options.concurrency;
   let stopping = false;
   let claiming = false;
   let again = false;
@@ -146,23 +147,32 @@ export async function startScheduler(
         do {
           again = false;
           while (!stopping && returning.length === 0 && !full()) {
-            claimInFlight = true;
-            const agent = await claimNext(
+            const free = options.concurrency - busy();
+            claimingSlots = free;
+            const claimed = await claimUpTo(
               deps.db,
               owner,
               options.leaseSeconds,
+              free,
               options.treeId,
               // Never a second runner for an agent this scheduler runs (its lease may have lapsed
               // under load before the heartbeat renewed it): that would run its turn twice.
               [...running.keys()],
-            ).finally(() => (claimInFlight = false));
-            if (!agent) break;
+            ).catch((err: unknown) => {
+              claimingSlots = 0;
+              throw err;
+            });
             if (stopping) {
-              // stop() began while this claim was in flight: hand the agent straight back.
-              await release(deps.db, owner, agent.id);
+              // stop() began while this claim was in flight: hand the agents straight back.
+              claimingSlots = 0;
+              for (const agent of claimed) await release(deps.db, owner, agent.id);
               break;
             }
-            await launch(agent.id, agent.lease_epoch);
+            for (const agent of claimed) await launch(agent.id, agent.lease_epoch);
+            // Only now: until the claimed are running, their slots stay taken.
+            claimingSlots = 0;
+            // A short answer: no more work now (a NOTIFY or the poll kicks again).
+            if (claimed.length < free) break;
           }
         } while (again && !stopping);
       } catch (err) {

@@ -18,7 +18,8 @@ export async function openServices(
   config: Config,
   onWarning?: WarningSink,
 ): Promise<Services> {
-  const db = createDb(url, { max: 6, applicationName: "warren-worker" });
+  // Relaxed commits: see DbOptions.relaxedCommits for which writes still commit durably and why.
+  const db = createDb(url, { max: 6, applicationName: "warren-worker", relaxedCommits: true });
   const bus = await createBus(listenUrlFor(config, url), { onWarning });
   const model = createOpenAIModel({
     apiKey: config.model.apiKey,

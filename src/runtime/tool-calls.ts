@@ -134,26 +134,24 @@ export async function runToolCalls(
     // an earlier attempt committed but its reply was lost, the database refuses this one.
     await withRetry(
       () =>
-        db
-          .transaction(async (tx) => {
-            await appendToolResult(
-              tx,
-              agent.id,
-              outcomeText(outcome),
-              {
-                tool_call_id: call.id,
-                name: call.name,
-                ...(outcome.ok ? {} : { code: outcome.error.code }),
-              },
-              {
-                key: eventKey.toolResult(deps.assistantEventId, call.id),
-                epoch: deps.fence?.epoch,
-              },
-            );
-          })
-          .catch((err: unknown) => {
-            if (!isDuplicateKey(err)) throw err;
-          }),
+        appendToolResult(
+          db,
+          agent.id,
+          outcomeText(outcome),
+          {
+            tool_call_id: call.id,
+            name: call.name,
+            ...(outcome.ok ? {} : { code: outcome.error.code }),
+          },
+          {
+            key: eventKey.toolResult(deps.assistantEventId, call.id),
+            epoch: deps.fence?.epoch,
+          },
+          // See Tool.outside: a command's result is never lost to a database crash.
+          { durable: byName.get(call.name)?.outside === true },
+        ).catch((err: unknown) => {
+          if (!isDuplicateKey(err)) throw err;
+        }),
       retry,
     );
   };

@@ -162,6 +162,7 @@ function runBash(command: string, timeoutS: number, cwd: string, signal: AbortSi
 
 export const bashTool: Tool = {
   name: "bash",
+  outside: true,
   description:
     "Run a shell command with `bash -c` in your working directory and get its exit code and " +
     "combined stdout/stderr (long output keeps only its start and end). stdin is closed; the " +

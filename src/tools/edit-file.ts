@@ -45,6 +45,7 @@ function occurrences(text: string, needle: string): number[] {
 
 export const editFileTool: Tool<FileToolContext> = {
   name: "edit_file",
+  outside: true,
   description:
     "Replace old_string with new_string in a file. old_string must match the file's text " +
     "exactly (whitespace and indentation included) and occur exactly once; add surrounding " +

@@ -23,6 +23,11 @@ export interface Tool<C extends BaseToolContext = BaseToolContext> {
   description: string;
   /** JSON schema (type: "object") of the arguments, as offered to the model. */
   parameters: Record<string, unknown>;
+  /**
+   * Acts outside the database (runs a command, writes a file): its result commits durably even
+   * where commits are relaxed, so a database crash cannot make the call run a second time.
+   */
+  outside?: boolean;
   /** Validates `args` itself (it comes straight from the model); never throws, except an
    *  AbortError when `ctx.signal` fires during a call that records its own result. */
   run(args: unknown, ctx: C): Promise<ToolOutcome>;

@@ -30,6 +30,7 @@ interface WriteArgs {
 
 export const writeFileTool: Tool<FileToolContext> = {
   name: "write_file",
+  outside: true,
   description:
     "Create or overwrite a text file with the given content, creating parent directories as " +
     "needed. To change part of an existing file, prefer edit_file.",

@@ -63,6 +63,8 @@ const WRITE_TAG = /^(INSERT|UPDATE|DELETE|MERGE|COMMIT)\b/;
 class CommitTracker {
   /** The SQL of the statement now executing (node-postgres never pipelines). */
   private current = "";
+  /** `traffic` gives the proxy's current counters (they are replaced on a reset). */
+  constructor(private readonly traffic: () => Traffic) {}
   private statements = new Map<string, string>();
   private wrote = false;
   private failed = false;
@@ -72,6 +74,9 @@ class CommitTracker {
   fromClient(message: PgMessage): void {
     if (message.type === "Q") {
       this.current = cString(message.body)[0];
+      this.traffic().statement(this.current);
+    } else if (message.type === "E") {
+      this.traffic().statement(this.current);
     } else if (message.type === "P") {
       const [name, next] = cString(message.body);
       const [text] = cString(message.body, next);
@@ -106,6 +111,7 @@ class CommitTracker {
         this.failed = true;
         return "pass";
       case "Z": {
+        this.traffic().roundTrips++;
         const status = String.fromCharCode(message.body[0] ?? 0);
         // Inside a transaction block the client must hear each reply to send COMMIT at all.
         if (status === "T") return "pass";
@@ -118,6 +124,23 @@ class CommitTracker {
       default:
         return "pass";
     }
+  }
+}
+
+/** What went over the proxy's connections: statements, round trips, and each statement's count. */
+export class Traffic {
+  statements = 0;
+  /** Committed transactions that wrote (each a synchronous commit unless the session said not). */
+  commits = 0;
+  /** ReadyForQuery messages: one per simple query or per extended-protocol Sync. */
+  roundTrips = 0;
+  /** Statement text (whitespace folded, first 100 characters) → times executed. */
+  readonly byStatement = new Map<string, number>();
+
+  statement(text: string): void {
+    this.statements++;
+    const key = text.replace(/\s+/g, " ").trim().slice(0, 160);
+    this.byStatement.set(key, (this.byStatement.get(key) ?? 0) + 1);
   }
 }
 
@@ -173,6 +196,9 @@ export interface PgProxy {
   resume(): void;
   /** Destroys every open connection (both sides). */
   cut(): void;
+  /** Statements and round trips since the last resetTraffic() (or the start). */
+  traffic(): Traffic;
+  resetTraffic(): void;
   /** Connections accepted so far. */
   accepted(): number;
   /** Connections open now. */
@@ -212,6 +238,7 @@ export async function startPgProxy(targetHost: string, targetPort: number): Prom
   let silent = false;
   let closing = false;
   let count = 0;
+  let traffic = new Traffic();
 
   const destroy = (pair: Pair) => {
     pairs.delete(pair);
@@ -221,6 +248,7 @@ export async function startPgProxy(targetHost: string, targetPort: number): Prom
 
   const shouldDrop = (writes: string[]): boolean => {
     commitCount++;
+    traffic.commits++;
     if (!policy) return false;
     const filter = policy.statement;
     if (filter && !writes.some((w) => filter.test(w))) return false;
@@ -254,7 +282,7 @@ export async function startPgProxy(targetHost: string, targetPort: number): Prom
     client.setNoDelay(true);
     server.setNoDelay(true);
 
-    const tracker = new CommitTracker();
+    const tracker = new CommitTracker(() => traffic);
     const toServer = (bytes: Buffer) => {
       if (silent) pair.toServer.push(bytes);
       else server.write(bytes);
@@ -363,6 +391,10 @@ export async function startPgProxy(targetHost: string, targetPort: number): Prom
       }
     },
     cut,
+    traffic: () => traffic,
+    resetTraffic() {
+      traffic = new Traffic();
+    },
     accepted: () => count,
     open: () => pairs.size,
     async close() {
