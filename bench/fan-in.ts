@@ -189,8 +189,13 @@ async function countedRound(
     await fanInRound(db, fake, config, signal);
     fake.requests.splice(0);
     const traffic = proxy.traffic();
-    const top = [...traffic.byStatement].sort((a, b) => b[1] - a[1]).slice(0, 60);
-    for (const [text, n] of top) log(`fan-in per child ${(n / CHILDREN).toFixed(2)}× ${text}`);
+    const top = [...traffic.byStatement]
+      .filter(([text]) => !/^(UN)?LISTEN /.test(text))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 24);
+    for (const [text, n] of top) {
+      log(`fan-in per child ${(n / CHILDREN).toFixed(2)}× ${text.slice(0, 160)}`);
+    }
     return traffic;
   } finally {
     await runtime.stop();

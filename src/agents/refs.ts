@@ -1,5 +1,6 @@
 // Resolving an agent reference: full id, unique id prefix (≥ 4), unique name in the tree, or `parent`.
 import { and, eq, isNull, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/pg-core";
 import type { Queryable } from "../db/client.js";
 import { agents, type AgentRow } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
@@ -16,6 +17,8 @@ export interface RefScope {
   treeId: string;
   /** The agent asking; needed for `parent`. */
   selfId?: string;
+  /** Its parent's id when the caller knows it (an agent's own row): `parent` then costs one read. */
+  parentId?: string | null;
 }
 
 /** Names shown to people: the agent's name plus the first 8 characters of its id. */
@@ -27,6 +30,21 @@ export async function getAgent(q: Queryable, id: string): Promise<AgentRow | und
   if (!UUID.test(id)) return undefined;
   const [row] = await q.select().from(agents).where(eq(agents.id, id));
   return row;
+}
+
+/** An agent's row and its parent's (undefined for a root), in one statement. */
+export async function getAgentAndParent(
+  q: Queryable,
+  id: string,
+): Promise<{ agent: AgentRow; parent: AgentRow | undefined } | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const parent = alias(agents, "parent");
+  const [row] = await q
+    .select({ agent: agents, parent })
+    .from(agents)
+    .leftJoin(parent, eq(parent.id, agents.parent_id))
+    .where(eq(agents.id, id));
+  return row ? { agent: row.agent, parent: row.parent ?? undefined } : undefined;
 }
 
 export async function resolveAgentRef(
@@ -78,10 +96,17 @@ export async function resolveAgentRef(
 }
 
 async function resolveParent(q: Queryable, scope: RefScope): Promise<AgentRow> {
-  const self = scope.selfId ? await getAgent(q, scope.selfId) : undefined;
-  if (!self) throw new AgentError("UNKNOWN_AGENT", `"parent" needs an agent to be relative to`);
-  if (!self.parent_id) throw new AgentError("UNKNOWN_AGENT", "the root agent has no parent");
-  const parent = await getAgent(q, self.parent_id);
+  const parentId =
+    scope.parentId !== undefined
+      ? scope.parentId
+      : scope.selfId
+        ? (await getAgent(q, scope.selfId))?.parent_id
+        : undefined;
+  if (parentId === undefined) {
+    throw new AgentError("UNKNOWN_AGENT", `"parent" needs an agent to be relative to`);
+  }
+  if (!parentId) throw new AgentError("UNKNOWN_AGENT", "the root agent has no parent");
+  const parent = await getAgent(q, parentId);
   if (!parent) throw new AgentError("UNKNOWN_AGENT", "parent agent not found");
   return parent;
 }

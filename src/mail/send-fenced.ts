@@ -27,16 +27,19 @@ export async function sendMailIn(
     throw new AgentError("UNKNOWN_AGENT", `no agent ${request.toId} in this tree`);
   }
   if (to.state === "dead") throw new AgentError("AGENT_DEAD", `agent ${request.toId} is dead`);
-  const inserted = await tx.execute<{ id: string }>(sql`
-    insert into mail (tree_id, from_id, to_id, body)
-    values (${to.tree_id}, ${request.fromId}, ${to.id}, ${body}) returning id`);
+  // One statement: the mail, the wake-up of an idle recipient and the NOTIFYs (sent on commit).
   const woke = to.state === "idle";
-  if (woke) {
-    await tx.execute(sql`
-      update agents set state = 'running', last_activity_at = now() where id = ${to.id}`);
-  }
-  await tx.execute(sql`
-    select pg_notify(${`agent_event_${to.id}`}, 'mail')
-    ${woke ? sql`, pg_notify('warren_work', ${to.id})` : sql``}`);
+  const inserted = await tx.execute<{ id: string }>(sql`
+    with m as (
+      insert into mail (tree_id, from_id, to_id, body)
+      values (${to.tree_id}, ${request.fromId}, ${to.id}, ${body}) returning id
+    ), w as (
+      update agents set state = 'running', last_activity_at = now()
+       where id = ${to.id} and ${woke}
+      returning id
+    )
+    select m.id, pg_notify(${`agent_event_${to.id}`}, 'mail'),
+           (select pg_notify('warren_work', ${to.id}) from w)
+      from m`);
   return { mailId: Number(inserted.rows[0]!.id), woke };
 }

@@ -73,9 +73,11 @@ export async function fitContext(
   modelName: string,
   tools: ToolSpec[],
   signal: AbortSignal,
+  /** The agent's parent row when the caller has it (null: a root), saving a read. */
+  parent?: AgentRow | null,
 ): Promise<ChatMessage[]> {
   const window = await contextWindowFor(deps, modelName);
-  const options = { maxToolResultChars: Math.floor(window * MAX_RESULT_SHARE * 4) };
+  const options = { maxToolResultChars: Math.floor(window * MAX_RESULT_SHARE * 4), parent };
   const messages = await buildContext(deps.db, agent, options);
   if (estimateRequest(messages, tools) <= window * COMPACT_AT) return messages;
   const compacted = await compact(deps, agent, modelName, window, signal);

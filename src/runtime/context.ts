@@ -91,6 +91,8 @@ export interface ContextEntry {
 export interface ContextOptions {
   /** A tool result longer than this is cut, with a note saying how to read the rest. */
   maxToolResultChars?: number;
+  /** The agent's parent row, when the caller read it already (null: a root); else it is read. */
+  parent?: AgentRow | null;
 }
 
 /**
@@ -165,7 +167,12 @@ export async function buildContext(
   agent: AgentRow,
   options: ContextOptions = {},
 ): Promise<ChatMessage[]> {
-  const parent = agent.parent_id ? await getAgent(q, agent.parent_id) : undefined;
+  const parent =
+    options.parent !== undefined
+      ? (options.parent ?? undefined)
+      : agent.parent_id
+        ? await getAgent(q, agent.parent_id)
+        : undefined;
   const messages = (await conversation(q, agent)).map((e) => e.message);
   const system: ChatMessage = { role: "system", content: systemPrompt(agent, parent) };
   const max = options.maxToolResultChars;

@@ -11,7 +11,14 @@ import { agentChannel, WORK_CHANNEL } from "../bus/channels.js";
 import { isTransient, shownError } from "../db/retry.js";
 import { notice, outage, type Warning, type WarningSink } from "../db/warning.js";
 import { claimUpTo, heartbeat, release } from "./leases.js";
-import { runAgent, TurnStopped, type Slot, type StopReason, type TurnDeps } from "./turn.js";
+import {
+  runAgent,
+  TurnStopped,
+  type RunEnd,
+  type Slot,
+  type StopReason,
+  type TurnDeps,
+} from "./turn.js";
 
 export interface SchedulerOptions {
   concurrency: number;
@@ -59,12 +66,13 @@ export async function startScheduler(
     const controller = new AbortController();
     let unsubscribe = () => {};
     const done = (async () => {
+      let end: RunEnd = "other";
       try {
         unsubscribe = await deps.bus.subscribe(agentChannel(agentId), (payload) => {
           if (payload === "dead") stopTurn(agentId, "dead");
           else if (payload === "interrupt") stopTurn(agentId, "interrupt");
         });
-        await runAgent(
+        end = await runAgent(
           { ...deps, fence: { owner, epoch }, onWarning: warn, slot: slotOf(agentId) },
           agentId,
           controller.signal,
@@ -77,8 +85,9 @@ export async function startScheduler(
         );
       } finally {
         unsubscribe();
-        // After a normal end the lease is already gone; after a stop, give it back for a resume.
-        await release(deps.db, owner, agentId).catch(() => undefined);
+        // Gone idle, the agent gave its lease back; after anything else (a stop, an interrupt
+        // with mail pending, a failure) it is given back here, so a worker resumes at once.
+        if (end !== "idle") await release(deps.db, owner, agentId).catch(() => undefined);
         running.delete(agentId);
         unpark(agentId);
         if (!stopping) serve();

@@ -3,7 +3,7 @@
 // so mail sent at that moment either wakes the agent or is taken in, never stranded.
 import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
-import { agentChannel, notify } from "../bus/channels.js";
+import { agentChannel } from "../bus/channels.js";
 import type { Db, Queryable } from "../db/client.js";
 import { LeaseLost, type Fence } from "../agents/errors.js";
 import { eventKey } from "../agents/event-keys.js";
@@ -52,13 +52,15 @@ export function budgetProblem(
  * going idle without looking for mail under that lock could strand mail sent at that moment.
  */
 async function markIdle(q: Queryable, agentId: string): Promise<void> {
-  const rows = await q.execute(sql`
-    update agents set state = 'idle', lease_owner = null, lease_expires_at = null,
-                      interrupt_requested_at = null, last_activity_at = now(),
-                      activity = null, wait_status = null
-     where id = ${agentId} and state <> 'dead'
-    returning id`);
-  if (rows.rows.length > 0) await notify(q, agentChannel(agentId), "state");
+  await q.execute(sql`
+    with u as (
+      update agents set state = 'idle', lease_owner = null, lease_expires_at = null,
+                        interrupt_requested_at = null, last_activity_at = now(),
+                        activity = null, wait_status = null
+       where id = ${agentId} and state <> 'dead'
+      returning id
+    )
+    select pg_notify(${agentChannel(agentId)}, 'state') from u`);
 }
 
 /** The text of a `mail_in` event, as the model reads it (framed so a body cannot forge a sender). */

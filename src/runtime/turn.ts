@@ -4,10 +4,10 @@
 import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { agents } from "../agents/agents.sql.js";
-import { appendEvent, appendEventOnce, listEvents } from "../agents/events.js";
+import { appendEvent, appendEventOnce, turnTail } from "../agents/events.js";
 import { eventKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
-import { getAgent } from "../agents/refs.js";
+import { getAgent, getAgentAndParent } from "../agents/refs.js";
 import type { Bus } from "../bus/bus.js";
 import { modelProblem, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
@@ -81,7 +81,7 @@ export async function runAgent(
   deps: TurnDeps,
   agentId: string,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<RunEnd> {
   // The turn's own signal also aborts when one of its writes is refused for a stale epoch: a
   // worker that lost its lease abandons its model call and tools at once.
   const turn = new AbortController();
@@ -93,46 +93,53 @@ export async function runAgent(
   };
   const inner: TurnDeps = { ...deps, onLeaseLost: lost };
   try {
-    await withRetry(() => runAgentLoop(inner, agentId, turn.signal), {
+    return await withRetry(() => runAgentLoop(inner, agentId, turn.signal), {
       signal: turn.signal,
       onRetry: (err) => deps.onWarning?.(outage(err)),
     });
   } catch (err) {
-    if (isLeaseLost(err) || stopReason(turn.signal) === "lease-lost") return;
+    if (isLeaseLost(err) || stopReason(turn.signal) === "lease-lost") return "other";
     throw err;
   } finally {
     signal.removeEventListener("abort", follow);
   }
 }
 
-async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal): Promise<void> {
+/** How a run ended: "idle" gave the lease back with the agent's state; "other" may hold it. */
+export type RunEnd = "idle" | "other";
+
+async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal): Promise<RunEnd> {
   const { db } = deps;
   // First, calls left without a result (a crash, or the person's /wait): see resumeDanglingCalls.
   let resuming = true;
   while (true) {
-    const agent = await getAgent(db, agentId);
-    if (!agent || agent.state === "dead") return;
+    const read = await getAgentAndParent(db, agentId);
+    const agent = read?.agent;
+    if (!agent || agent.state === "dead") return "other";
     // Checked on every pass, so a worker back from an outage longer than its lease stops here
     // (its writes would be refused anyway: the epoch is checked by the database).
     if (deps.fence && !holds(agent, deps.fence)) throw new LeaseLost(agent.id);
     const reason = stopReason(signal) ?? (agent.interrupt_requested_at ? "interrupt" : undefined);
-    if (reason) return handleStop(deps, agent, reason);
+    if (reason) {
+      await handleStop(deps, agent, reason);
+      return "other";
+    }
     if (resuming) {
       resuming = false;
       if (!(await guarded(deps, agent, signal, () => resumeDanglingCalls(deps, agent, signal)))) {
-        return;
+        return "other";
       }
       continue;
     }
 
-    const events = await listEvents(db, agent.id, { after: await lastTurnBoundary(db, agent.id) });
-    const last = [...events]
+    const tail = await turnTail(db, agent.id);
+    const last = [...tail]
       .reverse()
       .find((e) => CONTEXT_KINDS.has(e.kind) || TURN_ENDERS.has(e.kind));
-    if (!last || turnIsOver(events, last)) {
+    if (!last || turnIsOver(tail, last)) {
       // The model has answered (or the person's /wait or an interrupt ended the turn): the turn
       // is over unless mail or input arrived meanwhile.
-      if ((await takePendingMail(db, agent, deps.fence)) === "idle") return;
+      if ((await takePendingMail(db, agent, deps.fence)) === "idle") return "idle";
       continue;
     }
     const startingTurn = last.kind === "user" || last.kind === "mail_in";
@@ -142,11 +149,15 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       await appendEvent(db, agent.id, "error", problem, undefined, stamp(deps));
       // Like any end of turn, mail that arrived meanwhile is taken in, never stranded under an
       // idle agent; it cannot loop: each pass consumes the mail it finds.
-      if ((await takePendingMail(db, agent, deps.fence)) === "idle") return;
+      if ((await takePendingMail(db, agent, deps.fence)) === "idle") return "idle";
       continue;
     }
     if (startingTurn) await countTurn(db, agent.id, last.id, deps.fence);
-    if (!(await guarded(deps, agent, signal, () => step(deps, agent, last.id, signal)))) return;
+    const parent = read.parent ?? null;
+    const work = () => step(deps, agent, parent, last.id, signal);
+    if (!(await guarded(deps, agent, signal, work))) {
+      return "other";
+    }
   }
 }
 
@@ -203,15 +214,6 @@ function hasToolCalls(data: Record<string, unknown> | null): boolean {
   return Array.isArray(data?.tool_calls) && (data.tool_calls as unknown[]).length > 0;
 }
 
-/** Only the tail matters for deciding the next step; the last user message bounds it. */
-async function lastTurnBoundary(db: Db, agentId: string): Promise<number | undefined> {
-  const rows = await db.execute<{ id: string }>(sql`
-    select id from events where agent_id = ${agentId} and kind in ('user', 'mail_in')
-     order by id desc limit 1`);
-  const id = rows.rows[0]?.id;
-  return id === undefined ? undefined : Number(id) - 1;
-}
-
 /** Does `fence` still hold the agent's lease (as the row read last says)? */
 function holds(agent: AgentRow, fence: Fence): boolean {
   return agent.lease_owner === fence.owner && agent.lease_epoch === fence.epoch;
@@ -232,6 +234,7 @@ function stamp(deps: TurnDeps, key?: string): { key?: string; epoch?: number } {
 async function step(
   deps: TurnDeps,
   agent: AgentRow,
+  parent: AgentRow | null,
   tail: number,
   signal: AbortSignal,
 ): Promise<void> {
@@ -240,7 +243,7 @@ async function step(
   const tools = toolsFor(profile);
   const modelName = agent.model ?? config.model.name ?? "";
   // Compacted first when it would not fit the model's context window (compaction.ts).
-  const messages = await fitContext(deps, agent, modelName, toolSpecs(tools), signal);
+  const messages = await fitContext(deps, agent, modelName, toolSpecs(tools), signal, parent);
   await setActivity(db, agent.id, "thinking", deps.fence);
   // Partial text reaches feeds through agent_streams; the assistant event then replaces it.
   const stream = createStreamPublisher(db, agent, {

@@ -32,7 +32,11 @@ export const killTool: Tool<AgentToolContext> = {
     try {
       // The cascade and this call's result commit together, fenced by the lease (effects.ts).
       return await commitEffect(ctx, "kill", async (tx) => {
-        const scope = { treeId: ctx.agent.tree_id, selfId: ctx.agent.id };
+        const scope = {
+          treeId: ctx.agent.tree_id,
+          selfId: ctx.agent.id,
+          parentId: ctx.agent.parent_id,
+        };
         const target = await resolveAgentRef(tx, scope, ref);
         const killed = await killAgentIn(tx, {
           targetId: target.id,

@@ -39,7 +39,11 @@ export const sendTool: Tool<AgentToolContext> = {
     try {
       // The mail and this call's result commit together, fenced by the lease (effects.ts).
       return await commitEffect(ctx, "send", async (tx) => {
-        const scope = { treeId: ctx.agent.tree_id, selfId: ctx.agent.id };
+        const scope = {
+          treeId: ctx.agent.tree_id,
+          selfId: ctx.agent.id,
+          parentId: ctx.agent.parent_id,
+        };
         const recipient = await resolveAgentRef(tx, scope, to);
         if (recipient.id === ctx.agent.id) {
           throw new AgentError("INVALID_ARGS", "you cannot send mail to yourself");

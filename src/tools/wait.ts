@@ -61,7 +61,11 @@ export const waitTool: Tool<AgentToolContext> = {
       onRetry: (err: unknown) => ctx.onWarning?.(outage(err)),
     };
     try {
-      const scope = { treeId: ctx.agent.tree_id, selfId: ctx.agent.id };
+      const scope = {
+        treeId: ctx.agent.tree_id,
+        selfId: ctx.agent.id,
+        parentId: ctx.agent.parent_id,
+      };
       let fromAgents: string[] | undefined;
       if (Array.isArray(from)) {
         const resolved = await withRetry(

@@ -134,12 +134,12 @@ export class Traffic {
   commits = 0;
   /** ReadyForQuery messages: one per simple query or per extended-protocol Sync. */
   roundTrips = 0;
-  /** Statement text (whitespace folded, first 100 characters) → times executed. */
+  /** Statement text (whitespace folded) → times executed. */
   readonly byStatement = new Map<string, number>();
 
   statement(text: string): void {
     this.statements++;
-    const key = text.replace(/\s+/g, " ").trim().slice(0, 160);
+    const key = text.replace(/\s+/g, " ").trim();
     this.byStatement.set(key, (this.byStatement.get(key) ?? 0) + 1);
   }
 }
