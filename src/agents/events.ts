@@ -119,6 +119,8 @@ export interface EventRange {
   before?: number;
   /** At most this many (the oldest of the range). */
   limit?: number;
+  /** Only from the last user message or mail on (everything when there is none). */
+  fromLastInput?: boolean;
 }
 
 export async function listEvents(
@@ -134,29 +136,15 @@ export async function listEvents(
         eq(events.agent_id, agentId),
         range.after !== undefined ? gt(events.id, range.after) : undefined,
         range.before !== undefined ? lt(events.id, range.before) : undefined,
+        range.fromLastInput
+          ? sql`${events.id} >= coalesce((
+              select id from events where agent_id = ${agentId} and kind in ('user', 'mail_in')
+               order by id desc limit 1), 0)`
+          : undefined,
       ),
     )
     .orderBy(asc(events.id))
     .limit(range.limit ?? Number.MAX_SAFE_INTEGER);
-}
-
-/**
- * The events that decide the next step: from the last user message or mail on (the whole
- * transcript when there is none), oldest first, in one statement.
- */
-export async function turnTail(q: Queryable, agentId: string): Promise<EventRow[]> {
-  return q
-    .select()
-    .from(events)
-    .where(
-      and(
-        eq(events.agent_id, agentId),
-        sql`${events.id} >= coalesce((
-          select id from events where agent_id = ${agentId} and kind in ('user', 'mail_in')
-           order by id desc limit 1), 0)`,
-      ),
-    )
-    .orderBy(asc(events.id));
 }
 
 /** The newest `limit` events (before `before`, when given), oldest first: one page of history. */

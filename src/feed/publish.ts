@@ -51,9 +51,9 @@ export async function setActivity(db: Db, agentId: string, activity: string | nu
             update agents set activity = ${activity}, ${epochSet(fence)}
              where id = ${agentId} and state in ('running', 'waiting')
                and activity is distinct from ${activity} and (select held from a)
-            returning 1
           )
-          select coalesce((select held from a), false) as held, (select count(*) from u) as n`,
+          -- u runs though nothing reads it: a data-modifying CTE always does.
+          select coalesce((select held from a), false) as held`,
     )
     .then(
       (result) => result.rows[0]?.held !== false,

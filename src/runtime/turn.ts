@@ -4,7 +4,7 @@
 import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { agents } from "../agents/agents.sql.js";
-import { appendEvent, appendEventOnce, turnTail } from "../agents/events.js";
+import { appendEvent, appendEventOnce, listEvents } from "../agents/events.js";
 import { eventKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
 import { getAgent, getAgentAndParent } from "../agents/refs.js";
@@ -132,7 +132,8 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       continue;
     }
 
-    const tail = await turnTail(db, agent.id);
+    // The events that decide the next step, in the statement that reads them.
+    const tail = await listEvents(db, agent.id, { fromLastInput: true });
     const last = [...tail]
       .reverse()
       .find((e) => CONTEXT_KINDS.has(e.kind) || TURN_ENDERS.has(e.kind));

@@ -4,34 +4,31 @@
 // committed (idempotency keys), so the 6×5 mail storm still ends with every mail sent once,
 // consumed once and shown to the root's model once, one assistant event per model response, no
 // worker thread dead, nothing stuck — and `-p` exits 0 with the root's answer.
-import { afterEach, beforeEach, describe, it } from "vitest";
-import { startPgProxy, type DropPolicy, type PgProxy } from "../support/pg-proxy.js";
+import { describe, it } from "vitest";
+import type { DropPolicy } from "../support/pg-proxy.js";
+import { usePgProxy } from "../support/use-pg-proxy.js";
 import { useE2E } from "../runtime/e2e-support.js";
 import { expectStormExactlyOnce, scriptMailStorm } from "./mail-storm.js";
 
 const e2e = useE2E();
-let proxy: PgProxy;
-
-beforeEach(async () => {
-  const target = new URL(e2e.db().$client.options.connectionString!);
-  proxy = await startPgProxy(target.hostname, Number(target.port || 5432));
-});
-afterEach(async () => {
-  await proxy.close();
-});
+const proxy = usePgProxy(() => e2e.db().$client.options.connectionString!);
 
 async function stormThrough(policy: DropPolicy): Promise<void> {
   scriptMailStorm(e2e.fake(), { waitSeconds: 15 });
-  proxy.dropCommits(policy);
+  proxy().dropCommits(policy);
   const since = new Date(Date.now() - 1_000);
   const started = Date.now();
   const url = e2e.db().$client.options.connectionString!;
   const run = await e2e.prompt("collect the reports", {
     // A healthy run takes a few seconds; a stuck one fails here with its state listed.
     timeout: 45,
-    env: { DATABASE_URL: proxy.urlFor(url), WARREN_LEASE_SECONDS: "5", WARREN_WORKER_THREADS: "2" },
+    env: {
+      DATABASE_URL: proxy().urlFor(url),
+      WARREN_LEASE_SECONDS: "5",
+      WARREN_WORKER_THREADS: "2",
+    },
   });
-  const dropped = proxy.dropped();
+  const dropped = proxy().dropped();
   await expectStormExactlyOnce(
     e2e.db(),
     e2e.fake(),
@@ -40,7 +37,7 @@ async function stormThrough(policy: DropPolicy): Promise<void> {
       maxMs: 40_000,
       since,
       context: [
-        `dropped the reply of ${dropped.length} of ${proxy.commits()} committed writes:`,
+        `dropped the reply of ${dropped.length} of ${proxy().commits()} committed writes:`,
         ...dropped.map((d) => `  ${d.statements.join(" ; ")}`),
       ],
     },

@@ -4,33 +4,28 @@
 // to the root). Protects exactly-once and liveness under any unlucky timing, not only the moments
 // the other fault tests pick: every tree finishes, and the invariant checker passes for each.
 import { sql } from "drizzle-orm";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createTree } from "../../src/agents/tree.js";
 import type { Db } from "../../src/db/client.js";
 import { sleep } from "../support/agents.js";
 import type { FakeModel, RecordedRequest } from "../support/fake-model.js";
-import { startPgProxy, type PgProxy } from "../support/pg-proxy.js";
+import { usePgProxy } from "../support/use-pg-proxy.js";
 import { startWarren, warrenEnv, type WarrenRun } from "../support/warren.js";
 import { isFirst, lastToolName, lastToolResults, useE2E } from "../runtime/e2e-support.js";
 import { treeViolations, type ExpectedMail } from "./invariants.js";
 import type { ChildProcess } from "node:child_process";
 
 const e2e = useE2E();
+const proxy = usePgProxy(() => e2e.db().$client.options.connectionString!);
 const RING = ["a", "b", "c", "d"];
 const ROUNDS = 4;
 const SOAK_MS = 55_000;
 const SEED = Number(process.env.WARREN_SOAK_SEED ?? Date.now() % 1_000_000);
-let proxy: PgProxy;
 let worker: { child: ChildProcess; done: Promise<WarrenRun> } | undefined;
 
-beforeEach(async () => {
-  const target = new URL(e2e.db().$client.options.connectionString!);
-  proxy = await startPgProxy(target.hostname, Number(target.port || 5432));
-});
 afterEach(async () => {
   if (worker && worker.child.exitCode === null) worker.child.kill("SIGKILL");
   worker = undefined;
-  await proxy.close();
 });
 
 const ringBody = (name: string, round: number) => `<ring ${name}.${round}>`;
@@ -133,14 +128,14 @@ describe("random cuts and lost commit replies under a mailing ring", () => {
     worker = startWarren(
       ["worker"],
       warrenEnv({
-        databaseUrl: proxy.urlFor(url),
+        databaseUrl: proxy().urlFor(url),
         modelUrl: e2e.fake().baseURL,
         extra: { WARREN_LEASE_SECONDS: "5", WARREN_WORKER_THREADS: "2" },
       }),
     );
 
     // Faults: about one committed write in 25 loses its reply; every 2–7 s everything is cut.
-    proxy.dropCommits({ probability: 0.04, seed: SEED });
+    proxy().dropCommits({ probability: 0.04, seed: SEED });
     let random = SEED;
     const next = () => (random = (random * 1103515245 + 12345) % 2147483648) / 2147483648;
     let cuts = 0;
@@ -149,7 +144,7 @@ describe("random cuts and lost commit replies under a mailing ring", () => {
       while (faulting) {
         await sleep(2_000 + next() * 5_000);
         if (faulting) {
-          proxy.cut();
+          proxy().cut();
           cuts++;
         }
       }
@@ -169,7 +164,7 @@ describe("random cuts and lost commit replies under a mailing ring", () => {
       }
     }
     faulting = false;
-    proxy.stopDropping();
+    proxy().stopDropping();
     await cutter;
     worker.child.kill("SIGTERM");
     const stopped = await Promise.race([worker.done, sleep(10_000).then(() => undefined)]);
@@ -187,10 +182,10 @@ describe("random cuts and lost commit replies under a mailing ring", () => {
       });
       problems.push(...violations.map((v) => `tree ${i + 1}: ${v}`));
     }
-    const dropped = proxy.dropped();
+    const dropped = proxy().dropped();
     const context = [
       `seed ${SEED} (WARREN_SOAK_SEED), ${trees.length} trees, ${cuts} cuts,`,
-      `dropped the reply of ${dropped.length} of ${proxy.commits()} committed writes:`,
+      `dropped the reply of ${dropped.length} of ${proxy().commits()} committed writes:`,
       ...dropped.map((d) => `  ${d.statements.join(" ; ").slice(0, 200)}`),
       `--- worker stderr\n${stopped?.stderr ?? "(still running)"}`,
     ];

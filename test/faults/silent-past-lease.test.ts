@@ -5,27 +5,23 @@
 // checked on every write of a turn), and what it committed just before is found by whoever goes
 // on, so each of the 30 mails reaches the root's model exactly once and nothing is stuck.
 import type { ChildProcess } from "node:child_process";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { sleep } from "../support/agents.js";
-import { startPgProxy, type DropPolicy, type PgProxy } from "../support/pg-proxy.js";
+import type { DropPolicy } from "../support/pg-proxy.js";
+import { usePgProxy } from "../support/use-pg-proxy.js";
 import { startWarren, warrenEnv, type WarrenRun } from "../support/warren.js";
 import { useE2E } from "../runtime/e2e-support.js";
 import { expectStormExactlyOnce, scriptMailStorm } from "./mail-storm.js";
 
 const e2e = useE2E();
+const proxy = usePgProxy(() => e2e.db().$client.options.connectionString!);
 const SILENCE_MS = 14_000;
 const LEASE = { WARREN_LEASE_SECONDS: "4" };
-let proxy: PgProxy;
 let worker: { child: ChildProcess; done: Promise<WarrenRun> } | undefined;
 
-beforeEach(async () => {
-  const target = new URL(e2e.db().$client.options.connectionString!);
-  proxy = await startPgProxy(target.hostname, Number(target.port || 5432));
-});
 afterEach(async () => {
   if (worker && worker.child.exitCode === null) worker.child.kill("SIGKILL");
   worker = undefined;
-  await proxy.close();
 });
 
 /** When the silence begins: after a delay, or at a committed write (its reply kept till resume). */
@@ -36,30 +32,32 @@ async function stormThroughSilence(onset: Onset): Promise<void> {
   const url = e2e.db().$client.options.connectionString!;
   const since = new Date(Date.now() - 1_000);
   const started = Date.now();
-  if ("atCommit" in onset) proxy.dropCommits({ ...onset.atCommit, max: 1, action: "silence" });
+  if ("atCommit" in onset) proxy().dropCommits({ ...onset.atCommit, max: 1, action: "silence" });
   const prompt = e2e.prompt("collect the reports", {
     timeout: 50,
-    env: { DATABASE_URL: proxy.urlFor(url), WARREN_WORKER_THREADS: "2", ...LEASE },
+    env: { DATABASE_URL: proxy().urlFor(url), WARREN_WORKER_THREADS: "2", ...LEASE },
   });
 
   // The onset; a commit that never comes (a renamed statement) still silences, later, and says so.
   const context: string[] = [];
   const deadline = Date.now() + ("afterMs" in onset ? onset.afterMs : 8_000);
-  while (Date.now() < deadline && proxy.dropped().length === 0) await sleep(20);
-  if (proxy.dropped().length === 0) {
+  while (Date.now() < deadline && proxy().dropped().length === 0) await sleep(20);
+  if (proxy().dropped().length === 0) {
     if ("atCommit" in onset) context.push("the onset commit never came: silenced at 8 s instead");
-    proxy.silence();
+    proxy().silence();
   }
   context.push(
     `silent from ${Date.now() - started} ms for ${SILENCE_MS} ms`,
-    ...proxy.dropped().map((d) => `  at the commit of: ${d.statements.join(" ; ")}`),
+    ...proxy()
+      .dropped()
+      .map((d) => `  at the commit of: ${d.statements.join(" ; ")}`),
   );
   worker = startWarren(
     ["worker"],
     warrenEnv({ databaseUrl: url, modelUrl: e2e.fake().baseURL, extra: LEASE }),
   );
   await sleep(SILENCE_MS);
-  proxy.resume();
+  proxy().resume();
 
   const run = await prompt;
   const elapsedMs = Date.now() - started;

@@ -3,23 +3,15 @@
 // would be handed out twice) and the result of a tool that acts outside the database (the
 // command would run again). Watched on the wire: `warren -p` talks to Postgres through a proxy
 // that records every statement, and each durable write carries DURABLE_COMMIT in its statement.
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DURABLE_COMMIT } from "../../src/db/client.js";
 import { openServices } from "../../src/runtime/services.js";
 import { loadConfig } from "../../src/config/config.js";
-import { startPgProxy, type PgProxy } from "../support/pg-proxy.js";
+import { usePgProxy } from "../support/use-pg-proxy.js";
 import { after, isFirst, useE2E } from "./e2e-support.js";
 
 const e2e = useE2E();
-let proxy: PgProxy;
-
-beforeEach(async () => {
-  const target = new URL(e2e.db().$client.options.connectionString!);
-  proxy = await startPgProxy(target.hostname, Number(target.port || 5432));
-});
-afterEach(async () => {
-  await proxy.close();
-});
+const proxy = usePgProxy(() => e2e.db().$client.options.connectionString!);
 
 const fold = (text: string) => text.replace(/\s+/g, " ").trim();
 const durable = fold(DURABLE_COMMIT);
@@ -55,19 +47,19 @@ describe("relaxed commits", () => {
     const url = e2e.db().$client.options.connectionString!;
     const run = await e2e.prompt("run a command and look around", {
       timeout: 30,
-      env: { DATABASE_URL: proxy.urlFor(url) },
+      env: { DATABASE_URL: proxy().urlFor(url) },
     });
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
 
-    const statements = [...proxy.traffic().byStatement.keys()];
+    const statements = [...proxy().traffic().byStatement.keys()];
     // byStatement keeps the first 160 characters; the durable part comes early in each.
     const results = statements.filter((s) => s.startsWith('with "counted" as'));
     expect(results.length).toBeGreaterThan(0);
-    const durableResults = [...proxy.traffic().byStatement]
+    const durableResults = [...proxy().traffic().byStatement]
       .filter(([s]) => s.startsWith('with "counted" as') && s.includes(durable))
       .reduce((n, [, count]) => n + count, 0);
-    const relaxedResults = [...proxy.traffic().byStatement]
+    const relaxedResults = [...proxy().traffic().byStatement]
       .filter(([s]) => s.startsWith('with "counted" as') && !s.includes(durable))
       .reduce((n, [, count]) => n + count, 0);
     expect({ durableResults, relaxedResults }).toEqual({ durableResults: 1, relaxedResults: 1 });
