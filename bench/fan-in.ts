@@ -142,6 +142,13 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
         requestsPerChild,
       ),
       row(
+        "fan-in durable commits per child (relaxed session)",
+        perChild(traffic.durableCommits),
+        "count",
+        "model requests per child",
+        requestsPerChild,
+      ),
+      row(
         "fan-in statements per child",
         perChild(traffic.statements),
         "count",

@@ -52,6 +52,9 @@ export function isWriteSql(text: string): boolean {
   return /\binsert\s+into\b|\bupdate\s+("?[\w.]+"?)\s+(\w+\s+)?set\b|\bdelete\s+from\b/i.test(text);
 }
 
+/** A statement that makes its transaction's commit wait for the WAL flush in a relaxed session. */
+const DURABLE_SQL = /set_config\('synchronous_commit', 'on'|synchronous_commit\s*=\s*on/i;
+
 const WRITE_TAG = /^(INSERT|UPDATE|DELETE|MERGE|COMMIT)\b/;
 
 /**
@@ -67,16 +70,17 @@ class CommitTracker {
   constructor(private readonly traffic: () => Traffic) {}
   private statements = new Map<string, string>();
   private wrote = false;
+  /** The transaction asked for a durable commit (DURABLE_COMMIT or `set … synchronous_commit = on`). */
+  private durable = false;
   private failed = false;
   /** The writes of the transaction in progress (at a commit: the writes it commits). */
   writes: string[] = [];
 
   fromClient(message: PgMessage): void {
-    if (message.type === "Q") {
-      this.current = cString(message.body)[0];
+    if (message.type === "Q" || message.type === "E") {
+      if (message.type === "Q") this.current = cString(message.body)[0];
       this.traffic().statement(this.current);
-    } else if (message.type === "E") {
-      this.traffic().statement(this.current);
+      if (DURABLE_SQL.test(this.current)) this.durable = true;
     } else if (message.type === "P") {
       const [name, next] = cString(message.body);
       const [text] = cString(message.body, next);
@@ -116,6 +120,8 @@ class CommitTracker {
         // Inside a transaction block the client must hear each reply to send COMMIT at all.
         if (status === "T") return "pass";
         const committed = status === "I" && this.wrote && !this.failed;
+        if (committed && this.durable) this.traffic().durableCommits++;
+        this.durable = false;
         this.wrote = false;
         this.failed = false;
         if (!committed) this.writes = [];
@@ -130,8 +136,10 @@ class CommitTracker {
 /** What went over the proxy's connections: statements, round trips, and each statement's count. */
 export class Traffic {
   statements = 0;
-  /** Committed transactions that wrote (each a synchronous commit unless the session said not). */
+  /** Committed transactions that wrote. */
   commits = 0;
+  /** Of those, the ones that asked for a durable commit (in a session with relaxed commits). */
+  durableCommits = 0;
   /** ReadyForQuery messages: one per simple query or per extended-protocol Sync. */
   roundTrips = 0;
   /** Statement text (whitespace folded) → times executed. */
