@@ -17,7 +17,11 @@ import {
 import { GLYPH } from "./views/glyphs.js";
 import { paint, ROLE, type Style } from "./views/theme.js";
 
-/** One line per awaited agent while the viewed agent waits on several; none otherwise. */
+/**
+ * One line per awaited agent while the viewed agent waits on several; none otherwise. With `rows`
+ * (the room the layout gives the layer), a longer wait shows its first agents and a last line
+ * counting the rest, so a fan-in of 200 builds only what fits on the screen.
+ */
 export function renderWaitLayer(
   current: AgentRow,
   agentsById: ReadonlyMap<string, AgentRow>,
@@ -25,10 +29,11 @@ export function renderWaitLayer(
   width: number,
   theme: Theme,
   approvals?: ApprovalMarks,
+  rows?: number,
 ): Line[] {
   const waiting = current.wait_status;
   if (!waiting || waiting.length === 0) return [];
-  return renderStatusLayer(waiting, agentsById, now, width, theme, approvals);
+  return renderStatusLayer(waiting, agentsById, now, width, theme, approvals, rows);
 }
 
 export interface BarsInput {

@@ -25,6 +25,8 @@ export interface Layout {
   readonly screen: blessed.Widgets.Screen;
   width(): number;
   height(): number;
+  /** The most rows the status layer (approval requests and awaited agents) gets on this screen. */
+  statusLayerRoom(): number;
   /** Rows the scrollback gets with these other parts (for the views to render exactly that). */
   scrollbackRows(parts: { statusLayer: number; spinner: boolean; input: number }): number;
   /** Panel content size (inside its frame, which the panel's lines draw: one more each side). */
@@ -102,8 +104,8 @@ export function createLayout(options: LayoutOptions): Layout {
   const width = () => Math.max(1, screen.width as number);
   const height = () => Math.max(1, screen.height as number);
 
-  const statusLayerRows = (n: number) =>
-    Math.min(n, Math.max(1, Math.floor(height() * MAX_STATUS_LAYER_SHARE)));
+  const statusLayerRoom = () => Math.max(1, Math.floor(height() * MAX_STATUS_LAYER_SHARE));
+  const statusLayerRows = (n: number) => Math.min(n, statusLayerRoom());
   const inputRows = (n: number) => Math.min(MAX_INPUT_ROWS, Math.max(1, n));
 
   const place = (element: blessed.Widgets.BoxElement, top: number, rows: number, lines: Line[]) => {
@@ -124,6 +126,7 @@ export function createLayout(options: LayoutOptions): Layout {
     screen,
     width,
     height,
+    statusLayerRoom,
     scrollbackRows(p) {
       const used =
         statusLayerRows(p.statusLayer) + (p.spinner ? 1 : 0) + 1 + inputRows(p.input) + 1;

@@ -135,14 +135,17 @@ export function createPainter(options: PainterOptions): Painter {
       view = updateView(view, { type: "deny-end" });
     }
     const denying = view.denying;
+    const approvalBlock = renderApprovalBlock(
+      asking,
+      width,
+      theme,
+      denying !== undefined ? { reasonFor: denying } : {},
+    );
+    // The awaited agents get what the requests leave of the layer's room.
+    const waitRows = Math.max(1, layout.statusLayerRoom() - approvalBlock.length);
     const statusLayer = [
-      ...renderApprovalBlock(
-        asking,
-        width,
-        theme,
-        denying !== undefined ? { reasonFor: denying } : {},
-      ),
-      ...renderWaitLayer(current, state.agents, now, width, theme, marks),
+      ...approvalBlock,
+      ...renderWaitLayer(current, state.agents, now, width, theme, marks, waitRows),
     ];
     const spinner = renderSpinner(current, spinnerFrame, width, theme);
     const denyPrompt = `deny ${denying} reason ${GLYPH.selected} `;

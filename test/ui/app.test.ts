@@ -126,3 +126,33 @@ describe("warnings from elsewhere", () => {
     await tui.close();
   });
 });
+
+describe("a fan-in wider than the status layer", () => {
+  it("shows the awaited agents that fit and one line counting the rest", async () => {
+    const { db } = database();
+    const root = await createTree(db, { name: "main" });
+    await db.execute(sql`
+      insert into agents (tree_id, parent_id, name, state, depth, created_at)
+      select ${root.id}::uuid, ${root.id}::uuid, 'worker-' || lpad(i::text, 2, '0'), 'running', 1,
+             now() + make_interval(secs => i / 1000.0)
+        from generate_series(0, 39) as i`);
+    await db.execute(sql`
+      update agents r set state = 'waiting', busy_since = now(), activity = 'waiting for 40 agents',
+             wait_status = (select jsonb_agg(jsonb_build_object(
+                                   'agent_id', w.id, 'name', w.name,
+                                   'status', case when w.name = 'worker-39' then 'received'
+                                                  else 'running' end) order by w.name)
+                              from agents w where w.parent_id = r.id)
+       where r.id = ${root.id}`);
+    const waiting = (await db.execute<AgentRow>(sql`select * from agents where id = ${root.id}`))
+      .rows[0]!;
+    const { tui, until } = await openTui(waiting);
+    // 30 rows: the layer gets 12 of them, 11 agents and the count of the other 29.
+    const screen = await until((s) => s.includes("more:"));
+    const rows = screen.split("\n");
+    expect(rows.filter((r) => /running +worker-\d\d /.test(r))).toHaveLength(11);
+    expect(rows).toContainEqual(expect.stringMatching(/^ {2}… 29 more: 28 running · 1 received/));
+    expect(screen).toContain("❯");
+    await tui.close();
+  });
+});

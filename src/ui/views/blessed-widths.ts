@@ -36,12 +36,7 @@ export function installTerminalWidths(): void {
     return codePointWidth(cp);
   };
   // blessed puts a code point it finds here into the cell of the character before it.
-  unicode.combining = new Proxy(unicode.combining, {
-    get: (target, key) =>
-      typeof key === "string" && /^\d+$/.test(key)
-        ? isZeroWidth(Number(key))
-        : Reflect.get(target, key),
-  });
+  unicode.combining = zeroWidthTable();
   // blessed follows every match with a spare cell ("$1\x03"), so a wide character's second
   // column is never given to the next character.
   unicode.chars.all = wideCharPattern();
@@ -54,13 +49,33 @@ export function installTerminalWidths(): void {
       return wrapContent.call(this, content, width);
     const margin = (this.scrollbar ? 1 : 0) + (this.type === "textarea" ? 1 : 0);
     const cells = width > margin ? width - margin : width;
-    const isCombining = (cp: number): boolean => unicode.combining[cp] === true;
     const cut = content
       .split("\n")
-      .map((line) => cutToCells(line, cells, isCombining))
+      .map((line) => cutToCells(line, cells, isZeroWidth))
       .join("\n");
     return wrapContent.call(this, cut, Number.MAX_SAFE_INTEGER);
   };
+}
+
+/**
+ * `table[cp]` is true for a code point isZeroWidth() counts, as blessed reads its `combining` for
+ * every cell it draws. A code point's first look-up asks isZeroWidth (through the prototype, a
+ * Proxy); the answer becomes an own property, so later frames read a plain object, no regex.
+ */
+export function zeroWidthTable(): Record<number, boolean> {
+  const table = Object.create(
+    new Proxy(Object.create(null) as Record<string, boolean>, {
+      get(_target, key, receiver: Record<string, boolean>) {
+        if (typeof key !== "string") return undefined;
+        const cp = Number(key);
+        if (!Number.isInteger(cp) || cp < 0) return undefined;
+        const zero = isZeroWidth(cp);
+        Object.defineProperty(receiver, key, { value: zero, enumerable: true });
+        return zero;
+      },
+    }),
+  ) as Record<number, boolean>;
+  return table;
 }
 
 /**

@@ -52,6 +52,13 @@ export function isWideCodePoint(cp: number): boolean {
 export function codePointWidth(cp: number): number {
   if (cp >= 0x20 && cp < 0x7f) return 1;
   if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) return 0;
+  if (cp >= MEMO_END) return measureCodePoint(cp);
+  const known = widthMemo[cp]!;
+  if (known !== UNKNOWN) return known;
+  return (widthMemo[cp] = measureCodePoint(cp));
+}
+
+function measureCodePoint(cp: number): number {
   if (isZeroWidth(cp)) return 0;
   if (isWideCodePoint(cp) || EMOJI_PRESENTATION.test(String.fromCodePoint(cp))) return 2;
   return 1;
@@ -59,8 +66,22 @@ export function codePointWidth(cp: number): number {
 
 export function isZeroWidth(cp: number): boolean {
   if (cp < 0x300 || cp > 0x10ffff) return false;
-  return ZERO_WIDTH.test(String.fromCodePoint(cp));
+  if (cp >= MEMO_END) return ZERO_WIDTH.test(String.fromCodePoint(cp));
+  const known = zeroWidthMemo[cp]!;
+  if (known !== UNKNOWN) return known === 1;
+  const zero = ZERO_WIDTH.test(String.fromCodePoint(cp));
+  zeroWidthMemo[cp] = zero ? 1 : 0;
+  return zero;
 }
+
+/**
+ * Answers kept per code point below MEMO_END (the BMP and the emoji plane: 128 KiB each): blessed
+ * asks for every cell of every frame, and a property regex per character costs microseconds.
+ */
+const MEMO_END = 0x20000;
+const UNKNOWN = -1;
+const widthMemo = new Int8Array(MEMO_END).fill(UNKNOWN);
+const zeroWidthMemo = new Int8Array(MEMO_END).fill(UNKNOWN);
 
 /** Columns one grapheme cluster takes: the sum over its code points. */
 export function graphemeWidth(grapheme: string): number {

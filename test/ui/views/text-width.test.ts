@@ -5,6 +5,7 @@ import {
   cutToCells,
   installTerminalWidths,
   wideCharPattern,
+  zeroWidthTable,
 } from "../../../src/ui/views/blessed-widths.js";
 import {
   codePointWidth,
@@ -60,6 +61,16 @@ describe("blessed learns the same widths", () => {
     expect(mismatches).toEqual([]);
     expect(isZeroWidth(0x1f3fd)).toBe(true);
     expect(isZeroWidth(0x41)).toBe(false);
+  });
+
+  it("gives blessed's combining table the same answers, asked once or again", () => {
+    const table = zeroWidthTable();
+    const points = [0x41, 0x301, 0x2500, 0x200d, 0xfe0f, 0x1f3fd, 0x1f600, 0xe0041, 0x4e2d];
+    for (const round of [1, 2]) {
+      const answers = points.map((cp) => Boolean(table[cp]));
+      expect(answers, `round ${round}`).toEqual(points.map(isZeroWidth));
+    }
+    expect(points.map((cp) => codePointWidth(cp))).toEqual([1, 0, 1, 0, 0, 0, 2, 0, 2]);
   });
 
   it("draws a full-width row holding wide characters and combining marks whole", () => {
