@@ -1,6 +1,7 @@
 // Appending to and reading an agent's transcript.
 import { and, asc, desc, eq, gt, lt, sql } from "drizzle-orm";
 import { DURABLE_COMMIT, type Queryable } from "../db/client.js";
+import { isPool, preparedFor } from "../db/prepared.js";
 import { events, type EventKind, type EventRow } from "./events.sql.js";
 import { recordedEvent } from "./event-keys.js";
 import { scrubJson, scrubText } from "./text.js";
@@ -128,23 +129,38 @@ export async function listEvents(
   agentId: string,
   range: EventRange = {},
 ): Promise<EventRow[]> {
-  return q
-    .select()
-    .from(events)
-    .where(
-      and(
-        eq(events.agent_id, agentId),
-        range.after !== undefined ? gt(events.id, range.after) : undefined,
-        range.before !== undefined ? lt(events.id, range.before) : undefined,
-        range.fromLastInput
-          ? sql`${events.id} >= coalesce((
-              select id from events where agent_id = ${agentId} and kind in ('user', 'mail_in')
+  const build = (ids: { agent: unknown; after: unknown; before: unknown }) =>
+    q
+      .select()
+      .from(events)
+      .where(
+        and(
+          eq(events.agent_id, ids.agent as string),
+          range.after !== undefined ? gt(events.id, ids.after as number) : undefined,
+          range.before !== undefined ? lt(events.id, ids.before as number) : undefined,
+          range.fromLastInput
+            ? sql`${events.id} >= coalesce((
+              select id from events where agent_id = ${ids.agent} and kind in ('user', 'mail_in')
                order by id desc limit 1), 0)`
-          : undefined,
-      ),
-    )
-    .orderBy(asc(events.id))
-    .limit(range.limit ?? Number.MAX_SAFE_INTEGER);
+            : undefined,
+        ),
+      )
+      .orderBy(asc(events.id));
+  const limited = (query: ReturnType<typeof build>) =>
+    range.limit === undefined ? query : query.limit(range.limit);
+  if (!isPool(q) || range.limit !== undefined) {
+    return limited(build({ agent: agentId, after: range.after, before: range.before }));
+  }
+  // One prepared query per shape of range (which bounds are set), run with placeholders.
+  const shape = `${range.after !== undefined}.${range.before !== undefined}.${!!range.fromLastInput}`;
+  const prepared = preparedFor(q, `events:${shape}`, () =>
+    build({
+      agent: sql.placeholder("agent"),
+      after: sql.placeholder("after"),
+      before: sql.placeholder("before"),
+    }).prepare(`warren_events_${shape.replace(/\./g, "_")}`),
+  );
+  return prepared.execute({ agent: agentId, after: range.after, before: range.before });
 }
 
 /** The newest `limit` events (before `before`, when given), oldest first: one page of history. */

@@ -1,7 +1,8 @@
 // Resolving an agent reference: full id, unique id prefix (≥ 4), unique name in the tree, or `parent`.
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/pg-core";
-import type { Queryable } from "../db/client.js";
+import type { Db, Queryable } from "../db/client.js";
+import { isPool, preparedFor } from "../db/prepared.js";
 import { agents, type AgentRow } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
 import { textProblem } from "./text.js";
@@ -28,22 +29,37 @@ export function displayName(agent: Pick<AgentRow, "id" | "name">): string {
 
 export async function getAgent(q: Queryable, id: string): Promise<AgentRow | undefined> {
   if (!UUID.test(id)) return undefined;
-  const [row] = await q.select().from(agents).where(eq(agents.id, id));
+  if (!isPool(q)) {
+    const [row] = await q.select().from(agents).where(eq(agents.id, id));
+    return row;
+  }
+  const prepared = preparedFor(q, "agent", () =>
+    q
+      .select()
+      .from(agents)
+      .where(eq(agents.id, sql.placeholder("id")))
+      .prepare("warren_agent"),
+  );
+  const [row] = await prepared.execute({ id });
   return row;
 }
 
 /** An agent's row and its parent's (undefined for a root), in one statement. */
 export async function getAgentAndParent(
-  q: Queryable,
+  db: Db,
   id: string,
 ): Promise<{ agent: AgentRow; parent: AgentRow | undefined } | undefined> {
   if (!UUID.test(id)) return undefined;
-  const parent = alias(agents, "parent");
-  const [row] = await q
-    .select({ agent: agents, parent })
-    .from(agents)
-    .leftJoin(parent, eq(parent.id, agents.parent_id))
-    .where(eq(agents.id, id));
+  const prepared = preparedFor(db, "agent-and-parent", () => {
+    const parent = alias(agents, "parent");
+    return db
+      .select({ agent: agents, parent })
+      .from(agents)
+      .leftJoin(parent, eq(parent.id, agents.parent_id))
+      .where(eq(agents.id, sql.placeholder("id")))
+      .prepare("warren_agent_and_parent");
+  });
+  const [row] = await prepared.execute({ id });
   return row ? { agent: row.agent, parent: row.parent ?? undefined } : undefined;
 }
 
