@@ -22,14 +22,24 @@ export function epochSet(fence: Fence | undefined): SQL {
 
 /** Marks the agent's stream ended (live = false), in the caller's transaction when given one. */
 export async function endStream(q: Queryable, agent: { id: string; tree_id: string }) {
-  await q.execute(sql`
-    with u as (
+  await q.execute(sql`with ${streamEndCtes(agent)} select count(*) from stream_told`);
+}
+
+/**
+ * The CTEs that end the agent's stream and tell the tree's feeds, for a statement that does more
+ * (the answer that replaces the stream, runtime/record-answer.ts): `stream_ended` and
+ * `stream_told`. A SELECT CTE runs only when read, so the statement must read `stream_told`.
+ */
+export function streamEndCtes(agent: { id: string; tree_id: string }): SQL {
+  return sql`stream_ended as (
       update agent_streams set live = false, updated_at = now()
        where agent_id = ${agent.id} and live
       returning agent_id, response
-    )
-    select pg_notify(${treeChannel(agent.tree_id)}, 's:' || agent_id::text || ':' || response::text || ':end')
-      from u`);
+    ), stream_told as (
+      select pg_notify(${treeChannel(agent.tree_id)},
+                       's:' || agent_id::text || ':' || response::text || ':end')
+        from stream_ended
+    )`;
 }
 
 /**
