@@ -109,7 +109,7 @@ export async function resumeDanglingCalls(
   const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
   if (rerun.length > 0) {
     await runToolCalls(
-      { ...toolRunDeps(deps, agent, dangling.eventId, signal), tools: toolsFor(profile) },
+      toolRunDeps(deps, agent, dangling.eventId, signal, toolsFor(profile)),
       rerun,
       { recordCalls: false },
     );
@@ -133,23 +133,32 @@ export async function resumeDanglingCalls(
   }
   const tools = toolsFor(profile).filter((t) => t.name === "wait");
   await runToolCalls(
-    {
-      ...toolRunDeps(deps, agent, dangling.eventId, signal),
-      tools: tools.length ? tools : [waitTool as AnyTool],
-    },
+    toolRunDeps(
+      deps,
+      agent,
+      dangling.eventId,
+      signal,
+      tools.length ? tools : [waitTool as AnyTool],
+    ),
     waits,
     { recordCalls: false },
   );
 }
 
-/** What the tool calls of assistant event `assistantEventId` run with, from the turn's deps. */
+/**
+ * What the tool calls of assistant event `assistantEventId` run with, from the turn's deps. One
+ * literal, not a spread: a spread object here got a hidden class of its own per agent (~300 bytes
+ * each, held by every waiting turn).
+ */
 export function toolRunDeps(
   deps: TurnDeps,
   agent: AgentRow,
   assistantEventId: number,
   signal: AbortSignal,
-): Omit<ToolRunDeps, "tools"> {
+  tools: AnyTool[],
+): ToolRunDeps {
   return {
+    tools,
     db: deps.db,
     bus: deps.bus,
     agent,

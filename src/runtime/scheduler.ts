@@ -72,11 +72,7 @@ export async function startScheduler(
           if (payload === "dead") stopTurn(agentId, "dead");
           else if (payload === "interrupt") stopTurn(agentId, "interrupt");
         });
-        end = await runAgent(
-          { ...deps, fence: { owner, epoch }, onWarning: warn, slot: slotOf(agentId) },
-          agentId,
-          controller.signal,
-        );
+        end = await runAgent(turnDeps(agentId, epoch), agentId, controller.signal);
       } catch (err) {
         warn(
           isTransient(err)
@@ -94,6 +90,24 @@ export async function startScheduler(
       }
     })();
     running.set(agentId, { controller, done });
+  }
+
+  /**
+   * A turn's deps, as one literal: a `{ ...deps, … }` spread got a hidden class of its own per
+   * agent (~300 bytes each, held while its turn waits).
+   */
+  function turnDeps(agentId: string, epoch: number): TurnDeps {
+    return {
+      db: deps.db,
+      bus: deps.bus,
+      model: deps.model,
+      config: deps.config,
+      onWarning: warn,
+      fence: { owner, epoch },
+      onLeaseLost: deps.onLeaseLost,
+      onWaitProgress: deps.onWaitProgress,
+      slot: slotOf(agentId),
+    };
   }
 
   function slotOf(agentId: string): Slot {

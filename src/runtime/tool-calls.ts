@@ -19,6 +19,7 @@ import {
   describeCall,
   setActivity,
   summarizeActivities,
+  type WaitStatusWriter,
 } from "../feed/publish.js";
 import type { AgentToolContext } from "../tools/agent-context.js";
 import type { AnyTool } from "../tools/registry.js";
@@ -76,10 +77,6 @@ export async function runToolCalls(
   options: ToolRunOptions = {},
 ): Promise<void> {
   const { db, agent } = deps;
-  const retry = {
-    signal: deps.signal,
-    onRetry: (err: unknown) => deps.onWarning?.(outage(err)),
-  };
   const epoch = deps.fence?.epoch ?? null;
   if (options.recordCalls !== false) {
     // Keyed: a retry after a lost reply adds nothing.
@@ -101,72 +98,92 @@ export async function runToolCalls(
             target: [events.agent_id, events.key],
             where: sql`key is not null`,
           }),
-      retry,
+      retryOptions(deps),
     );
   }
-  // The agent's `activity` names the calls running now (concurrent ones summarised), in order.
-  const running = new Map<string, string>();
-  let shown: Promise<void> = Promise.resolve();
-  const showActivity = () => {
-    const text = summarizeActivities([...running.values()]);
-    // The activity line is cosmetic: a failed write (the database away) is dropped, never a
-    // rejection left unhandled (which would end the worker thread).
-    shown = shown.then(() => setActivity(db, agent.id, text, deps.fence)).catch(() => undefined);
-    return shown;
-  };
-  const byName = new Map(deps.tools.map((t) => [t.name, t]));
-  const budget = agent.budget.tool_calls;
-  let used = agent.tool_calls;
-
-  const runOne = async (call: ToolCall): Promise<void> => {
-    const overBudget = budget !== undefined && used >= budget;
-    used++;
-    running.set(call.id, describeCall(call.name, call.arguments));
-    await showActivity();
-    const outcome = overBudget
-      ? fail("LIMIT_EXCEEDED", `tool call budget exhausted (${budget} calls)`)
-      : await execute(deps, byName.get(call.name), call);
-    running.delete(call.id);
-    if (running.size > 0) void showActivity();
-    // A tool that recorded its own result (an effect, a wait) counted the call with it.
-    if (outcome.ok && outcome.recordedEventId !== undefined) return;
-    // Retried on transient failures (the outcome is in hand); fenced by the epoch. Keyed: when
-    // an earlier attempt committed but its reply was lost, the database refuses this one.
-    await withRetry(
-      () =>
-        appendToolResult(
-          db,
-          agent.id,
-          outcomeText(outcome),
-          {
-            tool_call_id: call.id,
-            name: call.name,
-            ...(outcome.ok ? {} : { code: outcome.error.code }),
-          },
-          {
-            key: eventKey.toolResult(deps.assistantEventId, call.id),
-            epoch: deps.fence?.epoch,
-          },
-          // See Tool.outside: a command's result is never lost to a database crash.
-          { durable: byName.get(call.name)?.outside === true },
-        ).catch((err: unknown) => {
-          if (!isDuplicateKey(err)) throw err;
-        }),
-      retry,
-    );
+  const run: CallRun = {
+    deps,
+    running: new Map(),
+    shown: Promise.resolve(),
+    used: agent.tool_calls,
   };
   // A write refused for a stale epoch stops the turn's other calls (a long bash, say) at once.
-  const run = (call: ToolCall) =>
-    runOne(call).catch((err: unknown) => {
+  const runGuarded = (call: ToolCall) =>
+    runOne(run, call).catch((err: unknown) => {
       if (isLeaseLost(err)) deps.onLeaseLost?.();
       throw err;
     });
-
-  const independent = calls.filter((c) => c.name !== "wait");
-  const settled = await Promise.allSettled(independent.map(run));
+  const settled = await Promise.allSettled(calls.filter((c) => c.name !== "wait").map(runGuarded));
   const failed = settled.find((s) => s.status === "rejected");
   if (failed) throw failed.reason;
-  for (const call of calls.filter((c) => c.name === "wait")) await run(call);
+  for (const call of calls) if (call.name === "wait") await runGuarded(call);
+}
+
+/**
+ * What the calls of one response share. Module-level functions over this small record, not
+ * closures over runToolCalls' scope: a `wait` blocked for an hour keeps only this alive.
+ */
+interface CallRun {
+  deps: ToolRunDeps;
+  /** The agent's `activity` names the calls running now (concurrent ones summarised), in order. */
+  running: Map<string, string>;
+  shown: Promise<void>;
+  /** Tool calls counted so far, against the agent's budget. */
+  used: number;
+}
+
+function retryOptions(deps: ToolRunDeps) {
+  return { signal: deps.signal, onRetry: (err: unknown) => deps.onWarning?.(outage(err)) };
+}
+
+function showActivity(run: CallRun): Promise<void> {
+  const { db, agent, fence } = run.deps;
+  const text = summarizeActivities([...run.running.values()]);
+  // The activity line is cosmetic: a failed write (the database away) is dropped, never a
+  // rejection left unhandled (which would end the worker thread).
+  run.shown = run.shown.then(() => setActivity(db, agent.id, text, fence)).catch(() => undefined);
+  return run.shown;
+}
+
+async function runOne(run: CallRun, call: ToolCall): Promise<void> {
+  const { deps } = run;
+  const budget = deps.agent.budget.tool_calls;
+  const overBudget = budget !== undefined && run.used >= budget;
+  run.used++;
+  run.running.set(call.id, describeCall(call.name, call.arguments));
+  await showActivity(run);
+  const tool = deps.tools.find((t) => t.name === call.name);
+  const outcome = overBudget
+    ? fail("LIMIT_EXCEEDED", `tool call budget exhausted (${budget} calls)`)
+    : await execute(deps, tool, call);
+  run.running.delete(call.id);
+  if (run.running.size > 0) void showActivity(run);
+  // A tool that recorded its own result (an effect, a wait) counted the call with it.
+  if (outcome.ok && outcome.recordedEventId !== undefined) return;
+  // Retried on transient failures (the outcome is in hand); fenced by the epoch. Keyed: when
+  // an earlier attempt committed but its reply was lost, the database refuses this one.
+  await withRetry(
+    () =>
+      appendToolResult(
+        deps.db,
+        deps.agent.id,
+        outcomeText(outcome),
+        {
+          tool_call_id: call.id,
+          name: call.name,
+          ...(outcome.ok ? {} : { code: outcome.error.code }),
+        },
+        {
+          key: eventKey.toolResult(deps.assistantEventId, call.id),
+          epoch: deps.fence?.epoch,
+        },
+        // See Tool.outside: a command's result is never lost to a database crash.
+        { durable: tool?.outside === true },
+      ).catch((err: unknown) => {
+        if (!isDuplicateKey(err)) throw err;
+      }),
+    retryOptions(deps),
+  );
 }
 
 async function execute(
@@ -183,7 +200,8 @@ async function execute(
     return fail("INVALID_ARGS", `arguments are not valid JSON (${args.message}); nothing was run`);
   }
   const { db, agent, config } = deps;
-  const waitStatus = createWaitStatusWriter(db, agent.id, deps.fence);
+  // Made on a fan-in's first progress: most calls never show a wait status.
+  let waitStatus: WaitStatusWriter | undefined;
   const ctx: AgentToolContext = {
     cwd: agent.cwd ?? process.cwd(),
     signal: deps.signal,
@@ -206,14 +224,14 @@ async function execute(
     },
     onBlocked: () => deps.slot?.release(),
     onWaitProgress: (entries) => {
-      waitStatus.progress(entries);
+      (waitStatus ??= createWaitStatusWriter(db, agent.id, deps.fence)).progress(entries);
       deps.onWaitProgress?.(agent.id, entries);
     },
   };
   try {
     const refused = await gateCall(deps, ctx, call, args.value);
     if (refused) return refused;
-    const outcome = await tool.run(args.value, ctx).finally(() => waitStatus.clear());
+    const outcome = await tool.run(args.value, ctx).finally(() => waitStatus?.clear());
     if (deps.signal.aborted) throw deps.signal.reason;
     return outcome;
   } catch (err) {

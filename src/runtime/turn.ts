@@ -16,7 +16,7 @@ import type { FanInEntry } from "../mail/wait.js";
 import { isTransient, shownError, withRetry } from "../db/retry.js";
 import { outage, type WarningSink } from "../db/warning.js";
 import { LeaseLost } from "./leases.js";
-import { toolsFor, toolSpecs } from "../tools/registry.js";
+import { toolsFor, toolSpecs, type AnyTool } from "../tools/registry.js";
 import { createStreamPublisher, endStream, setActivity } from "../feed/publish.js";
 import type { EventRow } from "../agents/events.sql.js";
 import { isPersonCall } from "./person-wait.js";
@@ -91,7 +91,18 @@ export async function runAgent(
   const lost = () => {
     if (!turn.signal.aborted) turn.abort(new TurnStopped("lease-lost"));
   };
-  const inner: TurnDeps = { ...deps, onLeaseLost: lost };
+  // One literal, not a spread: a spread got a hidden class of its own per agent (held all turn).
+  const inner: TurnDeps = {
+    db: deps.db,
+    bus: deps.bus,
+    model: deps.model,
+    config: deps.config,
+    onWarning: deps.onWarning,
+    fence: deps.fence,
+    onLeaseLost: lost,
+    onWaitProgress: deps.onWaitProgress,
+    slot: deps.slot,
+  };
   try {
     return await withRetry(() => runAgentLoop(inner, agentId, turn.signal), {
       signal: turn.signal,
@@ -239,9 +250,27 @@ async function step(
   tail: number,
   signal: AbortSignal,
 ): Promise<void> {
-  const { db, config } = deps;
-  const profile = agent.profile ? config.profiles[agent.profile] : undefined;
+  const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
   const tools = toolsFor(profile);
+  const asked = await askModel(deps, agent, parent, tail, tools, signal);
+  if (asked.calls.length === 0) return;
+  await runToolCalls(toolRunDeps(deps, agent, asked.assistantId, signal, tools), asked.calls);
+}
+
+/**
+ * The model call of a step, recorded. A function of its own so that its frame (the context sent,
+ * the response, the stream publisher) is gone while the tools run: a turn blocked in `wait` for
+ * an hour holds only what `step` keeps (see the memory rows in the README).
+ */
+async function askModel(
+  deps: TurnDeps,
+  agent: AgentRow,
+  parent: AgentRow | null,
+  tail: number,
+  tools: AnyTool[],
+  signal: AbortSignal,
+): Promise<{ assistantId: number; calls: ToolCall[] }> {
+  const { db, config } = deps;
   const modelName = agent.model ?? config.model.name ?? "";
   // Compacted first when it would not fit the model's context window (compaction.ts).
   const messages = await fitContext(deps, agent, modelName, toolSpecs(tools), signal, parent);
@@ -295,9 +324,10 @@ async function step(
       }),
     { signal },
   );
-  const calls = fresh ? response.toolCalls : recordedCalls(assistant.data);
-  if (calls.length === 0) return;
-  await runToolCalls({ ...toolRunDeps(deps, agent, assistant.id, signal), tools }, calls);
+  return {
+    assistantId: assistant.id,
+    calls: fresh ? response.toolCalls : recordedCalls(assistant.data),
+  };
 }
 
 function recordedCalls(data: Record<string, unknown> | null): ToolCall[] {
