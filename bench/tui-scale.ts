@@ -16,6 +16,7 @@ import { agents } from "../src/agents/agents.sql.js";
 import { createTree } from "../src/agents/tree.js";
 import { createBus, type Bus } from "../src/bus/bus.js";
 import { closeDb, createDb, type Db } from "../src/db/client.js";
+import { FRAME_MS } from "../src/ui/frame.js";
 import { panelOrder } from "../src/ui/views/agent-panel.js";
 import { GLYPH } from "../src/ui/views/glyphs.js";
 import { row, type BenchContext, type BenchRow } from "./report.js";
@@ -47,8 +48,6 @@ const STATUS_VISIBLE = 10;
 const CPU_WINDOW_MS = 5_000;
 /** The loader's streams and agent hints run this long before anything is measured. */
 const WARM_MS = 3_000;
-/** The TUI's frame interval (src/ui/app.ts FRAME_MS): "within one frame" is against it. */
-const FRAME_MS = 30;
 /** Linux's USER_HZ: /proc reports CPU time in hundredths of a second. */
 const TICK_MS = 10;
 const NO_MODEL = "http://127.0.0.1:9/v1"; // nothing here asks a model
@@ -130,7 +129,7 @@ export async function tuiScale(context: BenchContext): Promise<BenchRow[]> {
         "tui-scale: 200-awaited status change, p50 beyond the 5-awaited one",
         median(big.statusFlips) - median(small.statusFlips),
         "ms",
-        "one frame (FRAME_MS)",
+        "one frame (src/ui/frame.ts FRAME_MS)",
         FRAME_MS,
       ),
       row(

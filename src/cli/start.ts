@@ -3,8 +3,8 @@
 // it prints the tree as `warren ls` does and says the TUI needs one.
 //
 // The first frame comes first: the TUI's code loads while the database opens, the listener
-// connects while the tree is read, and the worker threads (seconds of loading on other cores)
-// start once the TUI is up.
+// connects while the tree is read and the first frame is drawn (the feed waits for it, not the
+// frame), and the worker threads (seconds of loading on other cores) start once the TUI is up.
 import { eq } from "drizzle-orm";
 import { agents, type AgentRow } from "../agents/agents.sql.js";
 import { createTree } from "../agents/tree.js";
@@ -73,7 +73,7 @@ export async function runStart(options: StartOptions, io: Io): Promise<number> {
         }
         const typedAhead = held.release();
         await runTuiSession(
-          { db, url, config, root, io, typedAhead, bus: await bus, warnings },
+          { db, url, config, root, io, typedAhead, bus, warnings },
           await modules,
         );
       } finally {
@@ -110,7 +110,8 @@ interface Session {
   root: AgentRow;
   io: Io;
   typedAhead: string;
-  bus: Bus;
+  /** The listener while it connects: the TUI's first frame does not wait for it. */
+  bus: Promise<Bus>;
   warnings: WarningRelay;
 }
 
@@ -185,7 +186,7 @@ async function runTuiSession(session: Session, modules: TuiModules): Promise<voi
   if (hungUp) {
     // The terminal is gone: Node's exit would try to restore its modes and abort on the dead
     // descriptor (a native assertion). Everything is stopped and saved by now, so leave hard.
-    await bus.close();
+    await (await bus).close();
     await closeDb(db);
     process.kill(process.pid, "SIGKILL");
   }

@@ -184,7 +184,7 @@ export function createActions(options: ActionsOptions): Actions {
           config.limits,
         );
         if (captured) setMode("normal");
-        state.agents.set(child.id, child);
+        controller.putAgent(child);
         await controller.view(child.id);
         return say(
           prompt
@@ -251,11 +251,7 @@ export function createActions(options: ActionsOptions): Actions {
               here,
             ) ?? state.rootId)
           : here;
-        for (const id of reaped) {
-          const row = state.agents.get(id);
-          if (row) state.reaped.set(id, row); // still counted in the tree's tokens
-          state.agents.delete(id);
-        }
+        controller.markReaped(reaped);
         if (landing !== here) await controller.view(landing);
         await record(landing, typed, { reaped });
         return say(

@@ -14,6 +14,7 @@ import { createInputEditor } from "./input-editor.js";
 import { createLayout } from "./layout.js";
 import { createNotifier } from "./notify.js";
 import { createPainter } from "./painter.js";
+import type { KeyEvent } from "./keys.js";
 import { attachTerminal } from "./terminal.js";
 import { initialView, updateView, type ViewEvent } from "./view-state.js";
 import { asciiWanted, renderHelp, type Theme } from "./views/index.js";
@@ -25,7 +26,8 @@ const OUTAGE_MS = 10_000;
 
 export interface TuiOptions {
   db: Db;
-  bus: Bus;
+  /** The listener, or its connecting: the first frame is drawn before the feed needs it. */
+  bus: Bus | Promise<Bus>;
   config: Config;
   root: AgentRow;
   env: Record<string, string | undefined>;
@@ -51,8 +53,11 @@ export interface Tui {
 export async function startTui(options: TuiOptions): Promise<Tui> {
   const { db, bus, config, root, stdin, stdout } = options;
   const theme: Theme = { color: !options.env.NO_COLOR, ascii: asciiWanted(options.env) };
-  const feed = await openFeed(db, bus, root.id);
   const layout = createLayout({ output: stdout, ascii: theme.ascii });
+  // The first frame (the status bar and the prompt) is drawn while the feed opens and the history
+  // loads; the controller starts once the feed is open.
+  const feed = Promise.resolve(bus).then((listener) => openFeed(db, listener, root.id));
+  feed.catch(() => undefined); // seen by controller.start()
   const editor = createInputEditor();
   let view = initialView();
   let spinnerFrame = 0;
@@ -151,20 +156,35 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     terminal.detach();
     controller.close();
     layout.destroy();
-    await feed.close().catch(() => undefined);
+    await feed.then((f) => f.close()).catch(() => undefined);
     finish();
   }
 
-  // Blessed owns the alternate screen; we own the input (keys.ts).
-  const terminal = attachTerminal({ stdin, stdout, mouseOn: view.mouseOn, onKey: dispatch.key });
   layout.screen.program.hideCursor();
   layout.onResize(() => {
     painter.forget();
     clock.request();
   });
+  // Blessed owns the alternate screen; we own the input (keys.ts). Its modes are on from the first
+  // frame; keys typed while the tree loads wait for it, after those typed before the TUI was up.
+  let early: KeyEvent[] | undefined = [];
+  const terminal = attachTerminal({
+    stdin,
+    stdout,
+    mouseOn: view.mouseOn,
+    onKey: (key) => (early ? early.push(key) : dispatch.key(key)),
+  });
   clock.request();
-  await controller.start();
+  try {
+    await controller.start();
+  } catch (error) {
+    await quit();
+    throw error;
+  }
+  const typedMeanwhile = early;
+  early = undefined;
   if (options.typedAhead) terminal.type(options.typedAhead);
+  typedMeanwhile.forEach(dispatch.key);
   clock.request();
 
   const noticed = new Map<string, number>();

@@ -30,6 +30,12 @@ export interface TuiState {
   readonly rootId: string;
   /** Every agent of the tree not reaped, by id. */
   agents: Map<string, AgentRow>;
+  /**
+   * Bumped whenever `agents` or `reaped` changes (a row replaced, added, reaped): what frames derive
+   * from the whole tree is kept until it moves (tree-figures.ts). Change them only through the
+   * controller.
+   */
+  treeVersion: number;
   /** The reaped ones (dead, their counters final): only the tree's token total counts them. */
   reaped: Map<string, AgentRow>;
   currentId: string;
@@ -74,6 +80,10 @@ export interface Controller {
    * notice answering it lands below it (the feed's copy, arriving later, is a duplicate).
    */
   addEvent(event: EventRow): void;
+  /** An agent row this process wrote first (a fork): known at once, the feed's copy follows. */
+  putAgent(row: AgentRow): void;
+  /** Agents this process reaped: out of navigation, their tokens still the tree's. */
+  markReaped(ids: readonly string[]): void;
   /** The entries to draw: history and notices, then the live stream, then queued input. */
   entries(): ScrollEntry[];
   current(): AgentRow | undefined;
@@ -86,7 +96,8 @@ export interface Controller {
 
 export interface ControllerOptions {
   db: Db;
-  feed: Feed;
+  /** The tree's feed, or its opening: the TUI draws its first frame while the feed opens. */
+  feed: Feed | Promise<Feed>;
   rootId: string;
   onChange: () => void;
   /** The listener reconnected (hints may have been lost; the connection is back). */
@@ -96,10 +107,13 @@ export interface ControllerOptions {
 }
 
 export function createController(options: ControllerOptions): Controller {
-  const { db, feed, onChange } = options;
+  const { db, onChange } = options;
+  /** The feed once start() has it; views chosen before that are watched when start() ends. */
+  let feed: Feed | undefined;
   const state: TuiState = {
     rootId: options.rootId,
     agents: new Map(),
+    treeVersion: 0,
     reaped: new Map(),
     currentId: options.rootId,
     placed: [],
@@ -201,6 +215,7 @@ export function createController(options: ControllerOptions): Controller {
             before: state.agents.get(update.agent.id),
             after: update.agent,
           });
+          state.treeVersion++;
           if (!update.agent.reaped_at) {
             state.agents.set(update.agent.id, update.agent);
             break;
@@ -261,11 +276,15 @@ export function createController(options: ControllerOptions): Controller {
     const rows = await listTree(db, state.rootId, { includeReaped: true });
     state.agents = new Map(rows.filter((a) => !a.reaped_at).map((a) => [a.id, a]));
     state.reaped = new Map(rows.filter((a) => a.reaped_at).map((a) => [a.id, a]));
+    state.treeVersion++;
   };
 
   const controller: Controller = {
     state,
     async start() {
+      // The first view is loading from now: no welcome screen before its history is read.
+      state.loadingSince = Date.now();
+      feed = await options.feed;
       unsubscribe = feed.subscribe(handle);
       await loadAgents();
       await readApprovals();
@@ -283,7 +302,7 @@ export function createController(options: ControllerOptions): Controller {
       state.hasNewer = false;
       loadingOlder = false;
       loadingNewer = false;
-      feed.watchStreams([agentId]);
+      feed?.watchStreams([agentId]);
       state.loadingSince = Date.now();
       onChange();
       let rows: EventRow[];
@@ -361,6 +380,20 @@ export function createController(options: ControllerOptions): Controller {
       place(event.id, { kind: "event", event });
       onChange();
     },
+    putAgent(row) {
+      state.agents.set(row.id, row);
+      state.treeVersion++;
+      onChange();
+    },
+    markReaped(ids) {
+      for (const id of ids) {
+        const row = state.agents.get(id);
+        if (row) state.reaped.set(id, row);
+        state.agents.delete(id);
+      }
+      state.treeVersion++;
+      onChange();
+    },
     entries() {
       const out = state.placed.map((p) => p.entry);
       const stream = state.stream;
@@ -396,8 +429,8 @@ export function createController(options: ControllerOptions): Controller {
         return;
       }
       addEvents(rows);
-      feed.watchStreams([]);
-      feed.watchStreams([agentId]);
+      feed?.watchStreams([]);
+      feed?.watchStreams([agentId]);
       await refreshPending(agentId);
       onChange();
     },

@@ -231,7 +231,7 @@ export function createDispatch(options: DispatchOptions): Dispatch {
         options.stdout.write(options.view().mouseOn ? MOUSE_ON : MOUSE_OFF);
         return;
       case "redraw":
-        return options.layout.screen.realloc();
+        return options.layout.redraw();
       case "submit":
         return submit();
       case "complete":

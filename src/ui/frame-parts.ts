@@ -12,8 +12,10 @@ import {
   treeTokens,
   type ApprovalMarks,
   type Line,
+  type NavInfo,
   type Theme,
 } from "./views/index.js";
+import type { TreeFigures } from "./tree-figures.js";
 import { GLYPH } from "./views/glyphs.js";
 import { paint, ROLE, type Style } from "./views/theme.js";
 
@@ -37,7 +39,7 @@ export function renderWaitLayer(
 }
 
 export interface BarsInput {
-  agents: AgentRow[];
+  agents: readonly AgentRow[];
   /** Reaped agents (gone from navigation): their tokens still count in the tree's total. */
   reaped?: Iterable<CounterRow & { model?: string | null }>;
   root: AgentRow;
@@ -51,16 +53,32 @@ export interface BarsInput {
   pricing?: Pricing;
   width: number;
   theme: Theme;
+  /**
+   * The tree-wide figures and the separator's neighbours when the caller keeps them (the painter
+   * does, per tree version: tree-figures.ts); else they are derived from `agents` and `reaped`.
+   */
+  figures?: Pick<TreeFigures, "counts" | "tokens" | "cost">;
+  nav?: NavInfo | undefined;
 }
 
 /** The separator (where you are in the tree) and the status bar. */
 export function renderBars(input: BarsInput): { separator: Line; statusBar: Line } {
   const { agents, current, width, theme } = input;
-  const nav = navInfo(agents, current.id) ?? { current, children: 0 };
-  const counts = { running: 0, waiting: 0, idle: 0, dead: 0 };
-  for (const agent of agents) counts[agent.state]++;
-  const everyone = [...agents, ...(input.reaped ?? [])];
-  const cost = input.pricing && costs(current, everyone, input.pricing);
+  const nav = (input.figures ? input.nav : navInfo(agents, current.id)) ?? {
+    current,
+    children: 0,
+  };
+  let counts = input.figures?.counts;
+  if (!counts) {
+    counts = { running: 0, waiting: 0, idle: 0, dead: 0 };
+    for (const agent of agents) counts[agent.state]++;
+  }
+  const everyone = input.figures ? [] : [...agents, ...(input.reaped ?? [])];
+  const cost =
+    input.pricing &&
+    (input.figures
+      ? withTree(agentCost(current, input.pricing.prices, input.pricing.model), input.figures.cost)
+      : costs(current, everyone, input.pricing));
   return {
     separator: renderSeparator(nav, width, theme),
     statusBar: renderStatusBar(
@@ -69,7 +87,7 @@ export function renderBars(input: BarsInput): { separator: Line; statusBar: Line
         current,
         counts,
         tokens: Number(current.input_tokens) + Number(current.output_tokens),
-        tree: treeTokens(everyone),
+        tree: input.figures?.tokens ?? treeTokens(everyone),
         ...(cost ? { cost } : {}),
         mode: input.mode,
         keysHint: input.keysHint,
@@ -94,6 +112,10 @@ function costs(
     prices,
     model,
   );
+  return withTree(agent, tree);
+}
+
+function withTree(agent: number | undefined, tree: number | undefined) {
   return { ...(agent !== undefined ? { agent } : {}), ...(tree !== undefined ? { tree } : {}) };
 }
 

@@ -31,7 +31,10 @@ export interface Layout {
   scrollbackRows(parts: { statusLayer: number; spinner: boolean; input: number }): number;
   /** Panel content size (inside its frame, which the panel's lines draw: one more each side). */
   panelSize(): { width: number; height: number };
+  /** Draws `frame`; a frame that places and shows exactly what the last one did draws nothing. */
   paint(frame: Frame): void;
+  /** Forgets what the terminal shows (Ctrl+L): the next paint draws every cell again. */
+  redraw(): void;
   /** The screen buffer's text rows as last drawn (for tests and benchmarks). */
   screenText(): string[];
   onResize(listener: () => void): void;
@@ -108,18 +111,45 @@ export function createLayout(options: LayoutOptions): Layout {
   const statusLayerRows = (n: number) => Math.min(n, statusLayerRoom());
   const inputRows = (n: number) => Math.min(MAX_INPUT_ROWS, Math.max(1, n));
 
+  /**
+   * Whether this frame changed anything on the screen: blessed's render draws every box cell by
+   * cell, so a frame like the last (a spinner tick between two glyphs) skips it.
+   */
+  let changed = true;
+  /** Where each box was placed (top and rows; hidden: no entry). */
+  const placed = new Map<blessed.Widgets.BoxElement, string>();
+  let drawnSize = "";
+
   const place = (element: blessed.Widgets.BoxElement, top: number, rows: number, lines: Line[]) => {
     if (rows <= 0) {
+      if (placed.delete(element)) changed = true;
       element.hide();
       return top;
+    }
+    const where = `${top} ${rows}`;
+    if (placed.get(element) !== where) {
+      placed.set(element, where);
+      changed = true;
     }
     element.show();
     element.top = top;
     element.height = rows;
-    // Every box is drawn again each frame; only changed text needs blessed to parse its tags.
+    // Only changed text needs blessed to parse its tags.
     const content = lines.slice(0, rows).map(glyphs).join("\n");
-    if (content !== element.content) element.setContent(content);
+    if (content !== element.content) {
+      element.setContent(content);
+      changed = true;
+    }
     return top + rows;
+  };
+
+  /** Renders when something changed (or the screen's size did since the last render). */
+  const render = () => {
+    const size = `${width()}x${height()}`;
+    if (!changed && size === drawnSize) return;
+    changed = false;
+    drawnSize = size;
+    screen.render();
   };
 
   return {
@@ -139,8 +169,10 @@ export function createLayout(options: LayoutOptions): Layout {
       if (frame.tooSmall) {
         for (const part of parts) part.hide();
         panel.hide();
+        placed.clear();
+        changed = true;
         place(scrollback, 0, height(), frame.tooSmall);
-        screen.render();
+        render();
         return;
       }
       const layerRows = statusLayerRows(frame.statusLayer.length);
@@ -157,13 +189,22 @@ export function createLayout(options: LayoutOptions): Layout {
       place(statusBar, top, 1, [frame.statusBar]);
       if (frame.panel) {
         const content = frame.panel.map(glyphs).join("\n");
-        if (content !== panel.content) panel.setContent(content);
+        if (content !== panel.content) {
+          panel.setContent(content);
+          changed = true;
+        }
+        if (panel.hidden) changed = true;
         panel.show();
         panel.setFront();
       } else {
+        if (!panel.hidden) changed = true;
         panel.hide();
       }
-      screen.render();
+      render();
+    },
+    redraw() {
+      screen.realloc();
+      changed = true;
     },
     screenText() {
       const lines = (screen as unknown as { lines: [unknown, string][][] }).lines;

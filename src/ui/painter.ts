@@ -2,7 +2,7 @@
 // Only the frame clock (frame.ts) calls paint; painting settles the scroll (kept still while
 // scrolled up, moved to a search hit once it is loaded) and hands the view state back.
 import type { AgentRow } from "../agents/agents.sql.js";
-import { agentCost, formatUsd, treeCost, type Pricing } from "../agents/cost.js";
+import { agentCost, formatUsd, type Pricing } from "../agents/cost.js";
 import { modelProblem, type Config } from "../config/config.js";
 import { wordWarning, type Warning } from "../db/warning.js";
 import type { Controller } from "./controller.js";
@@ -12,11 +12,11 @@ import { MAX_INPUT_ROWS, type Layout } from "./layout.js";
 import type { Notifier } from "./notify.js";
 import { bottomAnchor, grownBelow, type Anchor } from "./scroll-anchor.js";
 import { lastEventId, linesBelowEvent, scrollToEvent } from "./search.js";
+import { createTreeFigures } from "./tree-figures.js";
 import { flashText, updateView, type ViewState } from "./view-state.js";
 import { filterAgents, panelKeys } from "./views/agent-filter.js";
 import { GLYPH } from "./views/glyphs.js";
 import {
-  approvalMarks,
   createScrollbackView,
   paint,
   renderAgentPanel,
@@ -75,11 +75,13 @@ export function createPainter(options: PainterOptions): Painter {
   let anchor: Anchor | undefined;
   /** Viewing a window of older history (search): its newest event at the last paint. */
   let windowBottom: number | undefined;
+  let painted = false;
+
+  const tree = createTreeFigures(controller.state, pricing);
 
   /** The panel's title, with the tree's cost (reaped agents included) when a price is known. */
-  const panelTitle = (agents: AgentRow[], filter: string) => {
-    const reaped = controller.state.reaped.values();
-    const usd = treeCost([...agents, ...reaped], pricing.prices, pricing.model);
+  const panelTitle = (filter: string) => {
+    const usd = tree.figures().cost;
     if (usd === undefined) return ` agents${panelKeys(filter)}`;
     return ` agents · tree ${formatUsd(usd)}${panelKeys(filter)}`;
   };
@@ -102,9 +104,10 @@ export function createPainter(options: PainterOptions): Painter {
   };
 
   function paintView(start: ViewState, spinnerFrame: number): ViewState | number {
-    // An agent just switched to shows once its history is loaded (a few ms), not blank first.
+    // An agent just switched to shows once its history is loaded (a few ms), not blank first;
+    // the first frame never waits (the status bar and the prompt, the history when it comes).
     const loading = controller.state.loadingSince;
-    if (loading !== undefined && Date.now() - loading < SWITCH_GRACE_MS) {
+    if (painted && loading !== undefined && Date.now() - loading < SWITCH_GRACE_MS) {
       return loading + SWITCH_GRACE_MS - Date.now();
     }
     let view = start;
@@ -125,10 +128,14 @@ export function createPainter(options: PainterOptions): Painter {
       windowBottom = undefined;
     }
     const now = Date.now();
-    const agents = [...state.agents.values()];
+    // The panel's and the status layer's "time since" columns move on whole seconds, all at once:
+    // frames between two seconds give them the same text (blessed re-parses only changed text).
+    const second = now - (now % 1000);
+    const figures = tree.figures();
+    const agents = figures.agents;
     const current = controller.current() ?? root;
     const dead = current.state === "dead";
-    const marks = approvalMarks(agents, state.approvals);
+    const marks = tree.marks();
     const asking = marks.own.get(current.id) ?? [];
     // Answered elsewhere (another TUI, the CLI) or another agent shown: the reason prompt goes.
     if (view.denying !== undefined && !asking.some((a) => a.id === view.denying)) {
@@ -145,7 +152,7 @@ export function createPainter(options: PainterOptions): Painter {
     const waitRows = Math.max(1, layout.statusLayerRoom() - approvalBlock.length);
     const statusLayer = [
       ...approvalBlock,
-      ...renderWaitLayer(current, state.agents, now, width, theme, marks, waitRows),
+      ...renderWaitLayer(current, state.agents, second, width, theme, marks, waitRows),
     ];
     const spinner = renderSpinner(current, spinnerFrame, width, theme);
     const denyPrompt = `deny ${denying} reason ${GLYPH.selected} `;
@@ -205,11 +212,11 @@ export function createPainter(options: PainterOptions): Painter {
         renderAgentPanel(
           listed,
           selected,
-          now,
+          second,
           size.width,
           size.height,
           theme,
-          panelTitle(agents, panel.filter),
+          panelTitle(panel.filter),
           marks,
           (agent) => agentCost(agent, pricing.prices, pricing.model),
         );
@@ -246,9 +253,12 @@ export function createPainter(options: PainterOptions): Painter {
         pricing,
         width,
         theme,
+        figures,
+        nav: tree.nav(),
       }),
       ...(panelLines ? { panel: panelLines } : {}),
     });
+    painted = true;
     options.onFrame?.(() => layout.screenText());
     return view;
   }

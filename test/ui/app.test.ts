@@ -2,6 +2,7 @@
 import { PassThrough } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sql } from "drizzle-orm";
+import { appendEvent } from "../../src/agents/events.js";
 import { createTree, forkAgent, killAgent } from "../../src/agents/tree.js";
 import { createBus, type Bus } from "../../src/bus/bus.js";
 import { loadConfig } from "../../src/config/config.js";
@@ -153,6 +154,48 @@ describe("a fan-in wider than the status layer", () => {
     expect(rows.filter((r) => /running +worker-\d\d /.test(r))).toHaveLength(11);
     expect(rows).toContainEqual(expect.stringMatching(/^ {2}… 29 more: 28 running · 1 received/));
     expect(screen).toContain("❯");
+    await tui.close();
+  });
+});
+
+describe("the first frame", () => {
+  it("shows the status bar and the prompt before the feed is open and the history read", async () => {
+    const { db } = database();
+    const root = await createTree(db, { name: "main" });
+    await appendEvent(db, root.id, "user", "an old question");
+    const stdin = Object.assign(new PassThrough(), { isTTY: false });
+    const stdout = Object.assign(new PassThrough(), { isTTY: true, columns: 100, rows: 30 });
+    stdout.resume();
+    // The listener connects only when the test says so: nothing below it can have happened.
+    let connect: (b: Bus) => void = () => {};
+    const listener = new Promise<Bus>((resolve) => (connect = resolve));
+    const frames: string[] = [];
+    let drawn: () => void = () => {};
+    const firstFrame = new Promise<void>((resolve) => (drawn = resolve));
+    const starting = startTui({
+      db,
+      bus: listener,
+      config: loadConfig({ HOME: "/nonexistent" }),
+      root,
+      env: { NO_COLOR: "1", TERM: "xterm-256color" },
+      stdin: stdin as unknown as NodeJS.ReadStream,
+      stdout: stdout as unknown as NodeJS.WriteStream,
+      onFrame: (text) => {
+        frames.push(text().join("\n"));
+        drawn();
+      },
+    });
+    await firstFrame;
+    expect(frames[0]).toContain("❯");
+    expect(frames[0]).toMatch(/\[main [0-9a-f]{8}\]/);
+    expect(frames[0]).not.toContain("an old question");
+    connect(bus);
+    const tui = await starting;
+    const deadline = Date.now() + 10_000;
+    while (!frames.at(-1)!.includes("an old question") && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(frames.at(-1)).toContain("an old question");
     await tui.close();
   });
 });

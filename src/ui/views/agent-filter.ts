@@ -13,9 +13,10 @@ import { cleanText } from "./theme.js";
 export function filterAgents<A extends Pick<AgentRow, "id" | "name" | "state" | "activity">>(
   agents: readonly A[],
   filter: string,
-): A[] {
+): readonly A[] {
   const words = filter.toLowerCase().split(/\s+/).filter(Boolean);
-  if (words.length === 0) return [...agents];
+  // The same list, not a copy: the panel's order is kept per list (agent-panel.ts).
+  if (words.length === 0) return agents;
   return agents.filter((agent) => {
     const text = [agent.name, agent.id, agent.state, agent.activity ?? "", doingText(agent)]
       .join(" ")

@@ -41,6 +41,20 @@ export interface AgentPanel {
  * one sort): the open panel calls it every frame, with a thousand agents in a big tree.
  */
 export function panelOrder(agents: readonly AgentRow[]): { agent: AgentRow; depth: number }[] {
+  const known = orders.get(agents);
+  if (known) return known;
+  const order = buildOrder(agents);
+  orders.set(agents, order);
+  return order;
+}
+
+/**
+ * Orders by list: the painter hands the panel the same list until an agent row changes (tree
+ * version, tree-view.ts), so frames between changes sort nothing. Lists are never mutated.
+ */
+const orders = new WeakMap<readonly AgentRow[], { agent: AgentRow; depth: number }[]>();
+
+function buildOrder(agents: readonly AgentRow[]): { agent: AgentRow; depth: number }[] {
   const isListed = (a: AgentRow) => a.reaped_at === null || a.reaped_at === undefined;
   const all = new Map<string, AgentRow>();
   for (const a of agents) all.set(a.id, a);

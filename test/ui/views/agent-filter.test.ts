@@ -28,7 +28,7 @@ const files = under({ name: "files", state: "running", activity: "bash: wc -l sr
 const tests = under({ name: "tests", state: "idle" });
 const docs = under({ name: "docs", state: "dead" });
 const all = [root, files, tests, docs];
-const names = (agents: AgentRow[]) => agents.map((a) => a.name);
+const names = (agents: readonly AgentRow[]) => agents.map((a) => a.name);
 
 describe("filterAgents", () => {
   it("matches name, id prefix, state and activity, any case, every word", () => {
