@@ -22,10 +22,10 @@ import type { EventRow } from "../agents/events.sql.js";
 import { isPersonCall } from "./person-wait.js";
 import { completeFitting, fitContext } from "./compaction.js";
 import { findDanglingCalls, resumeDanglingCalls, toolRunDeps } from "./resume.js";
+import { recordAnswer } from "./record-answer.js";
 import { runToolCalls } from "./tool-calls.js";
 import { cancelPending } from "../approvals/approvals.js";
 import type { ToolCall } from "../llm/model.js";
-import { addUsage } from "./usage-counters.js";
 import { budgetProblem, takePendingMail } from "./turn-end.js";
 import { spending } from "./spend.js";
 
@@ -298,30 +298,22 @@ async function askModel(
   // lost), it goes on with that one and counts its tokens once. The epoch fences the write.
   const { row: assistant, fresh } = await withRetry(
     () =>
-      db.transaction(async (tx) => {
-        const recorded = await appendEventOnce(
-          tx,
-          agent.id,
-          "assistant",
-          response.text,
-          {
+      recordAnswer(
+        db,
+        agent,
+        {
+          text: response.text,
+          data: {
             tool_calls: response.toolCalls,
             finish_reason: response.finishReason,
             usage: response.usage,
             // Kept for people (the TUI shows it dimmed); context.ts never sends it back to a model.
             ...(response.reasoning ? { reasoning: response.reasoning } : {}),
           },
-          { key: eventKey.assistant(tail), ...stamp(deps) },
-        );
-        if (recorded.fresh) {
-          await tx
-            .update(agents)
-            .set({ ...addUsage(response.usage), last_activity_at: sql`now()` })
-            .where(sql`${agents.id} = ${agent.id}`);
-        }
-        await endStream(tx, agent);
-        return recorded;
-      }),
+          usage: response.usage,
+        },
+        { key: eventKey.assistant(tail), ...stamp(deps) },
+      ),
     { signal },
   );
   return {
