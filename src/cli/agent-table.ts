@@ -79,12 +79,17 @@ export function totalsLine(
 ): string {
   const label = reaped > 0 ? `total incl. ${reaped} reaped` : "total";
   return [
-    `${color.bold(label)}: ${totals.turns} turns`,
-    `${totals.tool_calls} tool calls`,
+    `${color.bold(label)}: ${counted(totals.turns, "turn")}`,
+    counted(totals.tool_calls, "tool call"),
     `tokens ${compactNumber(totals.input_tokens)} in (${compactNumber(totals.cached_tokens)} cached)`,
     `${compactNumber(totals.output_tokens)} out (${compactNumber(totals.reasoning_tokens)} reasoning)`,
     ...(costUsd === undefined ? [] : [`cost ${formatUsd(costUsd)}`]),
   ].join(" · ");
+}
+
+/** "1 turn", "2 turns". */
+function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 const HEADERS = ["AGENT", "STATE", "TURNS", "TOOLS", "TOKENS IN/OUT", "AGE", "ACTIVE"];

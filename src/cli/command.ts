@@ -61,10 +61,23 @@ export function parseCommandArgs<T extends ParseArgsConfig>(command: string, con
   } catch (error) {
     const code = (error as { code?: string }).code ?? "";
     if (code.startsWith("ERR_PARSE_ARGS")) {
-      throw new UsageError((error as Error).message.split("\n")[0] ?? "", command);
+      throw new UsageError(shortParseError((error as Error).message), command);
     }
     throw error;
   }
+}
+
+/**
+ * node's parseArgs messages in a line of ours: "Unknown option '--x'. To specify a positional
+ * argument starting with a '-', …" → "unknown option --x"; "Option '-p, --prompt <value>'
+ * argument missing" → "-p, --prompt needs a value".
+ */
+export function shortParseError(message: string): string {
+  const unknown = /^Unknown option '([^']+)'/.exec(message);
+  if (unknown) return `unknown option ${unknown[1]}`;
+  const missing = /^Option '([^']+?)(?: <value>)?' argument missing/.exec(message);
+  if (missing) return `${missing[1]} needs a value`;
+  return (message.split("\n")[0] ?? "").replace(/\.\s.*$/, "");
 }
 
 /** A whole number ≥ `min`, or a UsageError naming the option. */

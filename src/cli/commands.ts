@@ -7,7 +7,7 @@ export const COMMANDS: Command[] = [
   {
     name: "ls",
     summary: "list the agents of a tree with state and counters",
-    usage: `Usage: warren ls [--tree ID] [--all] [--json]
+    usage: `Usage: warren ls [--tree ID] [--all] [--json] [--totals]
 
 List the agents of a tree (default: the most recently active one), indented as a tree,
 with state, turns, tool calls, tokens in/out, age and last activity, then the tree's totals

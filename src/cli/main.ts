@@ -22,14 +22,17 @@ import {
 } from "./command.js";
 import { COMMANDS } from "./commands.js";
 
+const COMMAND_WIDTH = Math.max(...COMMANDS.map((c) => c.name.length));
+
 const TOP_USAGE = `Usage:
-  warren [--new | --tree ID]                      open a tree (the most recent by default)
-  warren -p PROMPT [--json] [--timeout SECONDS]   run PROMPT headless in a new tree
+  warren [--new | --tree ID] [--approve MODE]    open a tree (the most recent by default)
+  warren -p PROMPT [--json] [--timeout SECONDS] [--approve MODE]
+                                                 run PROMPT headless in a new tree
   warren COMMAND [ARGS] [--help]
 
 Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(8)} ${c.summary}`).join("\n")}
-  help     show help for a command
+${COMMANDS.map((c) => `  ${c.name.padEnd(COMMAND_WIDTH)} ${c.summary}`).join("\n")}
+  ${"help".padEnd(COMMAND_WIDTH)} show help for a command
 
 Options:
   --new              start a new tree (a fresh root agent)

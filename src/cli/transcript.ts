@@ -59,7 +59,7 @@ export function renderEvent(event: EventRow, { color, full }: TranscriptOptions)
     case "killed":
       return block(color.red("✗"), event.content, color.red);
     case "interrupted":
-      return block(color.yellow("⊘ interrupted"), event.content, color.yellow);
+      return block(color.yellow("⚠"), event.content, color.yellow);
     case "error":
       return block(color.red("⚠"), event.content, color.red);
     default:

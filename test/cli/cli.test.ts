@@ -133,6 +133,9 @@ describe("help and usage", () => {
       expect(run.code, cases[i]!.join(" ")).toBe(2);
       expect(run.stderr).toMatch(/^warren: .+\nRun 'warren( \w+)? --help' for usage\.\n$/);
     });
+    // node's parseArgs wording, cut to a line of ours.
+    expect(runs[0]!.stderr).toMatch(/^warren: -p, --prompt needs a value\n/);
+    expect(runs[7]!.stderr).toMatch(/^warren: unknown option --bogus\n/);
   });
 
   it("reports a bad config file with exit 2", async () => {
