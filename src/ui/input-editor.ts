@@ -1,6 +1,6 @@
 // The multi-line input: a buffer of characters and collapsed pastes, a cursor, editing and word
 // motion, rendering to wrapped rows with the cursor shown; plus per-agent input history.
-import blessed from "blessed";
+import { escape } from "./views/blessed-lib.js";
 import { escapeControl } from "../text/escape.js";
 import type { KeyEvent } from "./keys.js";
 import { displayWidth, graphemes, graphemeWidth } from "./views/text-width.js";
@@ -230,12 +230,12 @@ function renderCells(
     if (typeof cell !== "string") {
       const label = pasteLabel(cell);
       // With the cursor on it, the whole label is shown inverse.
-      place(`{bold}${blessed.escape(label)}{/bold}`, displayWidth(label), atCursor);
+      place(`{bold}${escape(label)}{/bold}`, displayWidth(label), atCursor);
       continue;
     }
     const shown = escapeControl(cell);
     const w = shown === cell ? graphemeWidth(cell) : displayWidth(shown);
-    place(blessed.escape(shown), w, atCursor);
+    place(escape(shown), w, atCursor);
   }
   const total = rows.length;
   // Keep the cursor's row visible when there are more rows than fit.
@@ -245,7 +245,7 @@ function renderCells(
   return {
     lines: visible.map(
       (pieces, i) =>
-        (first + i === 0 ? (prompt.painted ?? blessed.escape(prompt.text)) : pad) + pieces.join(""),
+        (first + i === 0 ? (prompt.painted ?? escape(prompt.text)) : pad) + pieces.join(""),
     ),
     rows: total,
   };

@@ -2,7 +2,8 @@
 // separator, input, status bar; plus the agent panel overlay. paint() only places lines that the
 // pure views in ./views made; nothing here formats agent text.
 import { PassThrough } from "node:stream";
-import blessed from "blessed";
+import type { Widgets } from "blessed";
+import * as blessed from "./views/blessed-lib.js";
 import { installTerminalWidths } from "./views/blessed-widths.js";
 import { toAscii } from "./views/glyphs.js";
 import { dimForBlink, type Line } from "./views/theme.js";
@@ -22,7 +23,7 @@ export interface Frame {
 }
 
 export interface Layout {
-  readonly screen: blessed.Widgets.Screen;
+  readonly screen: Widgets.Screen;
   width(): number;
   height(): number;
   /** The most rows the status layer (approval requests and awaited agents) gets on this screen. */
@@ -75,7 +76,7 @@ export function createLayout(options: LayoutOptions): Layout {
   const write = program._owrite.bind(program);
   program._owrite = (text) => write(dimForBlink(text));
   const glyphs = options.ascii ? toAscii : (line: Line) => line;
-  const box = (extra: blessed.Widgets.BoxOptions = {}) =>
+  const box = (extra: Widgets.BoxOptions = {}) =>
     blessed.box({
       parent: screen,
       left: 0,
@@ -117,10 +118,10 @@ export function createLayout(options: LayoutOptions): Layout {
    */
   let changed = true;
   /** Where each box was placed (top and rows; hidden: no entry). */
-  const placed = new Map<blessed.Widgets.BoxElement, string>();
+  const placed = new Map<Widgets.BoxElement, string>();
   let drawnSize = "";
 
-  const place = (element: blessed.Widgets.BoxElement, top: number, rows: number, lines: Line[]) => {
+  const place = (element: Widgets.BoxElement, top: number, rows: number, lines: Line[]) => {
     if (rows <= 0) {
       if (placed.delete(element)) changed = true;
       element.hide();

@@ -2,7 +2,7 @@
 // through `paint`, which escapes blessed tag syntax, so agent text can never become markup.
 // Every color the TUI uses is chosen here (ROLE), from the basic colors that read on both dark
 // and light themes under every TERM; faint text is the terminal's dim attribute, never gray.
-import blessed from "blessed";
+import { escape } from "./blessed-lib.js";
 import { escapeControl } from "../../text/escape.js";
 
 /**
@@ -87,7 +87,7 @@ const DIM_TAG = "blink";
  */
 export function paint(theme: Theme, text: string, style: Style = {}): Line {
   if (!text) return "";
-  let out = blessed.escape(escapeControl(text));
+  let out = escape(escapeControl(text));
   if (theme.color && style.fg) out = `{${style.fg}-fg}${out}{/${style.fg}-fg}`;
   if (style.dim) out = `{${DIM_TAG}}${out}{/${DIM_TAG}}`;
   if (style.bold) out = `{bold}${out}{/bold}`;
