@@ -25,7 +25,8 @@ export function renderEvent(event: EventRow, { color, full }: TranscriptOptions)
     case "user":
       return block(color.bold("❯"), event.content, color.bold);
     case "assistant":
-      return block(color.blue("●"), event.content);
+      // An answer that only called tools has no text: its calls follow as their own lines.
+      return event.content.trim() === "" ? [] : block(color.blue("●"), event.content);
     case "tool_call": {
       const name = stringOrUndefined(data.name) ?? stringOrUndefined(data.tool) ?? "tool";
       const args = describeArgs(data.arguments ?? data.args ?? event.content, full);

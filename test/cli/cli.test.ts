@@ -218,6 +218,8 @@ describe("against the database", () => {
       JSON.stringify({ from: scout.id, from_name: "scout", message: "found it" }),
     );
     await appendEvent(db, rootAgent.id, "error", "the model failed");
+    // An answer that only called tools: its calls are its lines, no empty "●".
+    await appendEvent(db, rootAgent.id, "assistant", "", { tool_calls: [{ name: "glob" }] });
 
     const listed = await warren(["ls"]);
     expect(listed.code).toBe(0);
@@ -238,6 +240,7 @@ describe("against the database", () => {
     expect(out).toContain("✎ capture a draft, never sent");
     expect(out).toContain(`✉ from scout ${scout.id.slice(0, 8)}: found it`);
     expect(out).toContain("⚠ the model failed");
+    expect(out).not.toMatch(/^●\s*$/m);
 
     const full = await warren(["log", "root", "--full"]);
     expect(full.stdout).toContain("file-39.ts");
