@@ -2,30 +2,17 @@
 // completes, Escape cutting it, input queued to a busy agent, a second TUI seeing a turn live, a
 // restart showing everything, hostile agent names shown literally, mistyped commands, quitting.
 import { sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createTree } from "../../src/agents/tree.js";
-import { useTestDatabase } from "../support/db.js";
-import { startFakeModel, type FakeModel, type RecordedRequest } from "../support/fake-model.js";
+import { type RecordedRequest } from "../support/fake-model.js";
 import { warrenEnv } from "../support/warren.js";
-import { killAllTerminals, startTerminal, type Terminal } from "./tmux.js";
+import { startTerminal } from "./tmux.js";
+import { useTuiSuite } from "./tui-suite.js";
 
-const database = useTestDatabase();
-let model: FakeModel;
-const terminals: Terminal[] = [];
-
-beforeAll(async () => {
-  model = await startFakeModel();
-});
-afterEach(async () => {
-  await Promise.all(terminals.splice(0).map((t) => t.kill()));
-});
-afterAll(async () => {
-  await killAllTerminals();
-  await model.close();
-});
+const { database, model, terminals } = useTuiSuite();
 
 async function open(args: string[] = ["--new"], size?: { width: number; height: number }) {
-  const env = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
+  const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
   const terminal = await startTerminal({ env, args, ...size });
   terminals.push(terminal);
   await terminal.waitFor(/\[root [0-9a-f]{8}\]/);
@@ -39,7 +26,7 @@ const lastUser = (text: string) => (req: RecordedRequest) =>
 // failure still fails); each retry shows in the run's output.
 describe("the TUI in a terminal", { retry: 1 }, () => {
   it("runs a chat turn: the message, the answer, the status bar", async () => {
-    model.script({
+    model().script({
       match: lastUser("hello there"),
       reply: { text: "General Kenobi, you are a bold one" },
     });
@@ -55,7 +42,7 @@ describe("the TUI in a terminal", { retry: 1 }, () => {
 
   it("shows a stream before it completes, and Escape cuts it (the agent stays usable)", async () => {
     const words = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ");
-    model.script([
+    model().script([
       {
         match: lastUser("tell me a long story"),
         reply: { text: `Once upon a time ${words} THE-END`, chunkSize: 8, chunkDelayMs: 80 },
@@ -81,7 +68,7 @@ describe("the TUI in a terminal", { retry: 1 }, () => {
   it("keeps the window still while scrolled up as a stream grows below", async () => {
     const rows = (prefix: string, n: number) =>
       Array.from({ length: n }, (_, i) => `${prefix} row ${i + 1}`).join("\n");
-    model.script([
+    model().script([
       { match: lastUser("fill the screen"), reply: { text: rows("filler", 80) } },
       {
         match: lastUser("now stream"),
@@ -109,7 +96,7 @@ describe("the TUI in a terminal", { retry: 1 }, () => {
   });
 
   it("queues input to a busy agent, shows it pending, and delivers it when the turn ends", async () => {
-    model.script([
+    model().script([
       { match: lastUser("think slowly"), reply: { text: "slow answer done", delayMs: 2500 } },
       { match: lastUser("and then this"), reply: { text: "got the queued one" } },
     ]);
@@ -117,7 +104,7 @@ describe("the TUI in a terminal", { retry: 1 }, () => {
     await t.type("think slowly");
     await t.keys("Enter");
     // Type the second message once the model is answering the first (the agent is busy).
-    await t.waitFor(() => model.requests.some(lastUser("think slowly")));
+    await t.waitFor(() => model().requests.some(lastUser("think slowly")));
     await t.type("and then this");
     await t.keys("Enter");
     const queued = await t.waitFor((s) => s.includes("❯ and then this") && s.includes("◌ queued"));
@@ -127,13 +114,13 @@ describe("the TUI in a terminal", { retry: 1 }, () => {
     expect(done).toContain("● slow answer done");
     expect(done.indexOf("slow answer done")).toBeLessThan(done.indexOf("got the queued one"));
     // The queued input reached the model as its own user message, after the first answer.
-    const request = model.requests.find(lastUser("and then this"))!;
+    const request = model().requests.find(lastUser("and then this"))!;
     expect(request.messages.map((m) => m.content)).toContain("slow answer done");
   });
 
   it("a second TUI on the same tree sees the first one's turn live; a restart shows everything", async () => {
     const root = await createTree(database().db, { model: "fake-model" });
-    model.script({
+    model().script({
       match: lastUser("ping from the first"),
       reply: { text: `pong ${"streaming ".repeat(20)}finished`, chunkSize: 10, chunkDelayMs: 60 },
     });

@@ -4,30 +4,17 @@
 // its SGR attributes; no visible character may be drawn black, white, gray or blue on the default
 // background, and NO_COLOR leaves no color at all. With WARREN_ASCII=1 (and on TERM=linux) the
 // screen is ASCII only.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { useTestDatabase } from "../support/db.js";
-import { agentNameOf, startFakeModel, type FakeModel } from "../support/fake-model.js";
+import { describe, expect, it } from "vitest";
+import { agentNameOf } from "../support/fake-model.js";
 import { warrenEnv } from "../support/warren.js";
 import { colorSequences, describeCells, parseStyled, unreadable } from "./sgr.js";
-import { killAllTerminals, startTerminal, type Terminal } from "./tmux.js";
+import { startTerminal, type Terminal } from "./tmux.js";
+import { useTuiSuite } from "./tui-suite.js";
 
-const database = useTestDatabase();
-let model: FakeModel;
-const terminals: Terminal[] = [];
-
-beforeAll(async () => {
-  model = await startFakeModel();
-});
-afterEach(async () => {
-  await Promise.all(terminals.splice(0).map((t) => t.kill()));
-});
-afterAll(async () => {
-  await killAllTerminals();
-  await model.close();
-});
+const { database, model, terminals } = useTuiSuite();
 
 async function open(env: Record<string, string | undefined>) {
-  const base = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
+  const base = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
   delete base.NO_COLOR;
   const terminal = await startTerminal({ env: { ...base, ...env }, args: ["--new"] });
   terminals.push(terminal);
@@ -43,7 +30,7 @@ async function session(t: Terminal, ascii = false): Promise<{ name: string; styl
   const root = (r: Parameters<typeof agentNameOf>[0]) => agentNameOf(r) === "root";
   const lastTool = (r: Parameters<typeof agentNameOf>[0]) =>
     r.lastMessage?.role === "tool" ? String(r.lastMessage.content ?? "") : "";
-  model.script([
+  model().script([
     {
       match: (r) => root(r) && r.lastMessage?.role === "user",
       reply: {

@@ -1,26 +1,12 @@
 // The TUI in a real terminal (tmux): the agent panel filters as you type and Enter goes to the
 // match; Ctrl+N goes to the next agent that finished while the person looked elsewhere, and says
 // so when none is left.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { useTestDatabase } from "../support/db.js";
-import { startFakeModel, type FakeModel } from "../support/fake-model.js";
+import { describe, expect, it } from "vitest";
 import { warrenEnv } from "../support/warren.js";
-import { killAllTerminals, startTerminal, type Terminal } from "./tmux.js";
+import { startTerminal } from "./tmux.js";
+import { useTuiSuite } from "./tui-suite.js";
 
-const database = useTestDatabase();
-let model: FakeModel;
-const terminals: Terminal[] = [];
-
-beforeAll(async () => {
-  model = await startFakeModel();
-});
-afterEach(async () => {
-  await Promise.all(terminals.splice(0).map((t) => t.kill()));
-});
-afterAll(async () => {
-  await killAllTerminals();
-  await model.close();
-});
+const { database, model, terminals } = useTuiSuite();
 
 const fork = (name: string) => ({
   name: "fork",
@@ -29,13 +15,13 @@ const fork = (name: string) => ({
 
 describe("finding agents in the TUI", { retry: 1 }, () => {
   it("filters the panel as you type; Ctrl+N visits the agents that finished", async () => {
-    model.script([
+    model().script([
       { agent: "root", reply: { toolCalls: [fork("alpha-finder"), fork("beta-digger")] } },
       { agent: "alpha-finder", reply: { text: "alpha is done" } },
       { agent: "beta-digger", reply: { text: "beta is done" } },
       { agent: "root", reply: { text: "asked both" } },
     ]);
-    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
+    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
     const t = await startTerminal({ env, args: ["--new"], height: 30 });
     terminals.push(t);
     await t.waitFor(/\[root [0-9a-f]{8}\]/);
@@ -60,6 +46,6 @@ describe("finding agents in the TUI", { retry: 1 }, () => {
     await t.waitFor("beta-digger: finished");
     await t.keys("C-n");
     await t.waitFor("no agent needs you");
-    model.assertAllUsed();
+    model().assertAllUsed();
   });
 });

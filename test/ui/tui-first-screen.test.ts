@@ -3,43 +3,29 @@
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { useTestDatabase } from "../support/db.js";
-import { startFakeModel, type FakeModel } from "../support/fake-model.js";
+import { describe, expect, it } from "vitest";
 import { warrenEnv } from "../support/warren.js";
-import { killAllTerminals, startTerminal, type Terminal } from "./tmux.js";
+import { startTerminal } from "./tmux.js";
+import { useTuiSuite } from "./tui-suite.js";
 
-const database = useTestDatabase();
-let model: FakeModel;
-const terminals: Terminal[] = [];
-
-beforeAll(async () => {
-  model = await startFakeModel();
-});
-afterEach(async () => {
-  await Promise.all(terminals.splice(0).map((t) => t.kill()));
-});
-afterAll(async () => {
-  await killAllTerminals();
-  await model.close();
-});
+const { database, model, terminals } = useTuiSuite();
 
 // A real terminal on a shared 2-core machine: one retry absorbs a timing hiccup.
 describe("the first screen in a terminal", { retry: 1 }, () => {
   it("names model, server, directory and tree with three hints, and goes with the first message", async () => {
     const cwd = mkdtempSync(path.join(os.tmpdir(), "warren-first-"));
-    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
+    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
     const t = await startTerminal({ env, args: ["--new"], cwd, width: 100, height: 30 });
     terminals.push(t);
     const first = await t.waitFor("/capture then /fork");
-    const host = new URL(model.baseURL).host;
+    const host = new URL(model().baseURL).host;
     expect(first).toContain(`model      fake-model on ${host}`);
     expect(first).toContain(`directory  ${cwd}`);
     expect(first).toMatch(/tree {7}root [0-9a-f]{8} in tree [0-9a-f]{8} · 1 agent/);
     expect(first).toContain("Enter sends what you type");
     expect(first).toContain("Ctrl+T the agents of the tree · /help keys and commands");
 
-    model.script({ reply: { text: "hello from the model" } });
+    model().script({ reply: { text: "hello from the model" } });
     await t.type("hello");
     await t.keys("Enter");
     const after = await t.waitFor("● hello from the model");

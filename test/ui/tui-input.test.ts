@@ -1,29 +1,16 @@
 // The TUI's input in a real terminal (tmux): editing keys, Ctrl+J newlines, Alt+arrow word motion,
 // history, bracketed paste (never submitted, large ones collapsed, sent whole), /wait, NO_COLOR.
 import { sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { useTestDatabase } from "../support/db.js";
-import { startFakeModel, type FakeModel, type RecordedRequest } from "../support/fake-model.js";
+import { describe, expect, it } from "vitest";
+import { type RecordedRequest } from "../support/fake-model.js";
 import { warrenEnv } from "../support/warren.js";
-import { killAllTerminals, startTerminal, type Terminal } from "./tmux.js";
+import { startTerminal } from "./tmux.js";
+import { useTuiSuite } from "./tui-suite.js";
 
-const database = useTestDatabase();
-let model: FakeModel;
-const terminals: Terminal[] = [];
-
-beforeAll(async () => {
-  model = await startFakeModel();
-});
-afterEach(async () => {
-  await Promise.all(terminals.splice(0).map((t) => t.kill()));
-});
-afterAll(async () => {
-  await killAllTerminals();
-  await model.close();
-});
+const { database, model, terminals } = useTuiSuite();
 
 async function open(options: { color?: boolean } = {}) {
-  const env = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
+  const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
   if (options.color) delete env.NO_COLOR;
   const terminal = await startTerminal({ env, args: ["--new"] });
   terminals.push(terminal);
@@ -42,7 +29,7 @@ const COLOR_SGR = /\x1b\[(?:[0-9;]*;)?(?:3[0-8]|9[0-7]|4[0-8])(?:;[0-9;]*)?m/;
 // failure still fails); each retry shows in the run's output.
 describe("the TUI's input in a terminal", { retry: 1 }, () => {
   it("edits: Home, Ctrl+J and Shift+Enter newlines, Alt+Left word motion; Enter sends; Up recalls", async () => {
-    model.script([
+    model().script([
       { match: lastUser("one\ntwo"), reply: { text: "got one and two" } },
       { match: lastUser("hello world\nsecond Xline"), reply: { text: "got two lines" } },
       { match: lastUser("hello world\nsecond Xline!"), reply: { text: "got it again" } },
@@ -72,34 +59,34 @@ describe("the TUI's input in a terminal", { retry: 1 }, () => {
     await t.type("!");
     await t.keys("Enter");
     await t.waitFor("● got it again");
-    model.assertAllUsed();
+    model().assertAllUsed();
   });
 
   it("pastes with newlines without submitting; a large paste is collapsed and sent whole", async () => {
     const lines = Array.from({ length: 30 }, (_, i) => `pasted line ${i + 1}`);
-    model.script([
+    model().script([
       { match: lastUser("a\nb"), reply: { text: "small paste arrived" } },
       { match: lastUser(`see this: ${lines.join("\n")}`), reply: { text: "large paste arrived" } },
     ]);
     const t = await open();
-    const before = model.requests.length;
+    const before = model().requests.length;
     await t.raw("\x1b[200~a\rb\x1b[201~");
     await t.waitFor(/❯ a\n\s+b/);
-    expect(model.requests.length).toBe(before);
+    expect(model().requests.length).toBe(before);
     await t.keys("Enter");
     await t.waitFor("● small paste arrived");
     await t.type("see this: ");
     await t.raw(`\x1b[200~${lines.join("\r")}\x1b[201~`);
     const collapsed = await t.waitFor("[pasted 30 lines]");
     expect(collapsed).not.toContain("pasted line 2\n");
-    expect(model.requests.length).toBe(before + 1);
+    expect(model().requests.length).toBe(before + 1);
     await t.keys("Enter");
     await t.waitFor("● large paste arrived");
-    model.assertAllUsed();
+    model().assertAllUsed();
   });
 
   it("/wait makes the agent wait as its own tool: status layer, recorded result", async () => {
-    model.script({ agent: "sleeper", reply: { text: "nap taken", delayMs: 3000 } });
+    model().script({ agent: "sleeper", reply: { text: "nap taken", delayMs: 3000 } });
     const t = await open();
     await t.type('/fork --name sleeper "take a nap"');
     await t.keys("Enter");
@@ -115,11 +102,11 @@ describe("the TUI's input in a terminal", { retry: 1 }, () => {
     await t.waitFor(/← wait[^]*○ sleeper [0-9a-f]{8} idle/);
     // The status layer goes with the wait.
     await t.waitForGone(/◐ running\s+sleeper/);
-    model.assertAllUsed();
+    model().assertAllUsed();
   });
 
   it("/model completes from the server's list with Tab and sets the model; Ctrl+O; /exit", async () => {
-    model.quirks({ models: ["fake-model", "fake-large-2", "other"] });
+    model().quirks({ models: ["fake-model", "fake-large-2", "other"] });
     const t = await open();
     await t.type("/model fake-l");
     await t.keys("Tab");
@@ -148,7 +135,7 @@ describe("the TUI's input in a terminal", { retry: 1 }, () => {
        order by n`);
     await t.kill();
     const again = await startTerminal({
-      env: warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL }),
+      env: warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL }),
       args: ["--tree", root],
     });
     terminals.push(again);
@@ -164,7 +151,7 @@ describe("the TUI's input in a terminal", { retry: 1 }, () => {
 
   it("reflows on resize and says when the terminal is too small", async () => {
     const long = Array.from({ length: 30 }, (_, i) => `w${i}`).join(" ");
-    model.script({ match: lastUser("reflow me"), reply: { text: long } });
+    model().script({ match: lastUser("reflow me"), reply: { text: long } });
     const t = await open();
     await t.type("reflow me");
     await t.keys("Enter");

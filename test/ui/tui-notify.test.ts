@@ -3,26 +3,12 @@
 // `notify: false` in the config neither happens.
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { useTestDatabase } from "../support/db.js";
-import { startFakeModel, type FakeModel } from "../support/fake-model.js";
+import { describe, expect, it } from "vitest";
 import { warrenEnv } from "../support/warren.js";
-import { killAllTerminals, startTerminal, type Terminal } from "./tmux.js";
+import { startTerminal } from "./tmux.js";
+import { useTuiSuite } from "./tui-suite.js";
 
-const database = useTestDatabase();
-let model: FakeModel;
-const terminals: Terminal[] = [];
-
-beforeAll(async () => {
-  model = await startFakeModel();
-});
-afterEach(async () => {
-  await Promise.all(terminals.splice(0).map((t) => t.kill()));
-});
-afterAll(async () => {
-  await killAllTerminals();
-  await model.close();
-});
+const { database, model, terminals } = useTuiSuite();
 
 async function until(what: string, probe: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 15_000;
@@ -34,7 +20,7 @@ async function until(what: string, probe: () => Promise<boolean>): Promise<void>
 }
 
 function script(): void {
-  model.script([
+  model().script([
     {
       agent: "root",
       reply: {
@@ -49,7 +35,7 @@ function script(): void {
 describe("notifications", { retry: 1 }, () => {
   it("the title counts what needs the person; a finished child rings the bell", async () => {
     script();
-    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
+    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
     const t = await startTerminal({ env, args: ["--new"], height: 30 });
     terminals.push(t);
     await t.waitFor(/\[root [0-9a-f]{8}\]/);
@@ -65,7 +51,7 @@ describe("notifications", { retry: 1 }, () => {
 
   it("stays quiet with notify: false", async () => {
     script();
-    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
+    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
     mkdirSync(path.join(env.XDG_CONFIG_HOME!, "warren"), { recursive: true });
     writeFileSync(
       path.join(env.XDG_CONFIG_HOME!, "warren", "config.json"),

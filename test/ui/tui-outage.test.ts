@@ -1,26 +1,17 @@
 // The TUI in a real terminal (tmux) while its database goes away and comes back: the status bar
 // says it is reconnecting, a message typed meanwhile is not lost, and the TUI carries on.
 import pg from "pg";
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { useTestDatabase } from "../support/db.js";
-import { startFakeModel, type FakeModel, type RecordedRequest } from "../support/fake-model.js";
+import { afterEach, describe, expect, inject, it } from "vitest";
+import { type RecordedRequest } from "../support/fake-model.js";
 import { warrenEnv } from "../support/warren.js";
-import { killAllTerminals, startTerminal, type Terminal } from "./tmux.js";
+import { startTerminal } from "./tmux.js";
+import { useTuiSuite } from "./tui-suite.js";
 
-const database = useTestDatabase();
-let model: FakeModel;
-const terminals: Terminal[] = [];
+const { database, model, terminals } = useTuiSuite();
 
-beforeAll(async () => {
-  model = await startFakeModel();
-});
+// Registered after the suite's hooks, so it runs before the terminals are killed.
 afterEach(async () => {
   await setConnections(true);
-  await Promise.all(terminals.splice(0).map((t) => t.kill()));
-});
-afterAll(async () => {
-  await killAllTerminals();
-  await model.close();
 });
 
 /** Refuses (and cuts) or allows again every connection to the test's database. */
@@ -48,11 +39,11 @@ const lastUser = (text: string) => (req: RecordedRequest) =>
 // failure still fails); each retry shows in the run's output.
 describe("the TUI when the database goes away", { retry: 1 }, () => {
   it("says it is reconnecting, keeps what was typed, and carries on when the database is back", async () => {
-    model.script([
+    model().script([
       { match: lastUser("before the outage"), reply: { text: "answer before" } },
       { match: lastUser("typed during the outage"), reply: { text: "answer after" } },
     ]);
-    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
+    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
     const t = await startTerminal({ env, args: ["--new"] });
     terminals.push(t);
     await t.waitFor(/\[root [0-9a-f]{8}\]/);
@@ -78,10 +69,13 @@ describe("the TUI when the database goes away", { retry: 1 }, () => {
   });
 
   it("without LISTEN (WARREN_LISTEN_URL=off) still shows the turn, by polling", async () => {
-    model.script({ match: lastUser("no notifications here"), reply: { text: "heard you anyway" } });
+    model().script({
+      match: lastUser("no notifications here"),
+      reply: { text: "heard you anyway" },
+    });
     const env = warrenEnv({
       databaseUrl: database().url,
-      modelUrl: model.baseURL,
+      modelUrl: model().baseURL,
       extra: { WARREN_LISTEN_URL: "off" },
     });
     const t = await startTerminal({ env, args: ["--new"] });

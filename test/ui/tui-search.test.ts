@@ -2,26 +2,12 @@
 // tree, and Enter on the hit shows that child with its line in view — loaded from the database
 // around the event, which lies far above the child's last page of history.
 import { sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { useTestDatabase } from "../support/db.js";
-import { startFakeModel, type FakeModel } from "../support/fake-model.js";
+import { describe, expect, it } from "vitest";
 import { warrenEnv } from "../support/warren.js";
-import { killAllTerminals, startTerminal, type Terminal } from "./tmux.js";
+import { startTerminal } from "./tmux.js";
+import { useTuiSuite } from "./tui-suite.js";
 
-const database = useTestDatabase();
-let model: FakeModel;
-const terminals: Terminal[] = [];
-
-beforeAll(async () => {
-  model = await startFakeModel();
-});
-afterEach(async () => {
-  await Promise.all(terminals.splice(0).map((t) => t.kill()));
-});
-afterAll(async () => {
-  await killAllTerminals();
-  await model.close();
-});
+const { database, model, terminals } = useTuiSuite();
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
   const deadline = Date.now() + 20_000;
@@ -35,7 +21,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>): Prom
 
 describe("search in the TUI", { retry: 1 }, () => {
   it("/search finds a child's word and Enter shows the child's line", async () => {
-    model.script([
+    model().script([
       {
         agent: "root",
         reply: {
@@ -47,7 +33,7 @@ describe("search in the TUI", { retry: 1 }, () => {
       { agent: "scout", reply: { text: "The kingfisher nests by the river." } },
       { agent: "root", reply: { text: "asked the scout" } },
     ]);
-    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
+    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
     const t = await startTerminal({ env, args: ["--new"], height: 30 });
     terminals.push(t);
     await t.waitFor(/\[root [0-9a-f]{8}\]/);
@@ -83,6 +69,6 @@ describe("search in the TUI", { retry: 1 }, () => {
     // Scrolling down pages the newer history in, to the live end.
     for (let i = 0; i < 40; i++) await t.keys("NPage");
     await t.waitFor("filler 300");
-    model.assertAllUsed();
+    model().assertAllUsed();
   });
 });

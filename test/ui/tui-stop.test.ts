@@ -1,29 +1,16 @@
 // The TUI in a real terminal (tmux): /stop on the root interrupts the root and its running child,
 // and Ctrl+X does the same for the viewed agent's subtree; every agent stays alive (idle).
 import { sql } from "drizzle-orm";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { useTestDatabase } from "../support/db.js";
-import { agentNameOf, startFakeModel, type FakeModel } from "../support/fake-model.js";
+import { describe, expect, it } from "vitest";
+import { agentNameOf } from "../support/fake-model.js";
 import { warrenEnv } from "../support/warren.js";
-import { killAllTerminals, startTerminal, type Terminal } from "./tmux.js";
+import { startTerminal, type Terminal } from "./tmux.js";
+import { useTuiSuite } from "./tui-suite.js";
 
-const database = useTestDatabase();
-let model: FakeModel;
-const terminals: Terminal[] = [];
-
-beforeAll(async () => {
-  model = await startFakeModel();
-});
-afterEach(async () => {
-  await Promise.all(terminals.splice(0).map((t) => t.kill()));
-});
-afterAll(async () => {
-  await killAllTerminals();
-  await model.close();
-});
+const { database, model, terminals } = useTuiSuite();
 
 async function open() {
-  const env = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
+  const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
   const terminal = await startTerminal({ env, args: ["--new"] });
   terminals.push(terminal);
   await terminal.waitFor(/\[root [0-9a-f]{8}\]/);
@@ -44,7 +31,7 @@ async function until(what: string, probe: () => Promise<boolean> | boolean): Pro
   throw new Error(`timed out waiting for ${what}`);
 }
 
-const calls = (name: string) => model.requests.filter((r) => agentNameOf(r) === name).length;
+const calls = (name: string) => model().requests.filter((r) => agentNameOf(r) === name).length;
 
 async function states(): Promise<Record<string, string>> {
   const rows = await database().db.execute<{ name: string; state: string }>(
@@ -67,7 +54,7 @@ const forkAndHang = (message: string, child: string) => [
 
 describe("stopping a subtree in the TUI", { retry: 1 }, () => {
   it("/stop on the root stops a running child too; Ctrl+X does the same", async () => {
-    model.script(forkAndHang("dig one", "digger"));
+    model().script(forkAndHang("dig one", "digger"));
     const t = await open();
     await enter(t, "dig one");
     await until("the root and its child to be mid-call", () => calls("digger") >= 1);
@@ -82,7 +69,7 @@ describe("stopping a subtree in the TUI", { retry: 1 }, () => {
     });
 
     // The key, on the same (alive) root: a new turn forks a second child, and both stop again.
-    model.script(forkAndHang("dig two", "digger-2"));
+    model().script(forkAndHang("dig two", "digger-2"));
     await enter(t, "dig two");
     await until("the second child to be mid-call", () => calls("digger-2") >= 1);
     await until("the root to be mid-call", () => calls("root") >= 4);
@@ -92,6 +79,6 @@ describe("stopping a subtree in the TUI", { retry: 1 }, () => {
       Object.values(await states()).every((s) => s === "idle"),
     );
     expect(Object.keys(await states()).sort()).toEqual(["digger", "digger-2", "root"]);
-    model.assertAllUsed();
+    model().assertAllUsed();
   });
 });

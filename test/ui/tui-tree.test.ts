@@ -1,34 +1,16 @@
 // The TUI in a real terminal (tmux), working a tree: capture → fork (the parent's model never sees
 // the captured text), /cancel, Ctrl+arrow navigation, the agent panel, typing into a child, /kill
 // moving the view to the parent, a dead agent still visitable, /reap, and the fan-in status layer.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { useTestDatabase } from "../support/db.js";
-import {
-  agentNameOf,
-  startFakeModel,
-  type FakeModel,
-  type RecordedRequest,
-} from "../support/fake-model.js";
+import { describe, expect, it } from "vitest";
+import { agentNameOf, type RecordedRequest } from "../support/fake-model.js";
 import { warrenEnv } from "../support/warren.js";
-import { killAllTerminals, startTerminal, type Terminal } from "./tmux.js";
+import { startTerminal, type Terminal } from "./tmux.js";
+import { useTuiSuite } from "./tui-suite.js";
 
-const database = useTestDatabase();
-let model: FakeModel;
-const terminals: Terminal[] = [];
-
-beforeAll(async () => {
-  model = await startFakeModel();
-});
-afterEach(async () => {
-  await Promise.all(terminals.splice(0).map((t) => t.kill()));
-});
-afterAll(async () => {
-  await killAllTerminals();
-  await model.close();
-});
+const { database, model, terminals } = useTuiSuite();
 
 async function open(args: string[] = ["--new"]) {
-  const env = warrenEnv({ databaseUrl: database().url, modelUrl: model.baseURL });
+  const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
   const terminal = await startTerminal({ env, args });
   terminals.push(terminal);
   await terminal.waitFor(/\[root [0-9a-f]{8}\]/);
@@ -53,7 +35,7 @@ const mentions = (req: RecordedRequest, text: string) =>
 // failure still fails); each retry shows in the run's output.
 describe("the TUI working a tree", { retry: 1 }, () => {
   it("captures a task and forks a child that runs it; the parent's model never sees it", async () => {
-    model.script([
+    model().script([
       { match: lastUser("hi root"), reply: { text: "hello person" } },
       { agent: "worker", reply: { text: "worker finished the captured task" } },
       { match: lastUser("after the fork"), reply: { text: "root again" } },
@@ -76,18 +58,18 @@ describe("the TUI working a tree", { retry: 1 }, () => {
     await t.waitFor(at("root"));
     await enter(t, "after the fork");
     await t.waitFor("● root again");
-    const rootRequests = model.requests.filter((r) => agentNameOf(r) === "root");
+    const rootRequests = model().requests.filter((r) => agentNameOf(r) === "root");
     expect(rootRequests.length).toBe(2);
     for (const request of rootRequests) expect(mentions(request, "Task line")).toBe(false);
-    const workerRequest = model.requests.find((r) => agentNameOf(r) === "worker")!;
+    const workerRequest = model().requests.find((r) => agentNameOf(r) === "worker")!;
     // Its first message is the captured text (framed as its task after the inherited context).
     expect(workerRequest.lastMessage?.content).toMatch(/(^|\n)Task line one\nTask line two$/);
     expect(mentions(workerRequest, "hi root")).toBe(true); // it inherited the parent's context
-    model.assertAllUsed();
+    model().assertAllUsed();
   });
 
   it("keeps every captured line typed quickly before /fork, in order", async () => {
-    model.script({ agent: "quick", reply: { text: "quick child done" } });
+    model().script({ agent: "quick", reply: { text: "quick child done" } });
     const t = await open();
     await enter(t, "/capture");
     await t.waitFor("✎ capture ›");
@@ -95,15 +77,15 @@ describe("the TUI working a tree", { retry: 1 }, () => {
     // handled in the same tick, so the lines' saves are still running when /fork reads them.
     await t.raw("Quick line one\rQuick line two\rQuick line three\r/fork --name quick\r");
     await t.waitFor("● quick child done");
-    const request = model.requests.find((r) => agentNameOf(r) === "quick")!;
+    const request = model().requests.find((r) => agentNameOf(r) === "quick")!;
     expect(request.lastMessage?.content).toMatch(
       /(^|\n)Quick line one\nQuick line two\nQuick line three$/,
     );
-    model.assertAllUsed();
+    model().assertAllUsed();
   });
 
   it("/cancel ends capture without forking; the captured text stays visible and unsent", async () => {
-    model.script({ match: lastUser("a normal message"), reply: { text: "normal answer" } });
+    model().script({ match: lastUser("a normal message"), reply: { text: "normal answer" } });
     const t = await open();
     await enter(t, "/capture");
     await enter(t, "never to be sent");
@@ -113,11 +95,11 @@ describe("the TUI working a tree", { retry: 1 }, () => {
     const screen = await t.waitFor("● normal answer");
     expect(screen).toContain("│ never to be sent");
     expect(screen).not.toContain("✎ capture ›");
-    expect(model.requests.some((r) => mentions(r, "never to be sent"))).toBe(false);
+    expect(model().requests.some((r) => mentions(r, "never to be sent"))).toBe(false);
   });
 
   it("navigates with Ctrl+arrows and the panel, talks to a child, kills, visits the dead, reaps", async () => {
-    model.script([
+    model().script([
       {
         agent: "beta",
         match: (r) => r.messages.length <= 3 || !mentions(r, "status report"),
@@ -151,7 +133,7 @@ describe("the TUI working a tree", { retry: 1 }, () => {
     // Typing into a child is a message to that child.
     await enter(t, "hello beta");
     await t.waitFor("● beta here, hello");
-    expect(model.requests.find((r) => agentNameOf(r) === "beta")?.lastMessage?.content).toMatch(
+    expect(model().requests.find((r) => agentNameOf(r) === "beta")?.lastMessage?.content).toMatch(
       /(^|\n)hello beta$/,
     );
 
@@ -195,7 +177,7 @@ describe("the TUI working a tree", { retry: 1 }, () => {
     await t.waitFor(/mail sent to beta [0-9a-f]{8}/);
     await t.keys("C-Down");
     await t.waitFor("● beta got the mail");
-    const mailed = model.requests.find(
+    const mailed = model().requests.find(
       (r) => agentNameOf(r) === "beta" && mentions(r, "status report"),
     );
     expect(mailed?.lastMessage?.content).toMatch(/root/); // the mail names its sender
@@ -205,7 +187,7 @@ describe("the TUI working a tree", { retry: 1 }, () => {
     const isRoot = (req: RecordedRequest) => agentNameOf(req) === "root";
     const lastTool = (req: RecordedRequest) =>
       req.lastMessage?.role === "tool" ? String(req.lastMessage.content ?? "") : "";
-    model.script([
+    model().script([
       {
         match: (r) => isRoot(r) && lastUser("fan out")(r),
         reply: {
@@ -255,6 +237,6 @@ describe("the TUI working a tree", { retry: 1 }, () => {
     await t.waitForGone(/◐ running\s+slow/);
     // Every agent settles idle (the children end their turns after sending).
     await t.waitFor(/◐0 ◌0 ○3 ✗0/);
-    model.assertAllUsed();
+    model().assertAllUsed();
   });
 });
