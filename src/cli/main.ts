@@ -1,11 +1,9 @@
 // The command line: parses the top level, dispatches subcommands, and turns failures into exit
 // codes (0 ok, 1 runtime error, 2 bad usage, 124 timeout) with one line on stderr. Commands, the
 // TUI and -p are loaded when they run: help and --version load nothing of the database or screen.
-import fs from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { isAgentError } from "../agents/errors.js";
 import { ConfigError } from "../config/config.js";
+import { warrenPackage } from "../config/package-root.js";
 import { parseApproveMode, type ApproveMode } from "../config/policy.js";
 import { describeDbError, isTransient } from "../db/retry.js";
 import { DatabaseUnavailableError } from "../db/unavailable.js";
@@ -225,20 +223,11 @@ function hidePasswords(text: string): string {
 }
 
 function version(): string {
-  // Compiled to dist/src/cli or run from src/cli: package.json sits at the package root either way.
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  for (const up of ["../../..", "../.."]) {
-    try {
-      const pkg = JSON.parse(fs.readFileSync(path.resolve(here, up, "package.json"), "utf8")) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === "warren" && pkg.version) return pkg.version;
-    } catch {
-      // Not at this level; try the next.
-    }
+  try {
+    return warrenPackage().version;
+  } catch {
+    return "unknown";
   }
-  return "unknown";
 }
 
 function flush(): Promise<void> {

@@ -2,17 +2,14 @@
 // once. A database that has every migration already is only read: one query, no lock.
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { warrenPackage } from "../config/package-root.js";
 
 /** Arbitrary but fixed: every warren process contends for the same lock. */
 const MIGRATION_LOCK_KEY = 0x77617272; // "warr"
 
 export function migrationsFolder(): string {
-  // Compiled to dist/src/db or run from src/db: the folder sits at the package root either way.
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  const up = here.includes(`${path.sep}dist${path.sep}`) ? "../../.." : "../..";
-  return path.resolve(here, up, "migrations");
+  return path.join(warrenPackage().root, "migrations");
 }
 
 export async function migrate(connectionString: string): Promise<void> {

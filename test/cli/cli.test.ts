@@ -1,4 +1,4 @@
-// The command line end to end: the real bin/warren (built to dist/ by `npm test`) as a child
+// The command line end to end: the real bin/warren (bundled to dist/ by `npm test`) as a child
 // process against a per-file test database, asserting on exit codes and what a user would read.
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -15,7 +15,7 @@ import { useTestDatabase } from "../support/db.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const bin = path.join(root, "bin", "warren");
-const built = path.join(root, "dist", "src", "cli", "main.js");
+const built = path.join(root, "dist", "bundle", "warren.js");
 
 interface Run {
   code: number;
@@ -28,7 +28,7 @@ let home: string;
 
 beforeAll(async () => {
   if (!existsSync(built)) {
-    throw new Error(`${built} is missing: run \`npx tsc -p tsconfig.build.json\` (npm test does)`);
+    throw new Error(`${built} is missing: run \`npm run build\` (npm test does)`);
   }
   home = await fs.mkdtemp(path.join(os.tmpdir(), "warren-cli-test-"));
 });
