@@ -1,5 +1,6 @@
 // The TUI's one frame clock: every change asks it for a paint, and nothing else schedules one.
-// At most one paint per interval; a change after a quiet interval paints at once (leading edge).
+// At most one paint per interval; a change after a quiet interval paints at once (leading edge),
+// and so does a person's key, whatever was painted just before it.
 
 /** The shortest time between two paints: a burst of changes (50 streaming agents) is one paint. */
 export const FRAME_MS = 16;
@@ -10,6 +11,12 @@ export interface FrameClock {
    * last interval (so a lone update or a key is not held back), else when the interval ends.
    */
   request(): void;
+  /**
+   * A person's key: paint on the next turn of the event loop even within the interval. The
+   * interval bounds what updates from elsewhere cost (200 streaming agents); a key waiting for it
+   * would wait up to a frame whenever anything else painted just before.
+   */
+  requestNow(): void;
   /** Asks for a paint `ms` from now (a flash that expires, a status line that times out). */
   requestIn(ms: number): void;
   /** Cancels every pending paint; requests after this do nothing. */
@@ -70,6 +77,12 @@ export function createFrameClock(options: FrameClockOptions): FrameClock {
 
   return {
     request,
+    requestNow() {
+      dirty = true;
+      if (closed || (soon && "immediate" in soon)) return;
+      cancelSoon();
+      soon = { immediate: setImmediate(run) };
+    },
     requestIn(ms) {
       if (closed) return;
       const wake = setTimeout(() => {
