@@ -58,6 +58,25 @@ describe("the frame clock", () => {
     clock.close();
   });
 
+  it("makes at most one early paint per interval", async () => {
+    const paint = vi.fn();
+    const clock = createFrameClock({ paint, intervalMs: 16 });
+    clock.request();
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(2);
+    clock.requestNow();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(paint).toHaveBeenCalledTimes(2);
+    // A second one within the interval of the first early paint waits for the interval.
+    await vi.advanceTimersByTimeAsync(2);
+    clock.requestNow();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(paint).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(16);
+    expect(paint).toHaveBeenCalledTimes(3);
+    clock.close();
+  });
+
   it("tries a frame that was not ready again, and paints later requests; close stops it all", async () => {
     let ready = false;
     const paint = vi.fn(() => (ready ? undefined : 50));
