@@ -61,7 +61,7 @@ describe("a frame that moves nothing", () => {
   it("renders only the boxes whose text changed, and the panel over a changed box", () => {
     const { layout } = openLayout();
     const rendered = new Set<unknown>();
-    for (const child of layout.screen.children) {
+    for (const child of layout.screen.children as unknown as { render(): void }[]) {
       const render = child.render.bind(child);
       child.render = () => (rendered.add(child), render());
     }
