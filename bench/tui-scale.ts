@@ -69,98 +69,126 @@ interface Measured {
   framesPerS: number;
 }
 
+/** The trees measured, in this order: their names are what FIGURES compare. */
+const TREES = [
+  { name: "small", shape: SMALL, says: "a small idle tree (10 agents, the root waiting on 5)" },
+  { name: "quiet", shape: BIG_QUIET, says: "1,000 agents, none streaming" },
+  { name: "big", shape: BIG, says: "1,000 agents, 200 streaming, the root waiting on the 200" },
+] as const;
+
+type Trees = Record<(typeof TREES)[number]["name"], Measured>;
+
+/**
+ * Each row: what `measure` gives for the `tree` beside what it gives for the small idle tree
+ * (`reference` names that), or, with `figure`, a figure of its own beside a fixed reference.
+ */
+type Figure = { name: string; unit: string; reference: string } & (
+  | { tree: "big" | "quiet"; measure: (m: Measured) => number }
+  | { figure: (t: Trees) => number; referenceFigure: number }
+);
+
+const p99 = (samples: number[]) => percentile(samples, 99);
+const mib = (bytes: number) => bytes / 1024 / 1024;
+
+const FIGURES: Figure[] = [
+  {
+    name: "panel key → screen, 1,000 agents, 200 streaming (p50)",
+    tree: "big",
+    measure: (m) => median(m.panelKeys),
+    unit: "ms",
+    reference: "panel key → screen, 10 idle agents",
+  },
+  {
+    name: "panel key → screen, 1,000 agents, 200 streaming (p99)",
+    tree: "big",
+    measure: (m) => p99(m.panelKeys),
+    unit: "ms",
+    reference: "panel key → screen p99, 10 idle agents",
+  },
+  {
+    name: "panel key → screen, 1,000 agents, none streaming (p99)",
+    tree: "quiet",
+    measure: (m) => p99(m.panelKeys),
+    unit: "ms",
+    reference: "panel key → screen p99, 10 idle agents",
+  },
+  {
+    name: "Ctrl+T → panel on screen, 1,000 agents (p50)",
+    tree: "big",
+    measure: (m) => median(m.panelOpens),
+    unit: "ms",
+    reference: "panel open, 10 idle agents",
+  },
+  {
+    name: "Ctrl+T → panel on screen, 1,000 agents (max)",
+    tree: "big",
+    measure: (m) => Math.max(...m.panelOpens),
+    unit: "ms",
+    reference: "panel open max, 10 idle agents",
+  },
+  {
+    name: "fan-in status change → status layer on screen, 200 awaited (p50)",
+    tree: "big",
+    measure: (m) => median(m.statusFlips),
+    unit: "ms",
+    reference: "the same with 5 awaited",
+  },
+  {
+    name: "200-awaited status change, p50 beyond the 5-awaited one",
+    figure: (t) => median(t.big.statusFlips) - median(t.small.statusFlips),
+    unit: "ms",
+    reference: "one frame (src/ui/frame.ts FRAME_MS)",
+    referenceFigure: FRAME_MS,
+  },
+  {
+    name: "TUI process RSS, 1,000 agents, panel open",
+    tree: "big",
+    measure: (m) => mib(m.rssBytes),
+    unit: "MiB",
+    reference: "RSS with 10 idle agents",
+  },
+  {
+    name: "main-thread CPU per second, 1,000 agents, panel open",
+    tree: "big",
+    measure: (m) => m.threadMsPerS,
+    unit: "ms/s",
+    reference: "main-thread CPU per second, 10 idle agents",
+  },
+  {
+    name: "main-thread CPU per frame, 1,000 agents, panel open",
+    tree: "big",
+    measure: (m) => m.threadMsPerS / m.framesPerS,
+    unit: "ms",
+    reference: "main-thread CPU per frame, 10 idle agents",
+  },
+  {
+    name: "process CPU per second, 1,000 agents, panel open",
+    tree: "big",
+    measure: (m) => m.cpuMsPerS,
+    unit: "ms/s",
+    reference: "process CPU per second, 10 idle agents",
+  },
+];
+
+function figureRow(f: Figure, t: Trees): BenchRow {
+  const [figure, reference] =
+    "tree" in f ? [f.measure(t[f.tree]), f.measure(t.small)] : [f.figure(t), f.referenceFigure];
+  return row(`tui-scale: ${f.name}`, figure, f.unit, f.reference, reference);
+}
+
 export async function tuiScale(context: BenchContext): Promise<BenchRow[]> {
   const { url, log } = context;
   process.env.TERM ??= "xterm-256color";
   const db = createDb(url, { max: 4, applicationName: "warren-bench-tui-scale" });
   const bus = await createBus(url);
   try {
-    log("tui-scale: a small idle tree (10 agents, the root waiting on 5)");
-    const small = await measureTree(db, bus, url, SMALL, log);
-    log("tui-scale: 1,000 agents, none streaming");
-    const quiet = await measureTree(db, bus, url, BIG_QUIET, log);
-    log("tui-scale: 1,000 agents, 200 streaming, the root waiting on the 200");
-    const big = await measureTree(db, bus, url, BIG, log);
-    const mib = (bytes: number) => bytes / 1024 / 1024;
-    return [
-      row(
-        "tui-scale: panel key → screen, 1,000 agents, 200 streaming (p50)",
-        median(big.panelKeys),
-        "ms",
-        "panel key → screen, 10 idle agents",
-        median(small.panelKeys),
-      ),
-      row(
-        "tui-scale: panel key → screen, 1,000 agents, 200 streaming (p99)",
-        percentile(big.panelKeys, 99),
-        "ms",
-        "panel key → screen p99, 10 idle agents",
-        percentile(small.panelKeys, 99),
-      ),
-      row(
-        "tui-scale: panel key → screen, 1,000 agents, none streaming (p99)",
-        percentile(quiet.panelKeys, 99),
-        "ms",
-        "panel key → screen p99, 10 idle agents",
-        percentile(small.panelKeys, 99),
-      ),
-      row(
-        "tui-scale: Ctrl+T → panel on screen, 1,000 agents (p50)",
-        median(big.panelOpens),
-        "ms",
-        "panel open, 10 idle agents",
-        median(small.panelOpens),
-      ),
-      row(
-        "tui-scale: Ctrl+T → panel on screen, 1,000 agents (max)",
-        Math.max(...big.panelOpens),
-        "ms",
-        "panel open max, 10 idle agents",
-        Math.max(...small.panelOpens),
-      ),
-      row(
-        "tui-scale: fan-in status change → status layer on screen, 200 awaited (p50)",
-        median(big.statusFlips),
-        "ms",
-        "the same with 5 awaited",
-        median(small.statusFlips),
-      ),
-      row(
-        "tui-scale: 200-awaited status change, p50 beyond the 5-awaited one",
-        median(big.statusFlips) - median(small.statusFlips),
-        "ms",
-        "one frame (src/ui/frame.ts FRAME_MS)",
-        FRAME_MS,
-      ),
-      row(
-        "tui-scale: TUI process RSS, 1,000 agents, panel open",
-        mib(big.rssBytes),
-        "MiB",
-        "RSS with 10 idle agents",
-        mib(small.rssBytes),
-      ),
-      row(
-        "tui-scale: main-thread CPU per second, 1,000 agents, panel open",
-        big.threadMsPerS,
-        "ms/s",
-        "main-thread CPU per second, 10 idle agents",
-        small.threadMsPerS,
-      ),
-      row(
-        "tui-scale: main-thread CPU per frame, 1,000 agents, panel open",
-        big.threadMsPerS / big.framesPerS,
-        "ms",
-        "main-thread CPU per frame, 10 idle agents",
-        small.threadMsPerS / small.framesPerS,
-      ),
-      row(
-        "tui-scale: process CPU per second, 1,000 agents, panel open",
-        big.cpuMsPerS,
-        "ms/s",
-        "process CPU per second, 10 idle agents",
-        small.cpuMsPerS,
-      ),
-    ];
+    const measured: Partial<Trees> = {};
+    for (const tree of TREES) {
+      log(`tui-scale: ${tree.says}`);
+      measured[tree.name] = await measureTree(db, bus, url, tree.shape, log);
+    }
+    const trees = measured as Trees;
+    return FIGURES.map((f) => figureRow(f, trees));
   } finally {
     await bus.close();
     await closeDb(db);

@@ -83,6 +83,8 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     feed,
     rootId: root.id,
     onChange: clock.request,
+    // What the person reads as it streams is not held back for the frame interval.
+    onText: clock.requestNow,
     onError: (message) => controller.notice(message, "error"),
     onResync: () => update({ type: "outage-over" }),
   });

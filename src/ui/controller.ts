@@ -100,6 +100,8 @@ export interface ControllerOptions {
   feed: Feed | Promise<Feed>;
   rootId: string;
   onChange: () => void;
+  /** The viewed agent's live text moved on (and nothing else did): defaults to onChange. */
+  onText?: () => void;
   /** The listener reconnected (hints may have been lost; the connection is back). */
   onResync?: () => void;
   /** Called with a one-line message when a background read fails. */
@@ -206,8 +208,11 @@ export function createController(options: ControllerOptions): Controller {
 
   const handle = (updates: FeedUpdate[]) => {
     let resync = false;
+    /** Only the viewed agent's stream changed (a model delta): the person is reading it. */
+    let textOnly = true;
     let moveTo: string | undefined;
     for (const update of updates) {
+      textOnly &&= update.type === "stream";
       switch (update.type) {
         case "agent":
           if (asks(update.agent) || asks(state.agents.get(update.agent.id))) scheduleApprovals();
@@ -260,7 +265,7 @@ export function createController(options: ControllerOptions): Controller {
     } else if (resync) {
       void guard("reloading", () => controller.reload());
     }
-    onChange();
+    (textOnly ? (options.onText ?? onChange) : onChange)();
   };
 
   /** The first living agent from `id` upwards (the root when none is known). */

@@ -275,7 +275,7 @@ export function createDispatch(options: DispatchOptions): Dispatch {
       if (!(editorSees(event, state) && options.editor.handleKey(event))) {
         perform(keyAction(event, state));
       }
-      options.clock.request();
+      options.clock.requestNow();
     },
     startSearch,
   };

@@ -1,5 +1,7 @@
 // The TUI's one frame clock: every change asks it for a paint, and nothing else schedules one.
-// At most one paint per interval; a change after a quiet interval paints at once (leading edge).
+// At most one paint per interval; a change after a quiet interval paints at once (leading edge),
+// and so does a key or the viewed agent's text, whatever was painted just before it — at most one
+// such early paint per interval, so they cost at most twice the frame rate.
 
 /** The shortest time between two paints: a burst of changes (50 streaming agents) is one paint. */
 export const FRAME_MS = 16;
@@ -10,6 +12,13 @@ export interface FrameClock {
    * last interval (so a lone update or a key is not held back), else when the interval ends.
    */
   request(): void;
+  /**
+   * A person's key, or the text of the agent they watch: paint on the next turn of the event loop
+   * even within the interval, unless an early paint was already made in it (then as request()).
+   * The interval bounds what updates from elsewhere cost (200 streaming agents); a key or a delta
+   * waiting for it would wait up to a frame whenever a spinner tick had just painted.
+   */
+  requestNow(): void;
   /** Asks for a paint `ms` from now (a flash that expires, a status line that times out). */
   requestIn(ms: number): void;
   /** Cancels every pending paint; requests after this do nothing. */
@@ -33,6 +42,9 @@ export function createFrameClock(options: FrameClockOptions): FrameClock {
   let dirty = false;
   let closed = false;
   let lastPaint = -Infinity;
+  /** When the last paint asked for by requestNow within an interval was made. */
+  let lastEarly = -Infinity;
+  let early = false;
   /** The next paint: on the next turn (leading edge) or when the interval ends. */
   let soon: { immediate: NodeJS.Immediate } | { timer: NodeJS.Timeout } | undefined;
   /** The retry of a frame that was not ready. */
@@ -59,6 +71,8 @@ export function createFrameClock(options: FrameClockOptions): FrameClock {
       return;
     }
     lastPaint = now();
+    if (early) lastEarly = lastPaint;
+    early = false;
   };
 
   const request = () => {
@@ -70,6 +84,14 @@ export function createFrameClock(options: FrameClockOptions): FrameClock {
 
   return {
     request,
+    requestNow() {
+      if (closed || (soon && "immediate" in soon)) return void (dirty = true);
+      if (now() - lastEarly < interval || now() - lastPaint >= interval) return request();
+      dirty = true;
+      early = true;
+      cancelSoon();
+      soon = { immediate: setImmediate(run) };
+    },
     requestIn(ms) {
       if (closed) return;
       const wake = setTimeout(() => {

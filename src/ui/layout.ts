@@ -4,6 +4,7 @@
 import { PassThrough } from "node:stream";
 import type { Widgets } from "blessed";
 import * as blessed from "./views/blessed-lib.js";
+import { installLineParse } from "./views/blessed-parse.js";
 import { installTerminalWidths } from "./views/blessed-widths.js";
 import { toAscii } from "./views/glyphs.js";
 import { dimForBlink, type Line } from "./views/theme.js";
@@ -55,6 +56,7 @@ export interface LayoutOptions {
 
 export function createLayout(options: LayoutOptions): Layout {
   installTerminalWidths();
+  installLineParse();
   // Input is parsed by ./keys.ts from stdin; blessed gets a stream that never speaks.
   const input = new PassThrough();
   const screen = blessed.screen({
@@ -113,24 +115,29 @@ export function createLayout(options: LayoutOptions): Layout {
   const inputRows = (n: number) => Math.min(MAX_INPUT_ROWS, Math.max(1, n));
 
   /**
-   * Whether this frame changed anything on the screen: blessed's render draws every box cell by
-   * cell, so a frame like the last (a spinner tick between two glyphs) skips it.
+   * What this frame changed. blessed's render draws every box cell by cell and then compares the
+   * screen with what the terminal shows; a box whose text and place did not change would only
+   * put back the cells it put there last time. So a frame that moved nothing renders only the
+   * boxes whose text changed (and a box above one of them that covers some of its rows: the
+   * panel), and a frame that changed nothing renders nothing (a spinner tick between two glyphs).
    */
-  let changed = true;
+  const dirty = new Set<Widgets.BoxElement>();
+  /** A box moved, appeared or went (or a redraw was asked for): every box is rendered. */
+  let moved = true;
   /** Where each box was placed (top and rows; hidden: no entry). */
   const placed = new Map<Widgets.BoxElement, string>();
   let drawnSize = "";
 
   const place = (element: Widgets.BoxElement, top: number, rows: number, lines: Line[]) => {
     if (rows <= 0) {
-      if (placed.delete(element)) changed = true;
+      if (placed.delete(element)) moved = true;
       element.hide();
       return top;
     }
     const where = `${top} ${rows}`;
     if (placed.get(element) !== where) {
       placed.set(element, where);
-      changed = true;
+      moved = true;
     }
     element.show();
     element.top = top;
@@ -139,18 +146,38 @@ export function createLayout(options: LayoutOptions): Layout {
     const content = lines.slice(0, rows).map(glyphs).join("\n");
     if (content !== element.content) {
       element.setContent(content);
-      changed = true;
+      dirty.add(element);
     }
     return top + rows;
   };
 
-  /** Renders when something changed (or the screen's size did since the last render). */
+  /** Rows a rendered box covers on the screen (blessed's last position of it). */
+  const rowsOf = (element: Widgets.BoxElement) =>
+    (element as unknown as { lpos?: { yi: number; yl: number } }).lpos;
+  const overlaps = (a: Widgets.BoxElement, b: Widgets.BoxElement) => {
+    const [ra, rb] = [rowsOf(a), rowsOf(b)];
+    return !ra || !rb || (ra.yi < rb.yl && rb.yi < ra.yl);
+  };
+
   const render = () => {
     const size = `${width()}x${height()}`;
-    if (!changed && size === drawnSize) return;
-    changed = false;
-    drawnSize = size;
-    screen.render();
+    if (moved || size !== drawnSize) {
+      moved = false;
+      dirty.clear();
+      drawnSize = size;
+      screen.render();
+      return;
+    }
+    if (dirty.size === 0) return;
+    // In blessed's order (the panel last, in front): a changed box, then any box drawn over it.
+    const drawn: Widgets.BoxElement[] = [];
+    for (const child of screen.children as Widgets.BoxElement[]) {
+      if (child.hidden) continue;
+      if (dirty.has(child) || drawn.some((below) => overlaps(below, child))) drawn.push(child);
+    }
+    dirty.clear();
+    for (const element of drawn) element.render();
+    screen.draw(0, (screen as unknown as { lines: unknown[] }).lines.length - 1);
   };
 
   return {
@@ -171,7 +198,7 @@ export function createLayout(options: LayoutOptions): Layout {
         for (const part of parts) part.hide();
         panel.hide();
         placed.clear();
-        changed = true;
+        moved = true;
         place(scrollback, 0, height(), frame.tooSmall);
         render();
         return;
@@ -192,20 +219,20 @@ export function createLayout(options: LayoutOptions): Layout {
         const content = frame.panel.map(glyphs).join("\n");
         if (content !== panel.content) {
           panel.setContent(content);
-          changed = true;
+          dirty.add(panel);
         }
-        if (panel.hidden) changed = true;
+        if (panel.hidden) moved = true;
         panel.show();
         panel.setFront();
       } else {
-        if (!panel.hidden) changed = true;
+        if (!panel.hidden) moved = true;
         panel.hide();
       }
       render();
     },
     redraw() {
       screen.realloc();
-      changed = true;
+      moved = true;
     },
     screenText() {
       const lines = (screen as unknown as { lines: [unknown, string][][] }).lines;

@@ -37,6 +37,46 @@ describe("the frame clock", () => {
     clock.close();
   });
 
+  it("paints a key on the next turn even within the interval, once however many keys", async () => {
+    const paint = vi.fn();
+    const clock = createFrameClock({ paint, intervalMs: 16 });
+    clock.request();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(paint).toHaveBeenCalledTimes(1);
+    // An update just after a paint waits for the interval; a key then paints at once.
+    await vi.advanceTimersByTimeAsync(2);
+    clock.request();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(paint).toHaveBeenCalledTimes(1);
+    clock.requestNow();
+    clock.requestNow();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(paint).toHaveBeenCalledTimes(2);
+    // Nothing left over: the interval's timer went with the key's paint.
+    await vi.advanceTimersByTimeAsync(100);
+    expect(paint).toHaveBeenCalledTimes(2);
+    clock.close();
+  });
+
+  it("makes at most one early paint per interval", async () => {
+    const paint = vi.fn();
+    const clock = createFrameClock({ paint, intervalMs: 16 });
+    clock.request();
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(2);
+    clock.requestNow();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(paint).toHaveBeenCalledTimes(2);
+    // A second one within the interval of the first early paint waits for the interval.
+    await vi.advanceTimersByTimeAsync(2);
+    clock.requestNow();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(paint).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(16);
+    expect(paint).toHaveBeenCalledTimes(3);
+    clock.close();
+  });
+
   it("tries a frame that was not ready again, and paints later requests; close stops it all", async () => {
     let ready = false;
     const paint = vi.fn(() => (ready ? undefined : 50));

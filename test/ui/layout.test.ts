@@ -1,5 +1,6 @@
 // The layout draws a frame only when it differs from the last one (a spinner tick between two
-// glyphs draws nothing), and Ctrl+L's redraw draws again whatever the frame.
+// glyphs draws nothing), renders only the boxes whose text changed (and the panel over them),
+// and Ctrl+L's redraw draws again whatever the frame.
 import { PassThrough } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
 import { createLayout, type Frame } from "../../src/ui/layout.js";
@@ -11,17 +12,23 @@ function openLayout() {
     output: output as unknown as NodeJS.WriteStream,
     terminal: "xterm-256color",
   });
-  const render = vi.spyOn(layout.screen, "render");
-  return { layout, renders: () => render.mock.calls.length };
+  // Every render, whole or of some boxes, ends in one draw.
+  const draw = vi.spyOn(layout.screen, "draw");
+  return { layout, renders: () => draw.mock.calls.length };
 }
 
-const frame = (spinner: string, panel?: string[]): Frame => ({
-  scrollback: ["hello"],
+const frame = (
+  spinner: string,
+  panel?: string[],
+  scrollback = ["hello"],
+  statusBar = "main",
+): Frame => ({
+  scrollback,
   statusLayer: [],
   spinner,
   separator: "──",
   input: ["❯ "],
-  statusBar: "main",
+  statusBar,
   ...(panel ? { panel } : {}),
 });
 
@@ -46,6 +53,32 @@ describe("the layout's paint", () => {
     layout.redraw();
     layout.paint(frame(""));
     expect(renders()).toBe(6);
+    layout.destroy();
+  });
+});
+
+describe("a frame that moves nothing", () => {
+  it("renders only the boxes whose text changed, and the panel over a changed box", () => {
+    const { layout } = openLayout();
+    const rendered = new Set<unknown>();
+    for (const child of layout.screen.children as unknown as { render(): void }[]) {
+      const render = child.render.bind(child);
+      child.render = () => (rendered.add(child), render());
+    }
+    const panel = ["┌ the panel ┐", "│ root      │", "│ worker    │"];
+    layout.paint(frame("", panel, ["hello", "a line under the panel"]));
+    rendered.clear();
+    // Only the status bar's text changed: the status bar alone is rendered.
+    layout.paint(frame("", panel, ["hello", "a line under the panel"], "main · 2 tok"));
+    expect(rendered.size).toBe(1);
+    expect(layout.screenText().at(-1)).toContain("main · 2 tok");
+    rendered.clear();
+    // The scrollback (under the panel) changed: the panel is drawn over it again.
+    layout.paint(frame("", panel, ["hi there", "another line under it"], "main · 2 tok"));
+    expect(rendered.size).toBe(2);
+    const text = layout.screenText().join("\n");
+    expect(text).toContain("│ root      │");
+    expect(text).toContain("hi there");
     layout.destroy();
   });
 });
