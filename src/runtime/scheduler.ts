@@ -33,6 +33,8 @@ export interface SchedulerOptions {
 export interface Scheduler {
   readonly owner: string;
   runningCount(): number;
+  /** Turns doing work now: running, not blocked in `wait` (their slot lent). */
+  busyCount(): number;
   /** Stops every turn, gives the leases back, and resolves when all turns have returned. */
   stop(): Promise<void>;
 }
@@ -244,6 +246,7 @@ export async function startScheduler(
   return {
     owner,
     runningCount: () => running.size,
+    busyCount: busy,
     async stop() {
       stopping = true;
       clearInterval(poll);

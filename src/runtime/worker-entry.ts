@@ -8,6 +8,7 @@ import type { Config } from "../config/config.js";
 import { isTransient, shownError } from "../db/retry.js";
 import { notice, outage, type Warning } from "../db/warning.js";
 import { errorMessage } from "../tools/tool.js";
+import { startHeapTrim, type HeapTrim } from "./heap-trim.js";
 import { startScheduler, type Scheduler } from "./scheduler.js";
 import { openServices, type Services } from "./services.js";
 
@@ -39,7 +40,7 @@ const post = (message: WorkerMessage) => port.postMessage(message);
 /** How long a crashing thread tries to hand its agents back before it ends anyway. */
 const CRASH_STOP_MS = 3_000;
 
-let running: { scheduler: Scheduler; services: Services } | undefined;
+let running: { scheduler: Scheduler; services: Services; trim: HeapTrim } | undefined;
 let crashing = false;
 
 /**
@@ -114,12 +115,15 @@ async function main(): Promise<void> {
     { db: services.db, bus: services.bus, model: services.model, config },
     { concurrency, leaseSeconds: config.leaseSeconds, treeId, onWarning: warn },
   );
-  running = { scheduler, services };
+  // After a burst, once all of this thread's turns are blocked or gone (heap-trim.ts).
+  const trim = startHeapTrim({ isQuiet: () => scheduler.busyCount() === 0 });
+  running = { scheduler, services, trim };
   port!.on("message", (message: { type: string }) => {
     if (message.type !== "stop") return;
     void (async () => {
       const current = running;
       running = undefined;
+      current?.trim.stop();
       try {
         await current?.scheduler.stop();
         await current?.services.close();
