@@ -26,6 +26,7 @@ export type LockedAgent = {
   parent_id: string | null;
   name: string;
   state: string;
+  depth: number;
   lease_owner: string | null;
 };
 
@@ -38,7 +39,7 @@ export async function lockAgents(
 ): Promise<LockedAgent[]> {
   if (ids.length === 0) return [];
   const rows = await tx.execute<LockedAgent>(sql`
-    select id, tree_id, parent_id, name, state, lease_owner from agents
+    select id, tree_id, parent_id, name, state, depth, lease_owner from agents
      where id = any(${sql.param([...new Set(ids)])}::uuid[]) and ${where}
      order by ${LOCK_ORDER}
      for ${sql.raw(mode)}`);

@@ -104,7 +104,8 @@ export async function runToolCalls(
   const run: CallRun = {
     deps,
     running: new Map(),
-    shown: Promise.resolve(),
+    shown: undefined,
+    written: undefined,
     used: agent.tool_calls,
   };
   // A write refused for a stale epoch stops the turn's other calls (a long bash, say) at once.
@@ -114,6 +115,8 @@ export async function runToolCalls(
       throw err;
     });
   const settled = await Promise.allSettled(calls.filter((c) => c.name !== "wait").map(runGuarded));
+  // The last activity write lands before the turn goes on (and sets its own, "thinking").
+  await run.shown;
   const failed = settled.find((s) => s.status === "rejected");
   if (failed) throw failed.reason;
   for (const call of calls) if (call.name === "wait") await runGuarded(call);
@@ -127,7 +130,10 @@ interface CallRun {
   deps: ToolRunDeps;
   /** The agent's `activity` names the calls running now (concurrent ones summarised), in order. */
   running: Map<string, string>;
-  shown: Promise<void>;
+  /** The activity write in flight, if any; it writes the newest line until none is newer. */
+  shown: Promise<void> | undefined;
+  /** The line written last (undefined: none yet; null: cleared). */
+  written: string | null | undefined;
   /** Tool calls counted so far, against the agent's budget. */
   used: number;
 }
@@ -136,13 +142,28 @@ function retryOptions(deps: ToolRunDeps) {
   return { signal: deps.signal, onRetry: (err: unknown) => deps.onWarning?.(outage(err)) };
 }
 
-function showActivity(run: CallRun): Promise<void> {
+/**
+ * Shows the calls running now as the agent's activity. One write at a time, and a write that
+ * finishes writes the newest line once if the calls changed meanwhile: a response of 100 forks
+ * writes a few lines, not 100 one after another on the agent's row, and no call waits for one.
+ */
+function showActivity(run: CallRun): void {
+  if (run.shown === undefined && activityOf(run) !== run.written) run.shown = writeActivity(run);
+}
+
+const activityOf = (run: CallRun) => summarizeActivities([...run.running.values()]);
+
+async function writeActivity(run: CallRun): Promise<void> {
   const { db, agent, fence } = run.deps;
-  const text = summarizeActivities([...run.running.values()]);
-  // The activity line is cosmetic: a failed write (the database away) is dropped, never a
-  // rejection left unhandled (which would end the worker thread).
-  run.shown = run.shown.then(() => setActivity(db, agent.id, text, fence)).catch(() => undefined);
-  return run.shown;
+  let text = activityOf(run);
+  do {
+    // The activity line is cosmetic: a failed write (the database away) is dropped, never a
+    // rejection left unhandled (which would end the worker thread).
+    await setActivity(db, agent.id, text, fence).catch(() => undefined);
+    run.written = text;
+    text = activityOf(run);
+  } while (text !== run.written);
+  run.shown = undefined;
 }
 
 async function runOne(run: CallRun, call: ToolCall): Promise<void> {
@@ -151,13 +172,13 @@ async function runOne(run: CallRun, call: ToolCall): Promise<void> {
   const overBudget = budget !== undefined && run.used >= budget;
   run.used++;
   run.running.set(call.id, describeCall(call.name, call.arguments));
-  await showActivity(run);
+  showActivity(run);
   const tool = deps.tools.find((t) => t.name === call.name);
   const outcome = overBudget
     ? fail("LIMIT_EXCEEDED", `tool call budget exhausted (${budget} calls)`)
     : await execute(deps, tool, call);
   run.running.delete(call.id);
-  if (run.running.size > 0) void showActivity(run);
+  if (run.running.size > 0) showActivity(run);
   // A tool that recorded its own result (an effect, a wait) counted the call with it.
   if (outcome.ok && outcome.recordedEventId !== undefined) return;
   // Retried on transient failures (the outcome is in hand); fenced by the epoch. Keyed: when
