@@ -14,6 +14,7 @@ import { displayName, getAgent } from "./refs.js";
 import { lockAgents } from "./lock-order.js";
 import { scrubText, validateName, validateText } from "./text.js";
 import { rowFromJson } from "../db/json-row.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
 
 export interface NewAgent {
   name?: string;
@@ -133,26 +134,55 @@ export async function forkAgentIn(
   // A statement of its own after the lock: its snapshot then holds every fork committed before
   // (a statement waiting for a lock re-reads only the locked row). The child is inserted only
   // when the counts allow it; the counts say which limit refused it.
-  const result = await tx.execute<ForkCounts & { child: Record<string, unknown> | null }>(sql`
-    with c as (
-      select count(*) filter (where parent_id = ${parent.id})::int as children,
+  const [made] = await runPrepared<ForkCounts & { child: Record<string, unknown> | null }>(
+    tx,
+    FORK,
+    [
+      parent.id,
+      treeId,
+      name,
+      limits.maxChildren,
+      limits.maxAgentsPerTree,
+      prompt,
+      options.systemPrompt ?? null,
+      options.model ?? null,
+      options.profile ?? null,
+      options.cwd ?? null,
+      JSON.stringify(options.budget ?? {}),
+      inherit ? "inherit" : "fresh",
+      cutoff,
+      JSON.stringify(options.policy ?? []),
+    ],
+  );
+  const counts = made!;
+  if (!counts.child) throw forkRefused(parent, name, counts, limits);
+  return rowFromJson(agents, counts.child);
+}
+
+/**
+ * The checks, the child, its task and wake-up, and the parent's `fork` line. $1 parent, $2 tree,
+ * $3 name, $4 max children, $5 max living agents, $6 prompt (null: idle), $7 system prompt,
+ * $8 model, $9 profile, $10 cwd, $11 budget, $12 context mode, $13 inherited cutoff, $14 policy.
+ */
+const FORK: Prepared = {
+  name: "warren_fork",
+  text: `with c as (
+      select count(*) filter (where parent_id = $1::uuid)::int as children,
              count(*)::int as living,
-             count(*) filter (where parent_id = ${parent.id} and name = ${name})::int as twins
-        from agents where tree_id = ${treeId} and state <> 'dead'
+             count(*) filter (where parent_id = $1::uuid and name = $3::text)::int as twins
+        from agents where tree_id = $2::uuid and state <> 'dead'
     ), p as (
       select id, tree_id, depth, model, cwd, policy from agents, c
-       where id = ${parent.id} and c.twins = 0 and c.children < ${limits.maxChildren}
-         and c.living < ${limits.maxAgentsPerTree}
+       where id = $1::uuid and c.twins = 0 and c.children < $4::int and c.living < $5::int
     ), child as (
       insert into agents (tree_id, parent_id, name, depth, state, system_prompt, model, profile,
                           cwd, budget, context_mode, context_parent_event, policy)
-      select p.tree_id, p.id, ${name}, p.depth + 1, ${prompt === null ? "idle" : "running"},
-             ${options.systemPrompt ?? null}, coalesce(${options.model ?? null}, p.model),
-             ${options.profile ?? null}, coalesce(${options.cwd ?? null}, p.cwd),
-             ${JSON.stringify(options.budget ?? {})}::jsonb, ${inherit ? "inherit" : "fresh"},
-             ${cutoff}::bigint,
+      select p.tree_id, p.id, $3::text, p.depth + 1,
+             case when $6::text is null then 'idle' else 'running' end, $7::text,
+             coalesce($8::text, p.model), $9::text, coalesce($10::text, p.cwd), $11::jsonb,
+             $12::text, $13::bigint,
              -- Narrowed, never widened: the parent's policies, then the child's own (its profile's).
-             p.policy || ${JSON.stringify(options.policy ?? [])}::jsonb
+             p.policy || $14::jsonb
         from p
       returning *
     ), forked as (
@@ -162,17 +192,14 @@ export async function forkAgentIn(
         from child, p
     ), task as (
       insert into events (agent_id, tree_id, kind, content)
-      select child.id, child.tree_id, 'user', ${prompt}::text from child where ${prompt}::text is not null
+      select child.id, child.tree_id, 'user', $6::text from child where $6::text is not null
     ), woken as (
-      select pg_notify(${WORK_CHANNEL}, child.id::text) from child where ${prompt}::text is not null
+      select pg_notify('${WORK_CHANNEL}', child.id::text) from child where $6::text is not null
     )
     select c.children, c.living, c.twins, (select to_jsonb(child) from child) as child,
            (select count(*) from woken) as woken
-      from c`);
-  const counts = result.rows[0]!;
-  if (!counts.child) throw forkRefused(parent, name, counts, limits);
-  return rowFromJson(agents, counts.child);
-}
+      from c`,
+};
 
 type ForkCounts = {
   children: number;
