@@ -2,12 +2,12 @@
 // inherited part of the parent's conversation (for `inherit` children), then the agent's own
 // transcript. `capture` and display kinds never enter it; every tool call is paired with exactly
 // one result, in call order.
-import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import type { EventRow } from "../agents/events.sql.js";
 import { listEvents } from "../agents/events.js";
 import { getAgent } from "../agents/refs.js";
 import type { Queryable } from "../db/client.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { ChatMessage, ToolCall } from "../llm/model.js";
 import { quotedConversation, summaryText, taskText } from "../llm/framing.js";
 import { systemPrompt } from "./system-prompt.js";
@@ -137,20 +137,27 @@ async function landmarks(
   agentId: string,
   before: number | undefined,
 ): Promise<{ summary: SummaryRow | undefined; firstUser: number | undefined }> {
-  const rows = await q.execute<{ summary: SummaryRow | null; first_user: string | null }>(sql`
-    select (select json_build_object('id', id, 'content', content, 'data', data)
-              from events
-             where agent_id = ${agentId} and kind = 'summary'
-               and (${before ?? null}::bigint is null or id < ${before ?? null}::bigint)
-             order by id desc limit 1) as summary,
-           (select id from events where agent_id = ${agentId} and kind = 'user'
-             order by id limit 1) as first_user`);
-  const row = rows.rows[0];
+  const [row] = await runPrepared<{ summary: SummaryRow | null; first_user: string | null }>(
+    q,
+    LANDMARKS,
+    [agentId, before ?? null],
+  );
   return {
     summary: row?.summary ? { ...row.summary, id: Number(row.summary.id) } : undefined,
     firstUser: row?.first_user ? Number(row.first_user) : undefined,
   };
 }
+
+const LANDMARKS: Prepared = {
+  name: "warren_context_landmarks",
+  text: `select (select json_build_object('id', id, 'content', content, 'data', data)
+                   from events
+                  where agent_id = $1::uuid and kind = 'summary'
+                    and ($2::bigint is null or id < $2::bigint)
+                  order by id desc limit 1) as summary,
+                (select id from events where agent_id = $1::uuid and kind = 'user'
+                  order by id limit 1) as first_user`,
+};
 
 async function inheritedPrefix(q: Queryable, agent: AgentRow): Promise<ContextEntry[]> {
   if (agent.context_mode !== "inherit" || !agent.parent_id) return [];
