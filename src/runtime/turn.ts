@@ -2,10 +2,11 @@
 // decides (call the model, run tools, take pending mail, or go idle), so a process that crashed
 // mid-turn is resumed by whoever claims the agent next.
 import type { AgentRow } from "../agents/agents.sql.js";
-import { appendEvent, appendEventOnce, listEvents } from "../agents/events.js";
+import { appendEvent, appendEventOnce } from "../agents/events.js";
 import { eventKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
-import { getAgent, getAgentAndParent } from "../agents/refs.js";
+import { getAgent } from "../agents/refs.js";
+import { readPass } from "./pass-read.js";
 import type { Bus } from "../bus/bus.js";
 import { modelProblem, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
@@ -123,7 +124,7 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
   // First, calls left without a result (a crash, or the person's /wait): see resumeDanglingCalls.
   let resuming = true;
   while (true) {
-    const read = await getAgentAndParent(db, agentId);
+    const read = await readPass(db, agentId, resuming);
     const agent = read?.agent;
     if (!agent || agent.state === "dead") return "other";
     // Checked on every pass, so a worker back from an outage longer than its lease stops here
@@ -136,14 +137,15 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     }
     if (resuming) {
       resuming = false;
-      if (!(await guarded(deps, agent, signal, () => resumeDanglingCalls(deps, agent, signal)))) {
-        return "other";
+      if (read.dangling) {
+        const resume = () => resumeDanglingCalls(deps, agent, signal);
+        if (!(await guarded(deps, agent, signal, resume))) return "other";
+        continue;
       }
-      continue;
     }
 
-    // The events that decide the next step, in the statement that reads them.
-    const tail = await listEvents(db, agent.id, { fromLastInput: true });
+    // The events that decide the next step, read with the row.
+    const tail = read.tail;
     const last = [...tail]
       .reverse()
       .find((e) => CONTEXT_KINDS.has(e.kind) || TURN_ENDERS.has(e.kind));
