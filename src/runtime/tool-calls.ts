@@ -102,6 +102,7 @@ export async function runToolCalls(
     deps,
     running: new Map(),
     shown: undefined,
+    pending: undefined,
     written: undefined,
     used: agent.tool_calls,
   };
@@ -111,12 +112,19 @@ export async function runToolCalls(
       if (isLeaseLost(err)) deps.onLeaseLost?.();
       throw err;
     });
-  const settled = await Promise.allSettled(calls.filter((c) => c.name !== "wait").map(runGuarded));
-  // The last activity write lands before the turn goes on (and sets its own, "thinking").
-  await run.shown;
-  const failed = settled.find((s) => s.status === "rejected");
-  if (failed) throw failed.reason;
-  for (const call of calls) if (call.name === "wait") await runGuarded(call);
+  try {
+    const settled = await Promise.allSettled(
+      calls.filter((c) => c.name !== "wait").map(runGuarded),
+    );
+    const failed = settled.find((s) => s.status === "rejected");
+    if (failed) throw failed.reason;
+    for (const call of calls) if (call.name === "wait") await runGuarded(call);
+  } finally {
+    // No activity write lands after the turn goes on (and sets its own, "thinking").
+    clearTimeout(run.pending);
+    run.pending = undefined;
+    await run.shown;
+  }
 }
 
 /** The scrollback line of each call, keyed: a retry after a lost reply adds nothing. */
@@ -138,6 +146,8 @@ interface CallRun {
   running: Map<string, string>;
   /** The activity write in flight, if any; it writes the newest line until none is newer. */
   shown: Promise<void> | undefined;
+  /** The timer of a write not started yet. */
+  pending: ReturnType<typeof setTimeout> | undefined;
   /** The line written last (undefined: none yet; null: cleared). */
   written: string | null | undefined;
   /** Tool calls counted so far, against the agent's budget. */
@@ -154,8 +164,16 @@ function retryOptions(deps: ToolRunDeps) {
  * writes a few lines, not 100 one after another on the agent's row, and no call waits for one.
  */
 function showActivity(run: CallRun): void {
-  if (run.shown === undefined && activityOf(run) !== run.written) run.shown = writeActivity(run);
+  if (run.shown !== undefined || run.pending !== undefined) return;
+  // A call that ends sooner (fork, send, a quick read) is never shown: no write at all.
+  run.pending = setTimeout(() => {
+    run.pending = undefined;
+    if (activityOf(run) !== run.written) run.shown = writeActivity(run);
+  }, ACTIVITY_DELAY_MS);
 }
+
+/** How long calls run before the agent's activity line names them. */
+const ACTIVITY_DELAY_MS = 100;
 
 const activityOf = (run: CallRun) => summarizeActivities([...run.running.values()]);
 
