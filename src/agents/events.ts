@@ -1,7 +1,7 @@
 // Appending to and reading an agent's transcript.
 import { and, asc, desc, eq, gt, lt, sql } from "drizzle-orm";
 import { DURABLE_COMMIT, type Queryable } from "../db/client.js";
-import { isPool, preparedFor } from "../db/prepared.js";
+import { isPool, preparedFor, runPrepared, type Prepared } from "../db/prepared.js";
 import { events, type EventKind, type EventRow } from "./events.sql.js";
 import { recordedEvent } from "./event-keys.js";
 import { scrubJson, scrubText } from "./text.js";
@@ -86,21 +86,40 @@ export async function appendToolResult(
   stamp: EventStamp = {},
   options: { durable?: boolean } = {},
 ): Promise<EventRow> {
-  const epoch = stamp.epoch;
-  // Moving the epoch to the turn's lets agents_fence refuse the count of a stale worker.
-  const counted = q.$with("counted", { id: sql<string>`id` }).as(sql`
-    update agents set tool_calls = tool_calls + 1, last_activity_at = now(),
-                      lease_epoch = ${epoch === undefined ? sql`lease_epoch` : sql`${epoch}`}
-     where id = ${agentId}
-       and (${options.durable ? sql.raw(DURABLE_COMMIT) : sql`select true`}) is not null
-    returning id`);
-  const [row] = await q
-    .with(counted)
-    .insert(events)
-    .values(eventValues(agentId, "tool_result", content, data, stamp))
-    .returning();
-  return row!;
+  const values = eventValues(agentId, "tool_result", content, data, stamp);
+  const [row] = await runPrepared<RawEvent>(
+    q,
+    options.durable ? TOOL_RESULT_DURABLE : TOOL_RESULT,
+    [agentId, values.content, jsonOrNull(values.data), values.key, values.epoch],
+  );
+  return eventFromRaw(row!);
 }
+
+const jsonOrNull = (value: unknown) => (value === null ? null : JSON.stringify(value));
+
+/** An events row as pg returns it (bigint as text), for eventFromRaw. */
+export type RawEvent = Omit<EventRow, "id" | "epoch"> & { id: string; epoch: string | null };
+
+export function eventFromRaw(row: RawEvent): EventRow {
+  return { ...row, id: Number(row.id), epoch: row.epoch === null ? null : Number(row.epoch) };
+}
+
+// Moving the epoch to the turn's ($5) lets agents_fence refuse the count of a stale worker.
+const toolResultText = (durable: boolean) => `
+  with counted as (
+    update agents set tool_calls = tool_calls + 1, last_activity_at = now(),
+                      lease_epoch = coalesce($5::bigint, lease_epoch)
+     where id = $1::uuid and (${durable ? DURABLE_COMMIT : "select true"}) is not null
+    returning id
+  )
+  insert into events (agent_id, kind, content, data, key, epoch)
+  values ($1::uuid, 'tool_result', $2::text, $3::jsonb, $4::text, $5::bigint)
+  returning *`;
+const TOOL_RESULT: Prepared = { name: "warren_tool_result", text: toolResultText(false) };
+const TOOL_RESULT_DURABLE: Prepared = {
+  name: "warren_tool_result_durable",
+  text: toolResultText(true),
+};
 
 export async function countToolCall(
   q: Pick<Queryable, "execute">,

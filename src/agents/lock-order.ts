@@ -11,12 +11,14 @@
 // Statements that lock one row only (claim with SKIP LOCKED, setState, markIdle, interrupt) fit
 // any position. Multi-row locks are taken by one SELECT … ORDER BY … FOR …, whose rows are locked
 // in output order: ORDER_SQL below is that order.
-import { sql, type SQL } from "drizzle-orm";
+import { sql } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
 import { LeaseLost, type Fence } from "./errors.js";
 
 /** The ORDER BY of rule 1 and 2: roots first (false sorts before true), then by id. */
-export const LOCK_ORDER = sql.raw("(id <> tree_id), id");
+const LOCK_ORDER_TEXT = "(id <> tree_id), id";
+export const LOCK_ORDER = sql.raw(LOCK_ORDER_TEXT);
 
 export type RowLock = "update" | "no key update" | "share" | "key share";
 
@@ -26,6 +28,7 @@ export type LockedAgent = {
   parent_id: string | null;
   name: string;
   state: string;
+  depth: number;
   lease_owner: string | null;
 };
 
@@ -34,16 +37,21 @@ export async function lockAgents(
   tx: Queryable,
   ids: string[],
   mode: RowLock,
-  where: SQL = sql`true`,
 ): Promise<LockedAgent[]> {
   if (ids.length === 0) return [];
-  const rows = await tx.execute<LockedAgent>(sql`
-    select id, tree_id, parent_id, name, state, lease_owner from agents
-     where id = any(${sql.param([...new Set(ids)])}::uuid[]) and ${where}
-     order by ${LOCK_ORDER}
-     for ${sql.raw(mode)}`);
-  return rows.rows;
+  return runPrepared<LockedAgent>(tx, LOCK_STATEMENTS[mode], [[...new Set(ids)]]);
 }
+
+const LOCK_STATEMENTS = Object.fromEntries(
+  (["update", "no key update", "share", "key share"] as const).map((mode) => [
+    mode,
+    {
+      name: `warren_lock_agents_${mode.replaceAll(" ", "_")}`,
+      text: `select id, tree_id, parent_id, name, state, depth, lease_owner from agents
+              where id = any($1::uuid[]) order by ${LOCK_ORDER_TEXT} for ${mode}`,
+    },
+  ]),
+) as Record<RowLock, Prepared>;
 
 /**
  * Inside a transaction: locks the agent's row FOR KEY SHARE and checks that `fence` (owner and

@@ -1,7 +1,6 @@
 // Resolving an agent reference: full id, unique id prefix (≥ 4), unique name in the tree, or `parent`.
 import { and, eq, isNull, sql } from "drizzle-orm";
-import { alias } from "drizzle-orm/pg-core";
-import type { Db, Queryable } from "../db/client.js";
+import type { Queryable } from "../db/client.js";
 import { isPool, preparedFor } from "../db/prepared.js";
 import { agents, type AgentRow } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
@@ -42,25 +41,6 @@ export async function getAgent(q: Queryable, id: string): Promise<AgentRow | und
   );
   const [row] = await prepared.execute({ id });
   return row;
-}
-
-/** An agent's row and its parent's (undefined for a root), in one statement. */
-export async function getAgentAndParent(
-  db: Db,
-  id: string,
-): Promise<{ agent: AgentRow; parent: AgentRow | undefined } | undefined> {
-  if (!UUID.test(id)) return undefined;
-  const prepared = preparedFor(db, "agent-and-parent", () => {
-    const parent = alias(agents, "parent");
-    return db
-      .select({ agent: agents, parent })
-      .from(agents)
-      .leftJoin(parent, eq(parent.id, agents.parent_id))
-      .where(eq(agents.id, sql.placeholder("id")))
-      .prepare("warren_agent_and_parent");
-  });
-  const [row] = await prepared.execute({ id });
-  return row ? { agent: row.agent, parent: row.parent ?? undefined } : undefined;
 }
 
 export async function resolveAgentRef(

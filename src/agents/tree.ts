@@ -12,7 +12,9 @@ import { DEFAULT_LIMITS, type Limits } from "./limits.js";
 import type { ApproveMode, Policy } from "../config/policy.js";
 import { displayName, getAgent } from "./refs.js";
 import { lockAgents } from "./lock-order.js";
-import { validateName, validateText } from "./text.js";
+import { scrubText, validateName, validateText } from "./text.js";
+import { rowFromJson } from "../db/json-row.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
 
 export interface NewAgent {
   name?: string;
@@ -90,92 +92,144 @@ export async function forkAgent(
 /**
  * forkAgent inside the caller's transaction (a fenced tool effect records its result in the same
  * one). Locks the tree's root, then the parent (lock-order.ts); with `leaseOwner`, the parent's
- * lease must still be held by that worker, else LeaseLost.
+ * lease must still be held by that worker, else LeaseLost. Two statements hold the root: the
+ * lock, then the checks, the child, its task and the parent's `fork` line in one.
  */
 export async function forkAgentIn(
   tx: Queryable,
   parentId: string,
-  options: ForkOptions & { leaseOwner?: string },
+  options: ForkOptions & { leaseOwner?: string; treeId?: string },
   limits: Limits = DEFAULT_LIMITS,
 ): Promise<AgentRow> {
   const name = validateName(options.name);
   validateNewAgent(options);
-  const known = await getAgent(tx, parentId);
-  if (!known) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
+  const treeId = options.treeId ?? (await getAgent(tx, parentId))?.tree_id;
+  if (!treeId) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
   // The root first: it serialises forks and kills within a tree, so the counts below cannot
-  // race and a kill of the parent either sees this child or is seen by this fork.
-  await tx.execute(sql`select 1 from agents where id = ${known.tree_id} for update`);
-  const [parent] = await tx.select().from(agents).where(eq(agents.id, parentId)).for("update");
-  if (!parent) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
+  // race and a kill of the parent either sees this child or is seen by this fork. `no key
+  // update` conflicts with itself (forks) and with kill's `for update`, but not with the `key
+  // share` of a send to the root: a fan-in's children reporting do not queue behind its forks.
+  const locked = await lockAgents(tx, [treeId, parentId], "no key update");
+  const parent = locked.find((r) => r.id === parentId);
+  if (!parent || parent.tree_id !== treeId) {
+    throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
+  }
   if (options.leaseOwner !== undefined && parent.lease_owner !== options.leaseOwner) {
     throw new LeaseLost(parentId);
   }
   if (parent.state === "dead") {
     throw new AgentError("AGENT_DEAD", `${displayName(parent)} is dead`);
   }
-  const depth = parent.depth + 1;
-  if (depth > limits.maxDepth) {
+  if (parent.depth + 1 > limits.maxDepth) {
     throw new AgentError(
       "LIMIT_EXCEEDED",
       `depth limit reached: agents may be at most ${limits.maxDepth} levels below the root`,
     );
   }
-  const counts = await tx.execute<{ children: number; living: number; twins: number }>(sql`
-      select count(*) filter (where parent_id = ${parent.id})::int as children,
+  const inherit = (options.context ?? "inherit") === "inherit";
+  const cutoff = inherit
+    ? (options.inheritUntilEvent ?? (await nextEventBound(tx, parent.id)))
+    : null;
+  const prompt = options.prompt === undefined ? null : scrubText(options.prompt);
+  // A statement of its own after the lock: its snapshot then holds every fork committed before
+  // (a statement waiting for a lock re-reads only the locked row). The child is inserted only
+  // when the counts allow it; the counts say which limit refused it.
+  const [made] = await runPrepared<ForkCounts & { child: Record<string, unknown> | null }>(
+    tx,
+    FORK,
+    [
+      parent.id,
+      treeId,
+      name,
+      limits.maxChildren,
+      limits.maxAgentsPerTree,
+      prompt,
+      options.systemPrompt ?? null,
+      options.model ?? null,
+      options.profile ?? null,
+      options.cwd ?? null,
+      JSON.stringify(options.budget ?? {}),
+      inherit ? "inherit" : "fresh",
+      cutoff,
+      JSON.stringify(options.policy ?? []),
+    ],
+  );
+  const counts = made!;
+  if (!counts.child) throw forkRefused(parent, name, counts, limits);
+  return rowFromJson(agents, counts.child);
+}
+
+/**
+ * The checks, the child, its task and wake-up, and the parent's `fork` line. $1 parent, $2 tree,
+ * $3 name, $4 max children, $5 max living agents, $6 prompt (null: idle), $7 system prompt,
+ * $8 model, $9 profile, $10 cwd, $11 budget, $12 context mode, $13 inherited cutoff, $14 policy.
+ */
+const FORK: Prepared = {
+  name: "warren_fork",
+  text: `with c as (
+      select count(*) filter (where parent_id = $1::uuid)::int as children,
              count(*)::int as living,
-             count(*) filter (where parent_id = ${parent.id} and name = ${name})::int as twins
-        from agents where tree_id = ${parent.tree_id} and state <> 'dead'`);
-  const { children, living, twins } = counts.rows[0]!;
-  // Names are unique among an agent's living children (SPEC §2); the root lock above makes
-  // this check and the insert below one step for every fork of the tree.
-  if (twins > 0) {
-    throw new AgentError(
+             count(*) filter (where parent_id = $1::uuid and name = $3::text)::int as twins
+        from agents where tree_id = $2::uuid and state <> 'dead'
+    ), p as (
+      select id, tree_id, depth, model, cwd, policy from agents, c
+       where id = $1::uuid and c.twins = 0 and c.children < $4::int and c.living < $5::int
+    ), child as (
+      insert into agents (tree_id, parent_id, name, depth, state, system_prompt, model, profile,
+                          cwd, budget, context_mode, context_parent_event, policy)
+      select p.tree_id, p.id, $3::text, p.depth + 1,
+             case when $6::text is null then 'idle' else 'running' end, $7::text,
+             coalesce($8::text, p.model), $9::text, coalesce($10::text, p.cwd), $11::jsonb,
+             $12::text, $13::bigint,
+             -- Narrowed, never widened: the parent's policies, then the child's own (its profile's).
+             p.policy || $14::jsonb
+        from p
+      returning *
+    ), forked as (
+      insert into events (agent_id, tree_id, kind, content, data)
+      select p.id, p.tree_id, 'fork', 'forked ' || child.name || ' ' || left(child.id::text, 8),
+             jsonb_build_object('agent_id', child.id, 'name', child.name)
+        from child, p
+    ), task as (
+      insert into events (agent_id, tree_id, kind, content)
+      select child.id, child.tree_id, 'user', $6::text from child where $6::text is not null
+    ), woken as (
+      select pg_notify('${WORK_CHANNEL}', child.id::text) from child where $6::text is not null
+    )
+    select c.children, c.living, c.twins, (select to_jsonb(child) from child) as child,
+           (select count(*) from woken) as woken
+      from c`,
+};
+
+type ForkCounts = {
+  children: number;
+  living: number;
+  twins: number;
+};
+
+/** Why the counts refused a fork (SPEC §2: names unique among living children; the limits). */
+function forkRefused(
+  parent: { id: string; name: string },
+  name: string,
+  counts: ForkCounts,
+  limits: Limits,
+): AgentError {
+  if (counts.twins > 0) {
+    return new AgentError(
       "INVALID_ARGS",
       `${displayName(parent)} already has a living child named "${escapeLine(name)}"; choose another name`,
     );
   }
-  if (children >= limits.maxChildren) {
-    throw new AgentError(
+  if (counts.children >= limits.maxChildren) {
+    return new AgentError(
       "LIMIT_EXCEEDED",
-      `${displayName(parent)} already has ${children} living children (limit ${limits.maxChildren})`,
+      `${displayName(parent)} already has ${counts.children} living children (limit ${limits.maxChildren})`,
     );
   }
-  if (living >= limits.maxAgentsPerTree) {
-    throw new AgentError(
-      "LIMIT_EXCEEDED",
-      `the tree already has ${living} living agents (limit ${limits.maxAgentsPerTree})`,
-    );
-  }
-  const inherit = (options.context ?? "inherit") === "inherit";
-  let cutoff: number | null = null;
-  if (inherit) {
-    cutoff = options.inheritUntilEvent ?? (await nextEventBound(tx, parent.id));
-  }
-  const [child] = await tx
-    .insert(agents)
-    .values({
-      tree_id: parent.tree_id,
-      parent_id: parent.id,
-      name,
-      depth,
-      state: options.prompt ? "running" : "idle",
-      system_prompt: options.systemPrompt ?? null,
-      model: options.model ?? parent.model,
-      profile: options.profile ?? null,
-      cwd: options.cwd ?? parent.cwd,
-      budget: options.budget ?? {},
-      context_mode: inherit ? "inherit" : "fresh",
-      context_parent_event: cutoff,
-      // Narrowed, never widened: the parent's policies and then the child's own (its profile's).
-      policy: sql`(select policy from agents where id = ${parent.id}) || ${JSON.stringify(options.policy ?? [])}::jsonb`,
-    })
-    .returning();
-  await appendEvent(tx, parent.id, "fork", `forked ${displayName(child!)}`, {
-    agent_id: child!.id,
-    name,
-  });
-  if (options.prompt) await startWith(tx, child!.id, options.prompt);
-  return child!;
+  return new AgentError(
+    "LIMIT_EXCEEDED",
+    `the tree already has ${counts.living} living agents (limit ${limits.maxAgentsPerTree})`,
+  );
 }
 
 async function nextEventBound(tx: Queryable, agentId: string): Promise<number> {

@@ -23,7 +23,8 @@ export interface DbOptions {
    * whole suffix (the WAL is one sequence; any durable commit flushes everything before it), so
    * the rows go back to an earlier consistent state and the turn loop redoes what was lost: a
    * model call is asked again. Writes whose loss would repeat something outside the database
-   * (a command run, a file written) or break fencing (a claim's epoch) commit durably.
+   * (a command run, a file written) or break fencing (a claim's epoch) commit durably. Named
+   * statements are also planned once per connection (plan_cache_mode = force_generic_plan).
    */
   relaxedCommits?: boolean;
 }
@@ -103,7 +104,13 @@ export function sessionConfig(
   ]
     .filter(([, ms]) => Number(ms) > 0)
     .map(([name, ms]) => `-c ${name}=${ms}`);
-  if (relaxedCommits) settings.push("-c synchronous_commit=off");
+  if (relaxedCommits) {
+    settings.push("-c synchronous_commit=off");
+    // The runtime's named statements (db/prepared.ts) are planned once per connection: with the
+    // default `auto`, Postgres plans a statement anew on each run while a custom plan looks
+    // cheaper, which cost more than running the turn loop's short statements (pg_stat_statements).
+    settings.push("-c plan_cache_mode=force_generic_plan");
+  }
   return {
     ...(settings.length > 0 ? { options: settings.join(" ") } : {}),
     keepAlive: true,

@@ -1,5 +1,6 @@
 // Named (prepared) statements for the hot paths: Postgres parses and plans them once per
 // connection instead of on every call, which is most of the cost of a short statement.
+import type pg from "pg";
 import type { QueryResultRow } from "pg";
 import type { Db, Queryable } from "./client.js";
 
@@ -8,13 +9,36 @@ export interface Prepared {
   text: string;
 }
 
+/**
+ * Runs a named statement on `q`: the pool (any connection), or the connection of an open
+ * transaction. Rows come as pg parses them (timestamps as Date, bigint as text, json parsed),
+ * without drizzle's building and mapping, which cost more CPU than a short statement's run.
+ */
 export async function runPrepared<R extends QueryResultRow>(
-  db: Db,
+  q: Queryable,
   statement: Prepared,
   values: unknown[],
 ): Promise<R[]> {
-  const result = await db.$client.query<R>({ name: statement.name, text: statement.text, values });
+  const result = await clientOf(q).query<R>({
+    name: statement.name,
+    text: statement.text,
+    values,
+  });
   return result.rows;
+}
+
+/**
+ * The pg pool or client under a drizzle handle. drizzle keeps it as `session.client` on both the
+ * database and a transaction (node-postgres driver); test/db/prepared.test.ts fails if an
+ * upgrade moves it, rather than statements silently running outside their transaction.
+ */
+function clientOf(q: Queryable): pg.Pool | pg.PoolClient {
+  const client = (q as unknown as { session?: { client?: pg.Pool | pg.PoolClient } }).session
+    ?.client;
+  if (!client || typeof client.query !== "function") {
+    throw new Error("no pg client under this drizzle handle (node-postgres driver expected)");
+  }
+  return client;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { WaitStatusEntry } from "../agents/agents.sql.js";
 import { isLeaseLost, LeaseLost, type Fence } from "../agents/errors.js";
 import { treeChannel } from "../bus/channels.js";
 import type { Db, Queryable } from "../db/client.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
 
 export {
   createStreamPublisher,
@@ -22,25 +23,31 @@ export function epochSet(fence: Fence | undefined): SQL {
 
 /** Marks the agent's stream ended (live = false), in the caller's transaction when given one. */
 export async function endStream(q: Queryable, agent: { id: string; tree_id: string }) {
-  await q.execute(sql`with ${streamEndCtes(agent)} select count(*) from stream_told`);
+  await runPrepared(q, END_STREAM, [agent.id, agent.tree_id]);
 }
 
 /**
- * The CTEs that end the agent's stream and tell the tree's feeds, for a statement that does more
- * (the answer that replaces the stream, runtime/record-answer.ts): `stream_ended` and
+ * The CTEs that end the agent's stream and tell the tree's feeds, as statement text for a named
+ * statement whose parameters `agent` and `tree` are the agent's id and tree id (the answer that
+ * replaces the stream does more in its statement: runtime/record-answer.ts): `stream_ended` and
  * `stream_told`. A SELECT CTE runs only when read, so the statement must read `stream_told`.
  */
-export function streamEndCtes(agent: { id: string; tree_id: string }): SQL {
-  return sql`stream_ended as (
+export function streamEndCtesText(agent: string, tree: string): string {
+  return `stream_ended as (
       update agent_streams set live = false, updated_at = now()
-       where agent_id = ${agent.id} and live
+       where agent_id = ${agent}::uuid and live
       returning agent_id, response
     ), stream_told as (
-      select pg_notify(${treeChannel(agent.tree_id)},
+      select pg_notify('${treeChannel("")}' || ${tree}::text,
                        's:' || agent_id::text || ':' || response::text || ':end')
         from stream_ended
     )`;
 }
+
+const END_STREAM: Prepared = {
+  name: "warren_end_stream",
+  text: `with ${streamEndCtesText("$1", "$2")} select count(*) from stream_told`,
+};
 
 /**
  * Sets what the agent is doing now ("thinking", "bash: npm test", …) while it is busy. Fenced by
@@ -50,28 +57,34 @@ export async function setActivity(db: Db, agentId: string, activity: string | nu
   // With a fence the statement also says whether the lease is still held, whatever the state:
   // a worker whose agent was taken over (and perhaps finished) learns it here, before it asks
   // the model, even when there is no row to update.
-  const holds = fence
-    ? sql`lease_owner is not distinct from ${fence.owner} and lease_epoch = ${fence.epoch}`
-    : sql`true`;
-  const held = await db
-    .execute<{ held: boolean }>(
-      sql`with a as (
-            select ${holds} as held from agents where id = ${agentId}
-          ), u as (
-            update agents set activity = ${activity}, ${epochSet(fence)}
-             where id = ${agentId} and state in ('running', 'waiting')
-               and activity is distinct from ${activity} and (select held from a)
-          )
-          -- u runs though nothing reads it: a data-modifying CTE always does.
-          select coalesce((select held from a), false) as held`,
-    )
-    .then(
-      (result) => result.rows[0]?.held !== false,
-      // Refused for a stale epoch: lost. Any other failure: the line is cosmetic, dropped.
-      (err: unknown) => !isLeaseLost(err),
-    );
+  const held = await runPrepared<{ held: boolean }>(db, SET_ACTIVITY, [
+    fence?.owner ?? null,
+    fence?.epoch ?? null,
+    agentId,
+    activity,
+  ]).then(
+    ([row]) => row?.held !== false,
+    // Refused for a stale epoch: lost. Any other failure: the line is cosmetic, dropped.
+    (err: unknown) => !isLeaseLost(err),
+  );
   if (fence && !held) throw new LeaseLost(agentId);
 }
+
+/** $1, $2: the fence's owner and epoch (both null: no fence); $3 the agent; $4 the line. */
+const SET_ACTIVITY: Prepared = {
+  name: "warren_set_activity",
+  text: `with a as (
+           select $2::bigint is null
+                  or (lease_owner is not distinct from $1::text and lease_epoch = $2::bigint) as held
+             from agents where id = $3::uuid
+         ), u as (
+           update agents set activity = $4::text, lease_epoch = coalesce($2::bigint, lease_epoch)
+            where id = $3::uuid and state in ('running', 'waiting')
+              and activity is distinct from $4::text and (select held from a)
+         )
+         -- u runs though nothing reads it: a data-modifying CTE always does.
+         select coalesce((select held from a), false) as held`,
+};
 
 const ACTIVITY_MAX = 80;
 

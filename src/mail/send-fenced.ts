@@ -14,10 +14,12 @@ export async function sendMailIn(
 ): Promise<SendReceipt> {
   const body = validateBody(request.body, request.maxBytes);
   if (!isUuid(request.toId)) throw new AgentError("UNKNOWN_AGENT", `no agent ${request.toId}`);
-  // `no key update` on the recipient conflicts with takePendingMail's `for update`: either it
-  // sees this mail, or this reads its committed `idle` and wakes the agent (as send.ts explains).
+  // `key share` on the recipient conflicts with takePendingMail's `for update`: either it sees
+  // this mail, or this reads its committed `idle` and wakes the agent (as send.ts explains). It
+  // does not conflict with itself, so a fan-in's children report to their parent at once instead
+  // of one after another; on the sender it conflicts with a takeover's claim (`for update`).
   const ids = request.fromId ? [request.fromId, request.toId] : [request.toId];
-  const locked = await lockAgents(tx, ids, "no key update");
+  const locked = await lockAgents(tx, ids, "key share");
   if (request.leaseOwner !== undefined && request.fromId) {
     const from = locked.find((r) => r.id === request.fromId);
     if (from?.lease_owner !== request.leaseOwner) throw new LeaseLost(request.fromId);

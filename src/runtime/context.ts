@@ -2,12 +2,12 @@
 // inherited part of the parent's conversation (for `inherit` children), then the agent's own
 // transcript. `capture` and display kinds never enter it; every tool call is paired with exactly
 // one result, in call order.
-import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
-import type { EventRow } from "../agents/events.sql.js";
-import { listEvents } from "../agents/events.js";
+import { events, type EventRow } from "../agents/events.sql.js";
+import { rowFromJson } from "../db/json-row.js";
 import { getAgent } from "../agents/refs.js";
 import type { Queryable } from "../db/client.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { ChatMessage, ToolCall } from "../llm/model.js";
 import { quotedConversation, summaryText, taskText } from "../llm/framing.js";
 import { systemPrompt } from "./system-prompt.js";
@@ -109,12 +109,7 @@ export async function conversation(
 ): Promise<ContextEntry[]> {
   // Only the events after the newest summary are read: a turn's cost follows the context the
   // model sees, not the agent's whole history.
-  const { summary, firstUser } = await landmarks(q, agent.id, before);
-  const through = summary ? Number(summary.data?.through_event ?? summary.id) : undefined;
-  const own = await listEvents(q, agent.id, {
-    ...(through !== undefined ? { after: through } : {}),
-    ...(before !== undefined ? { before } : {}),
-  });
+  const { summary, firstUser, own } = await readConversation(q, agent.id, before);
   const prefix: ContextEntry[] = summary
     ? [{ message: { role: "user", content: summaryText(summary.content) } }]
     : await inheritedPrefix(q, agent);
@@ -131,26 +126,45 @@ export async function conversation(
 
 type SummaryRow = Pick<EventRow, "id" | "content" | "data">;
 
-/** The newest summary before `before` (if any), and the first `user` event (a child's task). */
-async function landmarks(
+/**
+ * In one statement: the newest summary before `before` (if any), the first `user` event (a
+ * child's task), and the agent's events after the summary (all of them without one) and before
+ * `before`, oldest first.
+ */
+async function readConversation(
   q: Queryable,
   agentId: string,
   before: number | undefined,
-): Promise<{ summary: SummaryRow | undefined; firstUser: number | undefined }> {
-  const rows = await q.execute<{ summary: SummaryRow | null; first_user: string | null }>(sql`
-    select (select json_build_object('id', id, 'content', content, 'data', data)
-              from events
-             where agent_id = ${agentId} and kind = 'summary'
-               and (${before ?? null}::bigint is null or id < ${before ?? null}::bigint)
-             order by id desc limit 1) as summary,
-           (select id from events where agent_id = ${agentId} and kind = 'user'
-             order by id limit 1) as first_user`);
-  const row = rows.rows[0];
+): Promise<{ summary: SummaryRow | undefined; firstUser: number | undefined; own: EventRow[] }> {
+  const [row] = await runPrepared<{
+    summary: SummaryRow | null;
+    first_user: string | null;
+    own: Record<string, unknown>[];
+  }>(q, CONVERSATION, [agentId, before ?? null]);
   return {
     summary: row?.summary ? { ...row.summary, id: Number(row.summary.id) } : undefined,
     firstUser: row?.first_user ? Number(row.first_user) : undefined,
+    own: (row?.own ?? []).map((event) => rowFromJson(events, event)),
   };
 }
+
+/** $1 the agent, $2 `before` (null: none). A summary stands for everything to its through_event. */
+const CONVERSATION: Prepared = {
+  name: "warren_conversation",
+  text: `with s as (
+      select id, content, data from events
+       where agent_id = $1::uuid and kind = 'summary' and ($2::bigint is null or id < $2::bigint)
+       order by id desc limit 1
+    )
+    select (select to_jsonb(s) from s) as summary,
+           (select id from events where agent_id = $1::uuid and kind = 'user'
+             order by id limit 1) as first_user,
+           (select coalesce(jsonb_agg(to_jsonb(e) order by e.id), '[]')
+              from events e
+             where e.agent_id = $1::uuid and ($2::bigint is null or e.id < $2::bigint)
+               and e.id > coalesce((select coalesce((data->>'through_event')::bigint, id) from s), 0))
+             as own`,
+};
 
 async function inheritedPrefix(q: Queryable, agent: AgentRow): Promise<ContextEntry[]> {
   if (agent.context_mode !== "inherit" || !agent.parent_id) return [];

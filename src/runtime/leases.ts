@@ -7,6 +7,8 @@ import { agents } from "../agents/agents.sql.js";
 import { LeaseLost } from "../agents/errors.js";
 import { assertLease, LOCK_ORDER } from "../agents/lock-order.js";
 import { DURABLE_COMMIT, type Queryable } from "../db/client.js";
+import { rowFromJson } from "../db/json-row.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
 
 export { assertLease, LeaseLost };
 
@@ -39,26 +41,33 @@ export async function claimUpTo(
   // moves on every claim: the previous owner's writes, stamped with the old one, are refused.
   // Durable even in a session with relaxed commits: a claim lost to a server crash would hand the
   // same epoch to the next claimer while this worker still writes with it.
-  return q
-    .update(agents)
-    .set({
-      lease_owner: owner,
-      lease_expires_at: sql`now() + make_interval(secs => ${leaseSeconds})`,
-      lease_epoch: sql`${agents.lease_epoch} + 1`,
-    })
-    .where(
-      sql`(${sql.raw(DURABLE_COMMIT)}) is not null and ${agents.id} in (
-       select id from agents
-        where state in ('running', 'waiting')
-          and (lease_expires_at is null or lease_expires_at < now())
-          and (${treeId ?? null}::uuid is null or tree_id = ${treeId ?? null}::uuid)
-          and id <> all(${sql.param([...skip])}::uuid[])
-        order by last_activity_at
-        limit ${limit}
-        for update skip locked)`,
-    )
-    .returning();
+  const rows = await runPrepared<{ row: Record<string, unknown> }>(q, CLAIM, [
+    owner,
+    leaseSeconds,
+    treeId ?? null,
+    [...skip],
+    limit,
+  ]);
+  return rows.map(({ row }) => rowFromJson(agents, row));
 }
+
+/** $1 owner, $2 lease seconds, $3 tree (null: any), $4 ids to skip, $5 how many at most. */
+const CLAIM: Prepared = {
+  name: "warren_claim",
+  text: `update agents set lease_owner = $1::text,
+                           lease_expires_at = now() + make_interval(secs => $2::float8),
+                           lease_epoch = lease_epoch + 1
+          where (${DURABLE_COMMIT}) is not null and id in (
+            select id from agents
+             where state in ('running', 'waiting')
+               and (lease_expires_at is null or lease_expires_at < now())
+               and ($3::uuid is null or tree_id = $3::uuid)
+               and id <> all($4::uuid[])
+             order by last_activity_at
+             limit $5::int
+             for update skip locked)
+         returning to_jsonb(agents.*) as row`,
+};
 
 export type HeartbeatRow = {
   id: string;

@@ -1,10 +1,10 @@
 // Calls left without a result when a run starts: a `wait` (in flight when its worker died, or the
 // person's /wait) is resumed with its remaining time; any other call is answered `interrupted`.
-import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { appendEvent, appendEventOnce } from "../agents/events.js";
 import { eventKey } from "../agents/event-keys.js";
 import type { Db } from "../db/client.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { ToolCall } from "../llm/model.js";
 import { toolsFor, type AnyTool } from "../tools/registry.js";
 import { waitTool } from "../tools/wait.js";
@@ -25,26 +25,31 @@ export interface DanglingCalls {
   byPerson: boolean;
 }
 
-/** The calls of the agent's last assistant message that have no result yet. */
+const LAST_ANSWER: Prepared = {
+  name: "warren_last_answer",
+  text: `select l.id, l.data, l.age,
+                coalesce((select array_agg(r.data->>'tool_call_id') from events r
+                           where r.agent_id = $1::uuid and r.kind = 'tool_result' and r.id > l.id),
+                         '{}') as answered
+           from (select id, data, extract(epoch from now() - created_at)::float8 as age
+                   from events where agent_id = $1::uuid and kind = 'assistant'
+                  order by id desc limit 1) l`,
+};
+
+/** The calls of the agent's last assistant message that have no result yet (one statement). */
 export async function findDanglingCalls(
   db: Db,
   agentId: string,
 ): Promise<DanglingCalls | undefined> {
-  const rows = await db.execute<{
+  const [last] = await runPrepared<{
     id: string;
     age: number;
     data: { tool_calls?: ToolCall[]; by?: string } | null;
-  }>(sql`
-    select id, data, extract(epoch from now() - created_at)::float8 as age
-      from events where agent_id = ${agentId} and kind = 'assistant'
-     order by id desc limit 1`);
-  const last = rows.rows[0];
+    answered: string[];
+  }>(db, LAST_ANSWER, [agentId]);
   const calls = last?.data?.tool_calls ?? [];
   if (!last || calls.length === 0) return undefined;
-  const answered = await db.execute<{ call: string }>(sql`
-    select data->>'tool_call_id' as call from events
-     where agent_id = ${agentId} and kind = 'tool_result' and id > ${last.id}`);
-  const done = new Set(answered.rows.map((r) => r.call));
+  const done = new Set(last.answered);
   const missing = calls.filter((c) => !done.has(c.id));
   if (missing.length === 0) return undefined;
   return {

@@ -1,8 +1,7 @@
 // Executes every tool call of one model response: independent calls concurrently, `wait` calls
 // after them (a wait may name a child forked in the same response), results in call order.
-import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
-import { events } from "../agents/events.sql.js";
+import { scrubJson, scrubText } from "../agents/text.js";
 import { appendToolResult } from "../agents/events.js";
 import { eventKey, isDuplicateKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
@@ -12,6 +11,7 @@ import { outage, type WarningSink } from "../db/warning.js";
 import type { Bus } from "../bus/bus.js";
 import { fileAccessFor, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { ToolCall } from "../llm/model.js";
 import type { FanInEntry } from "../mail/wait.js";
 import {
@@ -82,29 +82,28 @@ export async function runToolCalls(
     // Keyed: a retry after a lost reply adds nothing.
     await withRetry(
       () =>
-        db
-          .insert(events)
-          .values(
-            calls.map((call) => ({
-              agent_id: agent.id,
-              kind: "tool_call" as const,
-              content: `${call.name}(${call.arguments})`,
-              data: { tool_call_id: call.id, name: call.name, arguments: call.arguments },
-              key: eventKey.toolCall(deps.assistantEventId, call.id),
-              epoch,
-            })),
-          )
-          .onConflictDoNothing({
-            target: [events.agent_id, events.key],
-            where: sql`key is not null`,
-          }),
+        runPrepared(db, RECORD_CALLS, [
+          agent.id,
+          agent.tree_id,
+          // Model text may hold NUL or lone surrogates, which Postgres cannot store.
+          calls.map((call) => scrubText(`${call.name}(${call.arguments})`)),
+          calls.map((call) =>
+            JSON.stringify(
+              scrubJson({ tool_call_id: call.id, name: call.name, arguments: call.arguments }),
+            ),
+          ),
+          calls.map((call) => eventKey.toolCall(deps.assistantEventId, call.id)),
+          epoch,
+        ]),
       retryOptions(deps),
     );
   }
   const run: CallRun = {
     deps,
     running: new Map(),
-    shown: Promise.resolve(),
+    shown: undefined,
+    pending: undefined,
+    written: undefined,
     used: agent.tool_calls,
   };
   // A write refused for a stale epoch stops the turn's other calls (a long bash, say) at once.
@@ -113,11 +112,29 @@ export async function runToolCalls(
       if (isLeaseLost(err)) deps.onLeaseLost?.();
       throw err;
     });
-  const settled = await Promise.allSettled(calls.filter((c) => c.name !== "wait").map(runGuarded));
-  const failed = settled.find((s) => s.status === "rejected");
-  if (failed) throw failed.reason;
-  for (const call of calls) if (call.name === "wait") await runGuarded(call);
+  try {
+    const settled = await Promise.allSettled(
+      calls.filter((c) => c.name !== "wait").map(runGuarded),
+    );
+    const failed = settled.find((s) => s.status === "rejected");
+    if (failed) throw failed.reason;
+    for (const call of calls) if (call.name === "wait") await runGuarded(call);
+  } finally {
+    // No activity write lands after the turn goes on (and sets its own, "thinking").
+    clearTimeout(run.pending);
+    run.pending = undefined;
+    await run.shown;
+  }
 }
+
+/** The scrollback line of each call, keyed: a retry after a lost reply adds nothing. */
+const RECORD_CALLS: Prepared = {
+  name: "warren_record_calls",
+  text: `insert into events (agent_id, tree_id, kind, content, data, key, epoch)
+         select $1::uuid, $2::uuid, 'tool_call', c.content, c.data, c.key, $6::bigint
+           from unnest($3::text[], $4::jsonb[], $5::text[]) as c(content, data, key)
+         on conflict (agent_id, key) where key is not null do nothing`,
+};
 
 /**
  * What the calls of one response share. Module-level functions over this small record, not
@@ -127,7 +144,12 @@ interface CallRun {
   deps: ToolRunDeps;
   /** The agent's `activity` names the calls running now (concurrent ones summarised), in order. */
   running: Map<string, string>;
-  shown: Promise<void>;
+  /** The activity write in flight, if any; it writes the newest line until none is newer. */
+  shown: Promise<void> | undefined;
+  /** The timer of a write not started yet. */
+  pending: ReturnType<typeof setTimeout> | undefined;
+  /** The line written last (undefined: none yet; null: cleared). */
+  written: string | null | undefined;
   /** Tool calls counted so far, against the agent's budget. */
   used: number;
 }
@@ -136,13 +158,36 @@ function retryOptions(deps: ToolRunDeps) {
   return { signal: deps.signal, onRetry: (err: unknown) => deps.onWarning?.(outage(err)) };
 }
 
-function showActivity(run: CallRun): Promise<void> {
+/**
+ * Shows the calls running now as the agent's activity. One write at a time, and a write that
+ * finishes writes the newest line once if the calls changed meanwhile: a response of 100 forks
+ * writes a few lines, not 100 one after another on the agent's row, and no call waits for one.
+ */
+function showActivity(run: CallRun): void {
+  if (run.shown !== undefined || run.pending !== undefined) return;
+  // A call that ends sooner (fork, send, a quick read) is never shown: no write at all.
+  run.pending = setTimeout(() => {
+    run.pending = undefined;
+    if (activityOf(run) !== run.written) run.shown = writeActivity(run);
+  }, ACTIVITY_DELAY_MS);
+}
+
+/** How long calls run before the agent's activity line names them. */
+const ACTIVITY_DELAY_MS = 100;
+
+const activityOf = (run: CallRun) => summarizeActivities([...run.running.values()]);
+
+async function writeActivity(run: CallRun): Promise<void> {
   const { db, agent, fence } = run.deps;
-  const text = summarizeActivities([...run.running.values()]);
-  // The activity line is cosmetic: a failed write (the database away) is dropped, never a
-  // rejection left unhandled (which would end the worker thread).
-  run.shown = run.shown.then(() => setActivity(db, agent.id, text, fence)).catch(() => undefined);
-  return run.shown;
+  let text = activityOf(run);
+  do {
+    // The activity line is cosmetic: a failed write (the database away) is dropped, never a
+    // rejection left unhandled (which would end the worker thread).
+    await setActivity(db, agent.id, text, fence).catch(() => undefined);
+    run.written = text;
+    text = activityOf(run);
+  } while (text !== run.written);
+  run.shown = undefined;
 }
 
 async function runOne(run: CallRun, call: ToolCall): Promise<void> {
@@ -151,13 +196,13 @@ async function runOne(run: CallRun, call: ToolCall): Promise<void> {
   const overBudget = budget !== undefined && run.used >= budget;
   run.used++;
   run.running.set(call.id, describeCall(call.name, call.arguments));
-  await showActivity(run);
+  showActivity(run);
   const tool = deps.tools.find((t) => t.name === call.name);
   const outcome = overBudget
     ? fail("LIMIT_EXCEEDED", `tool call budget exhausted (${budget} calls)`)
     : await execute(deps, tool, call);
   run.running.delete(call.id);
-  if (run.running.size > 0) void showActivity(run);
+  if (run.running.size > 0) showActivity(run);
   // A tool that recorded its own result (an effect, a wait) counted the call with it.
   if (outcome.ok && outcome.recordedEventId !== undefined) return;
   // Retried on transient failures (the outcome is in hand); fenced by the epoch. Keyed: when

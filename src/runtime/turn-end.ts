@@ -4,7 +4,8 @@
 import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { agentChannel } from "../bus/channels.js";
-import type { Db, Queryable } from "../db/client.js";
+import type { Db } from "../db/client.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
 import { LeaseLost, type Fence } from "../agents/errors.js";
 import { eventKey } from "../agents/event-keys.js";
 import { mailText } from "../llm/framing.js";
@@ -46,23 +47,6 @@ export function budgetProblem(
   return undefined;
 }
 
-/**
- * Ends the turn: idle, lease, interrupt request, activity and wait status cleared, listeners
- * told. A dead agent stays dead. Only inside takePendingMail's transaction, after its row lock:
- * going idle without looking for mail under that lock could strand mail sent at that moment.
- */
-async function markIdle(q: Queryable, agentId: string): Promise<void> {
-  await q.execute(sql`
-    with u as (
-      update agents set state = 'idle', lease_owner = null, lease_expires_at = null,
-                        interrupt_requested_at = null, last_activity_at = now(),
-                        activity = null, wait_status = null
-       where id = ${agentId} and state <> 'dead'
-      returning id
-    )
-    select pg_notify(${agentChannel(agentId)}, 'state') from u`);
-}
-
 /** The text of a `mail_in` event, as the model reads it (framed so a body cannot forge a sender). */
 export { mailText };
 
@@ -81,26 +65,20 @@ export async function takePendingMail(
   const epoch = fence?.epoch ?? null;
   return db.transaction(async (tx) => {
     // The row lock orders this against a concurrent send's wake-up (which needs the same row).
-    const locked = await tx.execute<{ state: string; lease_owner: string | null; epoch: string }>(
-      sql`select state, lease_owner, lease_epoch as epoch from agents where id = ${agent.id} for update`,
+    const [row] = await runPrepared<{ state: string; lease_owner: string | null; epoch: string }>(
+      tx,
+      LOCK_OWN_ROW,
+      [agent.id],
     );
-    const row = locked.rows[0];
     if (fence && (row?.lease_owner !== fence.owner || Number(row.epoch) !== fence.epoch)) {
       throw new LeaseLost(agent.id);
     }
     if (row?.state === "dead") return "idle";
-    const pending = await tx.execute<{
-      id: string;
-      kind: string;
-      from_id: string | null;
-      from_name: string | null;
-      body: string;
-    }>(sql`
-      select m.id, m.kind, m.from_id, a.name as from_name, m.body
-        from mail m left join agents a on a.id = m.from_id
-       where m.to_id = ${agent.id} and m.consumed_at is null
-       order by m.id
-       for update of m skip locked`);
+    // A statement of its own after the lock, so it sees mail committed while the lock waited.
+    const [taken] = await runPrepared<{ mail: PendingMail[] | null }>(tx, PENDING_OR_IDLE, [
+      agent.id,
+    ]);
+    const pending = { rows: taken?.mail ?? [] };
     if (pending.rows.length > 0) {
       for (const m of pending.rows) {
         if (m.kind === "input") {
@@ -134,7 +112,46 @@ export async function takePendingMail(
       }
       return "continue";
     }
-    await markIdle(tx, agent.id);
     return "idle";
   });
 }
+
+type PendingMail = {
+  id: number;
+  kind: string;
+  from_id: string | null;
+  from_name: string | null;
+  body: string;
+};
+
+/** The row lock that orders a turn's end against a concurrent send's wake-up (send.ts). */
+const LOCK_OWN_ROW: Prepared = {
+  name: "warren_turn_end_lock",
+  text: "select state, lease_owner, lease_epoch as epoch from agents where id = $1::uuid for update",
+};
+
+/**
+ * The agent's pending mail, in id order, locked; with none, the end of the turn: idle, lease,
+ * interrupt request, activity and wait status cleared, listeners told. A dead agent stays dead.
+ * Only after LOCK_OWN_ROW: going idle without looking for mail under that lock could strand mail
+ * sent at that moment.
+ */
+const PENDING_OR_IDLE: Prepared = {
+  name: "warren_pending_or_idle",
+  text: `with pending as (
+      select m.id, m.kind, m.from_id, a.name as from_name, m.body
+        from mail m left join agents a on a.id = m.from_id
+       where m.to_id = $1::uuid and m.consumed_at is null
+       order by m.id
+       for update of m skip locked
+    ), u as (
+      update agents set state = 'idle', lease_owner = null, lease_expires_at = null,
+                        interrupt_requested_at = null, last_activity_at = now(),
+                        activity = null, wait_status = null
+       where id = $1::uuid and state <> 'dead' and not exists (select 1 from pending)
+      returning id
+    )
+    select (select json_agg(p order by p.id) from pending p) as mail,
+           (select count(*) from (select pg_notify('${agentChannel("")}' || id::text, 'state') from u) n)
+             as told`,
+};

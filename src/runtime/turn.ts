@@ -1,16 +1,16 @@
 // The turn loop of one agent. Stateless between steps: each step reads the transcript's tail and
 // decides (call the model, run tools, take pending mail, or go idle), so a process that crashed
 // mid-turn is resumed by whoever claims the agent next.
-import { sql } from "drizzle-orm";
 import type { AgentRow } from "../agents/agents.sql.js";
-import { agents } from "../agents/agents.sql.js";
-import { appendEvent, appendEventOnce, listEvents } from "../agents/events.js";
+import { appendEvent, appendEventOnce } from "../agents/events.js";
 import { eventKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
-import { getAgent, getAgentAndParent } from "../agents/refs.js";
+import { getAgent } from "../agents/refs.js";
+import { readPass } from "./pass-read.js";
 import type { Bus } from "../bus/bus.js";
 import { modelProblem, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
 import { ModelError, type Model } from "../llm/model.js";
 import type { FanInEntry } from "../mail/wait.js";
 import { isTransient, shownError, withRetry } from "../db/retry.js";
@@ -124,7 +124,7 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
   // First, calls left without a result (a crash, or the person's /wait): see resumeDanglingCalls.
   let resuming = true;
   while (true) {
-    const read = await getAgentAndParent(db, agentId);
+    const read = await readPass(db, agentId, resuming);
     const agent = read?.agent;
     if (!agent || agent.state === "dead") return "other";
     // Checked on every pass, so a worker back from an outage longer than its lease stops here
@@ -137,14 +137,15 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     }
     if (resuming) {
       resuming = false;
-      if (!(await guarded(deps, agent, signal, () => resumeDanglingCalls(deps, agent, signal)))) {
-        return "other";
+      if (read.dangling) {
+        const resume = () => resumeDanglingCalls(deps, agent, signal);
+        if (!(await guarded(deps, agent, signal, resume))) return "other";
+        continue;
       }
-      continue;
     }
 
-    // The events that decide the next step, in the statement that reads them.
-    const tail = await listEvents(db, agent.id, { fromLastInput: true });
+    // The events that decide the next step, read with the row.
+    const tail = read.tail;
     const last = [...tail]
       .reverse()
       .find((e) => CONTEXT_KINDS.has(e.kind) || TURN_ENDERS.has(e.kind));
@@ -331,19 +332,15 @@ function recordedCalls(data: Record<string, unknown> | null): ToolCall[] {
  * after a lost reply) finds it counted already.
  */
 async function countTurn(db: Db, agentId: string, startId: number, fence?: Fence): Promise<void> {
-  await db
-    .update(agents)
-    .set({
-      turns: sql`${agents.turns} + 1`,
-      turn_counted_event: startId,
-      last_activity_at: sql`now()`,
-      ...(fence ? { lease_epoch: fence.epoch } : {}),
-    })
-    .where(
-      sql`${agents.id} = ${agentId}
-          and (${agents.turn_counted_event} is null or ${agents.turn_counted_event} < ${startId})`,
-    );
+  await runPrepared(db, COUNT_TURN, [agentId, startId, fence?.epoch ?? null]);
 }
+
+const COUNT_TURN: Prepared = {
+  name: "warren_count_turn",
+  text: `update agents set turns = turns + 1, turn_counted_event = $2::bigint,
+                           last_activity_at = now(), lease_epoch = coalesce($3::bigint, lease_epoch)
+          where id = $1::uuid and (turn_counted_event is null or turn_counted_event < $2::bigint)`,
+};
 
 /**
  * A stop from outside. An interrupt answers the calls left open and records it, then ends the

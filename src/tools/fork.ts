@@ -82,6 +82,7 @@ export const forkTool: Tool<AgentToolContext> = {
           ctx.agent.id,
           {
             leaseOwner: ctx.fence?.owner,
+            treeId: ctx.agent.tree_id,
             name,
             prompt,
             context: context === "fresh" ? "fresh" : "inherit",

@@ -1,4 +1,5 @@
 // The agent tree: creating roots, forking within the limits, changing state and reaping the dead.
+import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { listEvents } from "../../src/agents/events.js";
 import { DEFAULT_LIMITS, type Limits } from "../../src/agents/limits.js";
@@ -6,6 +7,7 @@ import { getAgent } from "../../src/agents/refs.js";
 import {
   createTree,
   forkAgent,
+  forkAgentIn,
   killAgent,
   listTree,
   reapDead,
@@ -98,6 +100,54 @@ describe("forkAgent", () => {
     await forkAgent(db(), other.id, { name: "x" }, limits);
     await killAgent(db(), { targetId: b.id, byAgentId: null });
     await forkAgent(db(), root.id, { name: "c" }, limits);
+  });
+
+  it("keeps names unique among living children, also when forks of one name race", async () => {
+    const root = await createTree(db());
+    const first = await forkAgent(db(), root.id, { name: "dup" });
+    await expectAgentError(forkAgent(db(), root.id, { name: "dup" }), "INVALID_ARGS");
+    // Another parent may use the name; a dead child's name is free again.
+    await forkAgent(db(), first.id, { name: "dup" });
+    await killAgent(db(), { targetId: first.id, byAgentId: null });
+    // A fork of "dup" held open: a second fork of the name must wait for it and then refuse,
+    // not count the children before the first commits and add a twin.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let forked!: () => void;
+    const inside = new Promise<void>((resolve) => (forked = resolve));
+    const held = db().transaction(async (tx) => {
+      await forkAgentIn(tx, root.id, { name: "dup" });
+      forked();
+      await gate;
+    });
+    await inside;
+    const second = forkAgent(db(), root.id, { name: "dup" });
+    const outcome = second.then(
+      () => "forked",
+      () => "refused",
+    );
+    // Either the second fork finishes on its own (a twin), or it waits for the held one's lock.
+    let raced = false;
+    const blocked = (async () => {
+      while (!raced) {
+        const waiting = await db().execute(
+          sql`select 1 from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`,
+        );
+        if (waiting.rows.length > 0) return "blocked";
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      return "raced";
+    })();
+    const seen = await Promise.race([outcome, blocked]);
+    raced = true;
+    release();
+    expect(seen).toBe("blocked");
+    await held;
+    await expectAgentError(second, "INVALID_ARGS");
+    const living = (await listTree(db(), root.id)).filter(
+      (a) => a.name === "dup" && a.parent_id === root.id && a.state !== "dead",
+    );
+    expect(living).toHaveLength(1);
   });
 
   it("refuses a dead parent with AGENT_DEAD and an unknown one with UNKNOWN_AGENT", async () => {

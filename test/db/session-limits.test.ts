@@ -51,6 +51,11 @@ describe("session limits", () => {
     const custom = open({ session: { idleInTransactionMs: 700, lockTimeoutMs: 300 } });
     expect(await setting(custom, "idle_in_transaction_session_timeout")).toBe("700ms");
     expect(await setting(custom, "lock_timeout")).toBe("300ms");
+    // The runtime's sessions: relaxed commits, and named statements planned once.
+    const runtime = open({ relaxedCommits: true });
+    expect(await setting(runtime, "synchronous_commit")).toBe("off");
+    expect(await setting(runtime, "plan_cache_mode")).toBe("force_generic_plan");
+    expect(await setting(db, "plan_cache_mode")).toBe("auto");
   });
 
   it("a wait behind a lock longer than lock_timeout fails transiently (55P03)", async () => {

@@ -54,17 +54,17 @@ describe("relaxed commits", () => {
 
     const statements = [...proxy().traffic().byStatement.keys()];
     // byStatement keeps the first 160 characters; the durable part comes early in each.
-    const results = statements.filter((s) => s.startsWith('with "counted" as'));
+    const results = statements.filter((s) => s.startsWith("with counted as"));
     expect(results.length).toBeGreaterThan(0);
     const durableResults = [...proxy().traffic().byStatement]
-      .filter(([s]) => s.startsWith('with "counted" as') && s.includes(durable))
+      .filter(([s]) => s.startsWith("with counted as") && s.includes(durable))
       .reduce((n, [, count]) => n + count, 0);
     const relaxedResults = [...proxy().traffic().byStatement]
-      .filter(([s]) => s.startsWith('with "counted" as') && !s.includes(durable))
+      .filter(([s]) => s.startsWith("with counted as") && !s.includes(durable))
       .reduce((n, [, count]) => n + count, 0);
     expect({ durableResults, relaxedResults }).toEqual({ durableResults: 1, relaxedResults: 1 });
 
-    const claims = statements.filter((s) => /^update "agents" set "lease_owner"/.test(s));
+    const claims = statements.filter((s) => /^update agents set lease_owner/.test(s));
     expect(claims.length).toBeGreaterThan(0);
     for (const claim of claims) expect(claim).toContain(durable);
   });

@@ -50,7 +50,12 @@ describe("kill", () => {
       {
         agent: "root",
         match: after("wait"),
-        reply: () => {
+        // The kill's abort reaches B's worker on its own path (a NOTIFY); give it a few seconds
+        // to cut B's call off while the run goes on.
+        reply: async () => {
+          for (let i = 0; i < 100 && !probe.aborted.includes("B"); i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
           abortedBeforeRootAnswered = [...probe.aborted];
           return { text: "subtree gone" };
         },

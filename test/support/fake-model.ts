@@ -93,7 +93,8 @@ export interface Rule {
   match?: (req: RecordedRequest) => boolean;
   /** Shorthand matcher: the agent named in the system prompt (see agentNameOf). */
   agent?: string;
-  reply: Reply | ((req: RecordedRequest) => Reply);
+  /** A function may take its time (the request waits): e.g. until something else happened. */
+  reply: Reply | ((req: RecordedRequest) => Reply | Promise<Reply>);
   /** How many requests this rule answers. Default 1; Infinity for "always". */
   times?: number;
   /** Shown by assertAllUsed. */
@@ -205,7 +206,7 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     }
     rule.remaining--;
     rule.used++;
-    const reply = typeof rule.reply === "function" ? rule.reply(recorded) : rule.reply;
+    const reply = typeof rule.reply === "function" ? await rule.reply(recorded) : rule.reply;
 
     if (reply.delayMs) await sleep(reply.delayMs);
     if (reply.status !== undefined) {

@@ -1,0 +1,17 @@
+// A table's row from its `to_jsonb(…)`: for a statement that returns rows it wrote in a CTE (or
+// rows of several tables at once) as JSON, mapped to what drizzle's own query would return.
+import { getTableColumns, type Table } from "drizzle-orm";
+
+/** Maps `json` (keyed by column name, as to_jsonb writes it) to the table's row type. */
+export function rowFromJson<T extends Table>(
+  table: T,
+  json: Record<string, unknown>,
+): T["$inferSelect"] {
+  const row: Record<string, unknown> = {};
+  for (const [field, column] of Object.entries(getTableColumns(table))) {
+    const value = json[column.name];
+    // JSON has no timestamps: a timestamp column gets its ISO text, which Date parses.
+    row[field] = value === null || value === undefined ? null : column.mapFromDriverValue(value);
+  }
+  return row as T["$inferSelect"];
+}
