@@ -102,6 +102,7 @@ export async function runToolCalls(
     deps,
     running: new Map(),
     shown: undefined,
+    closed: false,
     pending: undefined,
     written: undefined,
     used: agent.tool_calls,
@@ -121,6 +122,7 @@ export async function runToolCalls(
     for (const call of calls) if (call.name === "wait") await runGuarded(call);
   } finally {
     // No activity write lands after the turn goes on (and sets its own, "thinking").
+    run.closed = true;
     clearTimeout(run.pending);
     run.pending = undefined;
     await run.shown;
@@ -146,6 +148,8 @@ interface CallRun {
   running: Map<string, string>;
   /** The activity write in flight, if any; it writes the newest line until none is newer. */
   shown: Promise<void> | undefined;
+  /** The calls are over: no more activity lines. */
+  closed: boolean;
   /** The timer of a write not started yet. */
   pending: ReturnType<typeof setTimeout> | undefined;
   /** The line written last (undefined: none yet; null: cleared). */
@@ -164,30 +168,29 @@ function retryOptions(deps: ToolRunDeps) {
  * writes a few lines, not 100 one after another on the agent's row, and no call waits for one.
  */
 function showActivity(run: CallRun): void {
-  if (run.shown !== undefined || run.pending !== undefined) return;
-  // A call that ends sooner (fork, send, a quick read) is never shown: no write at all.
+  if (run.closed || run.shown !== undefined || run.pending !== undefined) return;
+  // A call that ends sooner (fork, send, a quick read) is never shown: no write at all. And
+  // lines are written at most once per interval: a response of 100 forks writes a few.
   run.pending = setTimeout(() => {
     run.pending = undefined;
     if (activityOf(run) !== run.written) run.shown = writeActivity(run);
   }, ACTIVITY_DELAY_MS);
 }
 
-/** How long calls run before the agent's activity line names them. */
+/** How long calls run before the agent's activity line names them, and between two lines. */
 const ACTIVITY_DELAY_MS = 100;
 
 const activityOf = (run: CallRun) => summarizeActivities([...run.running.values()]);
 
 async function writeActivity(run: CallRun): Promise<void> {
   const { db, agent, fence } = run.deps;
-  let text = activityOf(run);
-  do {
-    // The activity line is cosmetic: a failed write (the database away) is dropped, never a
-    // rejection left unhandled (which would end the worker thread).
-    await setActivity(db, agent.id, text, fence).catch(() => undefined);
-    run.written = text;
-    text = activityOf(run);
-  } while (text !== run.written);
+  const text = activityOf(run);
+  // The activity line is cosmetic: a failed write (the database away) is dropped, never a
+  // rejection left unhandled (which would end the worker thread).
+  await setActivity(db, agent.id, text, fence).catch(() => undefined);
+  run.written = text;
   run.shown = undefined;
+  if (activityOf(run) !== run.written) showActivity(run);
 }
 
 async function runOne(run: CallRun, call: ToolCall): Promise<void> {

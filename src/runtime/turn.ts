@@ -275,7 +275,9 @@ async function askModel(
   const modelName = agent.model ?? config.model.name ?? "";
   // Compacted first when it would not fit the model's context window (compaction.ts).
   const messages = await fitContext(deps, agent, modelName, toolSpecs(tools), signal, parent);
-  await setActivity(db, agent.id, "thinking", deps.fence);
+  // The row read this pass says "thinking" already (the calls in between showed nothing): no
+  // write. The lease was checked by that same read; the answer's write is fenced anyway.
+  if (agent.activity !== "thinking") await setActivity(db, agent.id, "thinking", deps.fence);
   // Partial text reaches feeds through agent_streams; the assistant event then replaces it.
   const stream = createStreamPublisher(db, agent, {
     fence: deps.fence,
