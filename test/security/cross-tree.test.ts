@@ -127,20 +127,14 @@ describe("references across trees, through the tools", () => {
       {
         agent: "kid",
         match: isFirst,
-        reply: (req) => ({
-          toolCalls: [
-            { name: "kill", arguments: { agent_id: "parent" } },
-            { name: "kill", arguments: { agent_id: "sib" } },
-            {
-              name: "kill",
-              arguments: {
-                agent_id: /Your parent: root \(([0-9a-f-]+)\)/.exec(req.systemPrompt ?? "")![1]!,
-              },
-            },
-            { name: "kill", arguments: { agent_id: "kid" } },
-            { name: "kill", arguments: { agent_id: other.bystander.id } },
-          ],
-        }),
+        // Forks of one response run at once: kid may ask before sib exists. Wait for sib (its
+        // first request), so "sib" names a sibling rather than nobody.
+        reply: async (req) => {
+          for (let i = 0; i < 100 && requestsOf(fake, "sib").length === 0; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          return killAttempts(req);
+        },
       },
       {
         match: (req) => kid(req) && after("kill")(req),
@@ -224,3 +218,21 @@ describe("work across trees", () => {
     expect(answered.rows[0]!.n).toBe(0);
   });
 });
+
+/** kid's first response: kill its parent, its sibling, the root by id, itself and another tree's agent. */
+function killAttempts(req: RecordedRequest) {
+  return {
+    toolCalls: [
+      { name: "kill", arguments: { agent_id: "parent" } },
+      { name: "kill", arguments: { agent_id: "sib" } },
+      {
+        name: "kill",
+        arguments: {
+          agent_id: /Your parent: root \(([0-9a-f-]+)\)/.exec(req.systemPrompt ?? "")![1]!,
+        },
+      },
+      { name: "kill", arguments: { agent_id: "kid" } },
+      { name: "kill", arguments: { agent_id: other.bystander.id } },
+    ],
+  };
+}
