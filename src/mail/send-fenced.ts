@@ -1,47 +1,135 @@
-// An agent's send inside a transaction that also records its tool result (tools/effects.ts):
-// both ends locked in lock order, the sender's lease checked, the mail inserted, an idle
-// recipient woken and NOTIFYs sent on commit.
-import { sql } from "drizzle-orm";
+// An agent's send in one statement (its own implicit transaction, or the caller's): both ends
+// locked in lock order, the sender's lease checked, the mail inserted, an idle recipient woken and
+// NOTIFYs sent on commit; with `record`, also the call's keyed `tool_result` and its count
+// (tools/effects.ts), so the effect and its result commit together or not at all.
 import { AgentError, LeaseLost } from "../agents/errors.js";
-import { lockAgents } from "../agents/lock-order.js";
 import { isUuid } from "../agents/refs.js";
+import { agentChannel, WORK_CHANNEL } from "../bus/channels.js";
 import type { Queryable } from "../db/client.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
 import { validateBody, type SendReceipt, type SendRequest } from "./send.js";
 
+/** The tool call a send records its result for (key and epoch: see agents/event-keys.ts). */
+export interface SendRecord {
+  key: string;
+  epoch: number | null;
+  toolCallId: string;
+}
+
+export interface FencedReceipt extends SendReceipt {
+  toName: string;
+  /** The `tool_result` event, with `record`. */
+  eventId?: number;
+  /** Its content, with `record`: what the model reads. */
+  content?: string;
+}
+
+type SendRow = {
+  to_tree: string | null;
+  to_state: string | null;
+  to_name: string | null;
+  lease_held: boolean;
+  mail_id: string | null;
+  woke: boolean;
+  event_id: string | null;
+  content: string | null;
+};
+
 export async function sendMailIn(
-  tx: Queryable,
+  q: Queryable,
   request: SendRequest & { leaseOwner?: string },
-): Promise<SendReceipt> {
+  record?: SendRecord,
+): Promise<FencedReceipt> {
   const body = validateBody(request.body, request.maxBytes);
   if (!isUuid(request.toId)) throw new AgentError("UNKNOWN_AGENT", `no agent ${request.toId}`);
-  // `key share` on the recipient conflicts with takePendingMail's `for update`: either it sees
-  // this mail, or this reads its committed `idle` and wakes the agent (as send.ts explains). It
-  // does not conflict with itself, so a fan-in's children report to their parent at once instead
-  // of one after another; on the sender it conflicts with a takeover's claim (`for update`).
-  const ids = request.fromId ? [request.fromId, request.toId] : [request.toId];
-  const locked = await lockAgents(tx, ids, "key share");
-  if (request.leaseOwner !== undefined && request.fromId) {
-    const from = locked.find((r) => r.id === request.fromId);
-    if (from?.lease_owner !== request.leaseOwner) throw new LeaseLost(request.fromId);
-  }
-  const to = locked.find((r) => r.id === request.toId);
-  if (!to || to.tree_id !== request.treeId) {
+  const values = [
+    request.fromId,
+    request.toId,
+    request.treeId,
+    request.leaseOwner ?? null,
+    body,
+    ...(record
+      ? [
+          record.key,
+          record.epoch,
+          JSON.stringify({ tool_call_id: record.toolCallId, name: "send" }),
+        ]
+      : []),
+  ];
+  const [row] = await runPrepared<SendRow>(q, record ? SEND_RECORDED : SEND, values);
+  if (row?.lease_held === false) throw new LeaseLost(request.fromId!);
+  if (!row?.to_tree || row.to_tree !== request.treeId) {
     throw new AgentError("UNKNOWN_AGENT", `no agent ${request.toId} in this tree`);
   }
-  if (to.state === "dead") throw new AgentError("AGENT_DEAD", `agent ${request.toId} is dead`);
-  // One statement: the mail, the wake-up of an idle recipient and the NOTIFYs (sent on commit).
-  const woke = to.state === "idle";
-  const inserted = await tx.execute<{ id: string }>(sql`
-    with m as (
-      insert into mail (tree_id, from_id, to_id, body)
-      values (${to.tree_id}, ${request.fromId}, ${to.id}, ${body}) returning id
-    ), w as (
-      update agents set state = 'running', last_activity_at = now()
-       where id = ${to.id} and ${woke}
-      returning id
-    )
-    select m.id, pg_notify(${`agent_event_${to.id}`}, 'mail'),
-           (select pg_notify('warren_work', ${to.id}) from w)
-      from m`);
-  return { mailId: Number(inserted.rows[0]!.id), woke };
+  if (row.to_state === "dead" || row.mail_id === null) {
+    throw new AgentError("AGENT_DEAD", `${row.to_name} (${request.toId.slice(0, 8)}) is dead`);
+  }
+  return {
+    mailId: Number(row.mail_id),
+    woke: row.woke,
+    toName: row.to_name!,
+    ...(row.event_id === null ? {} : { eventId: Number(row.event_id), content: row.content! }),
+  };
 }
+
+/**
+ * $1 sender (null: the person), $2 recipient, $3 tree, $4 the sender's lease owner (null: not
+ * checked), $5 body. `key share` on both rows: it conflicts with the end of the recipient's turn
+ * (`for update`, takePendingMail), so either that sees this mail or this sees its committed `idle`
+ * and wakes it, and with a takeover's claim on the sender; not with other sends, so a fan-in's
+ * children report to their parent at once. The rows are read as locked (a statement that waited
+ * for a lock re-reads the rows it locked), so the state and lease checked are the current ones.
+ */
+const sendText = (record: boolean) => `
+  with locked as (
+    select id, tree_id, name, state, lease_owner from agents
+     where id = any(array_remove(array[$1::uuid, $2::uuid], null))
+     order by (id <> tree_id), id
+     for key share
+  ), recipient as (
+    select id, tree_id, name, state from locked where id = $2::uuid
+  ), held as (
+    select $4::text is null or $1::uuid is null
+           or exists (select 1 from locked where id = $1::uuid and lease_owner = $4::text) as ok
+  ), m as (
+    insert into mail (tree_id, from_id, to_id, body)
+    select $3::uuid, $1::uuid, r.id, $5::text from recipient r, held
+     where r.tree_id = $3::uuid and r.state <> 'dead' and held.ok
+    returning id
+  ), w as (
+    update agents set state = 'running', last_activity_at = now()
+     where id = $2::uuid and exists (select 1 from m)
+       and (select state from recipient) = 'idle'
+    returning id
+  ), told as (
+    select pg_notify('${agentChannel("")}' || $2::text, 'mail'),
+           (select pg_notify('${WORK_CHANNEL}', $2::text) from w)
+      from m
+  )${
+    record
+      ? `, counted as (
+    -- Moving the epoch to the turn's lets agents_fence refuse the count of a stale worker.
+    update agents set tool_calls = tool_calls + 1, last_activity_at = now(),
+                      lease_epoch = coalesce($7::bigint, lease_epoch)
+     where id = $1::uuid and exists (select 1 from m)
+  ), result as (
+    -- The same text as JSON.stringify({status, to, to_name, mail_id}).
+    insert into events (agent_id, tree_id, kind, content, data, key, epoch)
+    select $1::uuid, $3::uuid, 'tool_result',
+           '{"status":"sent","to":' || to_json(r.id::text)::text
+             || ',"to_name":' || to_json(r.name)::text || ',"mail_id":' || m.id::text || '}',
+           $8::jsonb, $6::text, $7::bigint
+      from m, recipient r
+    returning id, content
+  )`
+      : ""
+  }
+  select (select tree_id from recipient) as to_tree, (select state from recipient) as to_state,
+         (select name from recipient) as to_name, (select ok from held) as lease_held,
+         (select id from m) as mail_id, exists (select 1 from w) as woke,
+         ${record ? "(select id from result)" : "null::bigint"} as event_id,
+         ${record ? "(select content from result)" : "null::text"} as content,
+         (select count(*) from told) as told`;
+
+const SEND: Prepared = { name: "warren_send", text: sendText(false) };
+const SEND_RECORDED: Prepared = { name: "warren_send_recorded", text: sendText(true) };

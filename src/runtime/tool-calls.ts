@@ -102,8 +102,7 @@ export async function runToolCalls(
     deps,
     running: new Map(),
     shown: undefined,
-    closed: false,
-    pending: undefined,
+    version: 0,
     written: undefined,
     used: agent.tool_calls,
   };
@@ -122,9 +121,6 @@ export async function runToolCalls(
     for (const call of calls) if (call.name === "wait") await runGuarded(call);
   } finally {
     // No activity write lands after the turn goes on (and sets its own, "thinking").
-    run.closed = true;
-    clearTimeout(run.pending);
-    run.pending = undefined;
     await run.shown;
   }
 }
@@ -148,10 +144,8 @@ interface CallRun {
   running: Map<string, string>;
   /** The activity write in flight, if any; it writes the newest line until none is newer. */
   shown: Promise<void> | undefined;
-  /** The calls are over: no more activity lines. */
-  closed: boolean;
-  /** The timer of a write not started yet. */
-  pending: ReturnType<typeof setTimeout> | undefined;
+  /** Bumped by each change of the calls running; the writer writes until it has caught up. */
+  version: number;
   /** The line written last (undefined: none yet; null: cleared). */
   written: string | null | undefined;
   /** Tool calls counted so far, against the agent's budget. */
@@ -163,34 +157,36 @@ function retryOptions(deps: ToolRunDeps) {
 }
 
 /**
- * Shows the calls running now as the agent's activity. One write at a time, and a write that
- * finishes writes the newest line once if the calls changed meanwhile: a response of 100 forks
- * writes a few lines, not 100 one after another on the agent's row, and no call waits for one.
+ * Shows the calls running now as the agent's activity, before a call runs: a tool that then sets
+ * its own line (an approval request, a wait) is not overwritten by this one. One write at a time,
+ * and the write in flight goes on to write the newest line once if the calls changed meanwhile:
+ * every caller waits for a write that includes its call, so a response of 100 forks writes two
+ * or three lines instead of 100 one after another on the agent's row.
  */
-function showActivity(run: CallRun): void {
-  if (run.closed || run.shown !== undefined || run.pending !== undefined) return;
-  // A call that ends sooner (fork, send, a quick read) is never shown: no write at all. And
-  // lines are written at most once per interval: a response of 100 forks writes a few.
-  run.pending = setTimeout(() => {
-    run.pending = undefined;
-    if (activityOf(run) !== run.written) run.shown = writeActivity(run);
-  }, ACTIVITY_DELAY_MS);
+function showActivity(run: CallRun): Promise<void> {
+  run.version++;
+  run.shown ??= writeActivity(run);
+  return run.shown;
 }
-
-/** How long calls run before the agent's activity line names them, and between two lines. */
-const ACTIVITY_DELAY_MS = 100;
 
 const activityOf = (run: CallRun) => summarizeActivities([...run.running.values()]);
 
 async function writeActivity(run: CallRun): Promise<void> {
   const { db, agent, fence } = run.deps;
-  const text = activityOf(run);
-  // The activity line is cosmetic: a failed write (the database away) is dropped, never a
-  // rejection left unhandled (which would end the worker thread).
-  await setActivity(db, agent.id, text, fence).catch(() => undefined);
-  run.written = text;
+  // Not synchronously: showActivity has set `shown` to this promise before the loop can end.
+  await Promise.resolve();
+  // Started by showActivity: a first write, then one more for each change while it ran.
+  let written = run.version - 1;
+  while (written !== run.version) {
+    written = run.version;
+    const text = activityOf(run);
+    if (text === run.written) continue;
+    // The activity line is cosmetic: a failed write (the database away) is dropped, never a
+    // rejection left unhandled (which would end the worker thread).
+    await setActivity(db, agent.id, text, fence).catch(() => undefined);
+    run.written = text;
+  }
   run.shown = undefined;
-  if (activityOf(run) !== run.written) showActivity(run);
 }
 
 async function runOne(run: CallRun, call: ToolCall): Promise<void> {
@@ -199,13 +195,13 @@ async function runOne(run: CallRun, call: ToolCall): Promise<void> {
   const overBudget = budget !== undefined && run.used >= budget;
   run.used++;
   run.running.set(call.id, describeCall(call.name, call.arguments));
-  showActivity(run);
+  await showActivity(run);
   const tool = deps.tools.find((t) => t.name === call.name);
   const outcome = overBudget
     ? fail("LIMIT_EXCEEDED", `tool call budget exhausted (${budget} calls)`)
     : await execute(deps, tool, call);
   run.running.delete(call.id);
-  if (run.running.size > 0) showActivity(run);
+  if (run.running.size > 0) void showActivity(run);
   // A tool that recorded its own result (an effect, a wait) counted the call with it.
   if (outcome.ok && outcome.recordedEventId !== undefined) return;
   // Retried on transient failures (the outcome is in hand); fenced by the epoch. Keyed: when

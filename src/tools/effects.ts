@@ -43,24 +43,43 @@ export async function commitEffect(
   tool: string,
   effect: (tx: Queryable) => Promise<unknown>,
 ): Promise<ToolOutcome> {
+  return commitOnce(ctx, () =>
+    ctx.db.transaction(async (tx) => {
+      const value = await effect(tx);
+      const event = await appendToolResult(
+        tx,
+        ctx.agent.id,
+        JSON.stringify(value),
+        { tool_call_id: ctx.toolCallId, name: tool },
+        { key: resultKey(ctx), epoch: ctx.fence?.epoch },
+      );
+      return { ok: true as const, value, recordedEventId: event.id };
+    }),
+  );
+}
+
+/** What an effect that records its own result in its statement stamps it with. */
+export function resultStamp(ctx: AgentToolContext) {
+  return { key: resultKey(ctx), epoch: ctx.fence?.epoch ?? null, toolCallId: ctx.toolCallId };
+}
+
+/**
+ * Runs `attempt`, which commits an effect with this call's keyed result (in one statement or
+ * one transaction), retried whole on transient failures. A retry first reads what an earlier
+ * attempt recorded; a duplicate refused by the key is answered with the recorded result.
+ */
+export async function commitOnce(
+  ctx: AgentToolContext,
+  attempt: () => Promise<ToolOutcome>,
+): Promise<ToolOutcome> {
   return withRetry(
-    async (attempt) => {
-      if (attempt > 1) {
+    async (n) => {
+      if (n > 1) {
         const recorded = await recordedResult(ctx.db, ctx);
         if (recorded) return recorded;
       }
       try {
-        return await ctx.db.transaction(async (tx) => {
-          const value = await effect(tx);
-          const event = await appendToolResult(
-            tx,
-            ctx.agent.id,
-            JSON.stringify(value),
-            { tool_call_id: ctx.toolCallId, name: tool },
-            { key: resultKey(ctx), epoch: ctx.fence?.epoch },
-          );
-          return { ok: true as const, value, recordedEventId: event.id };
-        });
+        return await attempt();
       } catch (err) {
         // This call's result is recorded already (a replay): that one stands, this rolled back.
         // A replayed effect may also fail on its own first effect (kill: "already dead").

@@ -2,7 +2,7 @@
 import { resolveAgentRef } from "../agents/refs.js";
 import { AgentError } from "../agents/errors.js";
 import { sendMailIn } from "../mail/send-fenced.js";
-import { commitEffect } from "./effects.js";
+import { commitOnce, resultStamp } from "./effects.js";
 import { fail, type Tool } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
 
@@ -37,36 +37,38 @@ export const sendTool: Tool<AgentToolContext> = {
     if (typeof args.message !== "string") return fail("INVALID_ARGS", '"message" must be a string');
     const { to, message } = args;
     try {
-      // The mail and this call's result commit together, fenced by the lease (effects.ts).
-      return await commitEffect(ctx, "send", async (tx) => {
-        const scope = {
-          treeId: ctx.agent.tree_id,
-          selfId: ctx.agent.id,
-          parentId: ctx.agent.parent_id,
-        };
-        const recipient = await resolveAgentRef(tx, scope, to);
-        if (recipient.id === ctx.agent.id) {
-          throw new AgentError("INVALID_ARGS", "you cannot send mail to yourself");
-        }
-        if (recipient.state === "dead") {
-          throw new AgentError(
-            "AGENT_DEAD",
-            `${recipient.name} (${recipient.id.slice(0, 8)}) is dead`,
-          );
-        }
-        const receipt = await sendMailIn(tx, {
-          treeId: ctx.agent.tree_id,
-          fromId: ctx.agent.id,
-          toId: recipient.id,
-          body: message,
-          maxBytes: ctx.limits.maxMessageBytes,
-          leaseOwner: ctx.fence?.owner,
-        });
+      // "parent" and ids need no read: the statement checks the recipient's tree and state.
+      const toId =
+        to.trim() === "parent"
+          ? parentOf(ctx)
+          : (
+              await resolveAgentRef(
+                ctx.db,
+                { treeId: ctx.agent.tree_id, selfId: ctx.agent.id, parentId: ctx.agent.parent_id },
+                to,
+              )
+            ).id;
+      if (toId === ctx.agent.id) {
+        throw new AgentError("INVALID_ARGS", "you cannot send mail to yourself");
+      }
+      // The mail and this call's result commit in one statement (effects.ts).
+      return await commitOnce(ctx, async () => {
+        const receipt = await sendMailIn(
+          ctx.db,
+          {
+            treeId: ctx.agent.tree_id,
+            fromId: ctx.agent.id,
+            toId,
+            body: message,
+            maxBytes: ctx.limits.maxMessageBytes,
+            leaseOwner: ctx.fence?.owner,
+          },
+          resultStamp(ctx),
+        );
         return {
-          status: "sent",
-          to: recipient.id,
-          to_name: recipient.name,
-          mail_id: receipt.mailId,
+          ok: true as const,
+          value: JSON.parse(receipt.content!) as unknown,
+          recordedEventId: receipt.eventId,
         };
       });
     } catch (err) {
@@ -74,3 +76,8 @@ export const sendTool: Tool<AgentToolContext> = {
     }
   },
 };
+
+function parentOf(ctx: AgentToolContext): string {
+  if (!ctx.agent.parent_id) throw new AgentError("UNKNOWN_AGENT", "the root agent has no parent");
+  return ctx.agent.parent_id;
+}
