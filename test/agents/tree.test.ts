@@ -1,5 +1,4 @@
 // The agent tree: creating roots, forking within the limits, changing state and reaping the dead.
-import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { listEvents } from "../../src/agents/events.js";
 import { DEFAULT_LIMITS, type Limits } from "../../src/agents/limits.js";
@@ -15,6 +14,7 @@ import {
 } from "../../src/agents/tree.js";
 import { expectAgentError } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
+import { blockedOrSettled } from "../support/locks.js";
 
 const database = useTestDatabase();
 const db = () => database().db;
@@ -122,24 +122,8 @@ describe("forkAgent", () => {
     });
     await inside;
     const second = forkAgent(db(), root.id, { name: "dup" });
-    const outcome = second.then(
-      () => "forked",
-      () => "refused",
-    );
     // Either the second fork finishes on its own (a twin), or it waits for the held one's lock.
-    let raced = false;
-    const blocked = (async () => {
-      while (!raced) {
-        const waiting = await db().execute(
-          sql`select 1 from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`,
-        );
-        if (waiting.rows.length > 0) return "blocked";
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      return "raced";
-    })();
-    const seen = await Promise.race([outcome, blocked]);
-    raced = true;
+    const seen = await blockedOrSettled(db(), second);
     release();
     expect(seen).toBe("blocked");
     await held;

@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { createTree, forkAgent } from "../../src/agents/tree.js";
 import { sendMailIn } from "../../src/mail/send-fenced.js";
 import { useTestDatabase } from "../support/db.js";
+import { blockedOrSettled } from "../support/locks.js";
 
 const database = useTestDatabase();
 const db = () => database().db;
@@ -32,20 +33,7 @@ describe("sendMailIn", () => {
       toId: root.id,
       body: "done",
     });
-    const outcome = send.then(() => "sent");
-    let raced = false;
-    const blocked = (async () => {
-      while (!raced) {
-        const waiting = await db().execute(
-          sql`select 1 from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`,
-        );
-        if (waiting.rows.length > 0) return "blocked";
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      return "raced";
-    })();
-    const seen = await Promise.race([outcome, blocked]);
-    raced = true;
+    const seen = await blockedOrSettled(db(), send);
     release();
     await ending;
     expect(seen).toBe("blocked");
