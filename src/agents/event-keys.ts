@@ -16,6 +16,16 @@ export const eventKey = {
   mail: (mailId: number) => `m:${mailId}`,
 } as const;
 
+/**
+ * What an effect that records its call's `tool_result` in its own statement stamps it with: the
+ * result's key, the turn's lease epoch (null: not leased) and the call's id (tools/effects.ts).
+ */
+export interface ResultStamp {
+  key: string;
+  epoch: number | null;
+  toolCallId: string;
+}
+
 /** The unique index that enforces the keys. */
 const KEY_INDEX = "events_key_idx";
 

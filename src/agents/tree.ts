@@ -9,6 +9,7 @@ import { events } from "./events.sql.js";
 import { appendEvent } from "./events.js";
 import { AgentError, LeaseLost, type Fence } from "./errors.js";
 import { DEFAULT_LIMITS, type Limits } from "./limits.js";
+import type { ResultStamp } from "./event-keys.js";
 import type { ApproveMode, Policy } from "../config/policy.js";
 import { displayName, getAgent } from "./refs.js";
 import { lockAgents } from "./lock-order.js";
@@ -86,7 +87,7 @@ export async function forkAgent(
 ): Promise<AgentRow> {
   validateName(options.name);
   validateNewAgent(options);
-  return db.transaction((tx) => forkAgentIn(tx, parentId, options, limits));
+  return db.transaction(async (tx) => (await forkAgentIn(tx, parentId, options, limits)).child);
 }
 
 /**
@@ -100,7 +101,9 @@ export async function forkAgentIn(
   parentId: string,
   options: ForkOptions & { leaseOwner?: string; treeId?: string },
   limits: Limits = DEFAULT_LIMITS,
-): Promise<AgentRow> {
+  /** A fork tool call: its `tool_result` (and count) is written by the same statement. */
+  record?: ResultStamp,
+): Promise<ForkMade> {
   const name = validateName(options.name);
   validateNewAgent(options);
   const treeId = options.treeId ?? (await getAgent(tx, parentId))?.tree_id;
@@ -134,29 +137,49 @@ export async function forkAgentIn(
   // A statement of its own after the lock: its snapshot then holds every fork committed before
   // (a statement waiting for a lock re-reads only the locked row). The child is inserted only
   // when the counts allow it; the counts say which limit refused it.
-  const [made] = await runPrepared<ForkCounts & { child: Record<string, unknown> | null }>(
-    tx,
-    FORK,
-    [
-      parent.id,
-      treeId,
-      name,
-      limits.maxChildren,
-      limits.maxAgentsPerTree,
-      prompt,
-      options.systemPrompt ?? null,
-      options.model ?? null,
-      options.profile ?? null,
-      options.cwd ?? null,
-      JSON.stringify(options.budget ?? {}),
-      inherit ? "inherit" : "fresh",
-      cutoff,
-      JSON.stringify(options.policy ?? []),
-    ],
-  );
+  const [made] = await runPrepared<
+    ForkCounts & {
+      child: Record<string, unknown> | null;
+      event_id: string | null;
+      content: string | null;
+    }
+  >(tx, record ? FORK_RECORDED : FORK, [
+    parent.id,
+    treeId,
+    name,
+    limits.maxChildren,
+    limits.maxAgentsPerTree,
+    prompt,
+    options.systemPrompt ?? null,
+    options.model ?? null,
+    options.profile ?? null,
+    options.cwd ?? null,
+    JSON.stringify(options.budget ?? {}),
+    inherit ? "inherit" : "fresh",
+    cutoff,
+    JSON.stringify(options.policy ?? []),
+    ...(record
+      ? [
+          record.key,
+          record.epoch,
+          JSON.stringify({ tool_call_id: record.toolCallId, name: "fork" }),
+        ]
+      : []),
+  ]);
   const counts = made!;
   if (!counts.child) throw forkRefused(parent, name, counts, limits);
-  return rowFromJson(agents, counts.child);
+  return {
+    child: rowFromJson(agents, counts.child),
+    ...(counts.event_id === null
+      ? {}
+      : { result: { eventId: Number(counts.event_id), content: counts.content! } }),
+  };
+}
+
+export interface ForkMade {
+  child: AgentRow;
+  /** With a ResultStamp: the call's `tool_result` event and its content (what the model reads). */
+  result?: { eventId: number; content: string };
 }
 
 /**
@@ -164,9 +187,7 @@ export async function forkAgentIn(
  * $3 name, $4 max children, $5 max living agents, $6 prompt (null: idle), $7 system prompt,
  * $8 model, $9 profile, $10 cwd, $11 budget, $12 context mode, $13 inherited cutoff, $14 policy.
  */
-const FORK: Prepared = {
-  name: "warren_fork",
-  text: `with c as (
+const forkText = (record: boolean) => `with c as (
       select count(*) filter (where parent_id = $1::uuid)::int as children,
              count(*)::int as living,
              count(*) filter (where parent_id = $1::uuid and name = $3::text)::int as twins
@@ -195,11 +216,32 @@ const FORK: Prepared = {
       select child.id, child.tree_id, 'user', $6::text from child where $6::text is not null
     ), woken as (
       select pg_notify('${WORK_CHANNEL}', child.id::text) from child where $6::text is not null
-    )
+    )${
+      record
+        ? `, counted as (
+      -- Moving the epoch to the turn's ($16) lets agents_fence refuse a stale worker's count.
+      update agents set tool_calls = tool_calls + 1, last_activity_at = now(),
+                        lease_epoch = coalesce($16::bigint, lease_epoch)
+       where id = $1::uuid and exists (select 1 from child)
+    ), result as (
+      -- The same text as JSON.stringify({agent_id, name}). $15 key, $16 epoch, $17 data.
+      insert into events (agent_id, tree_id, kind, content, data, key, epoch)
+      select $1::uuid, $2::uuid, 'tool_result',
+             '{"agent_id":' || to_json(child.id::text)::text || ',"name":' || to_json(child.name)::text || '}',
+             $17::jsonb, $15::text, $16::bigint
+        from child
+      returning id, content
+    )`
+        : ""
+    }
     select c.children, c.living, c.twins, (select to_jsonb(child) from child) as child,
-           (select count(*) from woken) as woken
-      from c`,
-};
+           (select count(*) from woken) as woken,
+           ${record ? "(select id from result)" : "null::bigint"} as event_id,
+           ${record ? "(select content from result)" : "null::text"} as content
+      from c`;
+
+const FORK: Prepared = { name: "warren_fork", text: forkText(false) };
+const FORK_RECORDED: Prepared = { name: "warren_fork_recorded", text: forkText(true) };
 
 type ForkCounts = {
   children: number;

@@ -3,18 +3,12 @@
 // NOTIFYs sent on commit; with `record`, also the call's keyed `tool_result` and its count
 // (tools/effects.ts), so the effect and its result commit together or not at all.
 import { AgentError, LeaseLost } from "../agents/errors.js";
+import type { ResultStamp } from "../agents/event-keys.js";
 import { isUuid } from "../agents/refs.js";
 import { agentChannel, WORK_CHANNEL } from "../bus/channels.js";
 import type { Queryable } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import { validateBody, type SendReceipt, type SendRequest } from "./send.js";
-
-/** The tool call a send records its result for (key and epoch: see agents/event-keys.ts). */
-export interface SendRecord {
-  key: string;
-  epoch: number | null;
-  toolCallId: string;
-}
 
 export interface FencedReceipt extends SendReceipt {
   toName: string;
@@ -38,7 +32,7 @@ type SendRow = {
 export async function sendMailIn(
   q: Queryable,
   request: SendRequest & { leaseOwner?: string },
-  record?: SendRecord,
+  record?: ResultStamp,
 ): Promise<FencedReceipt> {
   const body = validateBody(request.body, request.maxBytes);
   if (!isUuid(request.toId)) throw new AgentError("UNKNOWN_AGENT", `no agent ${request.toId}`);

@@ -5,7 +5,7 @@
 // committed with its reply lost) first reads what was recorded, and a duplicate refused by the
 // key is answered with the recorded result: the effect is never committed twice.
 import { appendToolResult } from "../agents/events.js";
-import { eventKey, isDuplicateKey, recordedEvent } from "../agents/event-keys.js";
+import { eventKey, isDuplicateKey, recordedEvent, type ResultStamp } from "../agents/event-keys.js";
 import { isAgentError } from "../agents/errors.js";
 import type { Queryable } from "../db/client.js";
 import { withRetry } from "../db/retry.js";
@@ -59,7 +59,7 @@ export async function commitEffect(
 }
 
 /** What an effect that records its own result in its statement stamps it with. */
-export function resultStamp(ctx: AgentToolContext) {
+export function resultStamp(ctx: AgentToolContext): ResultStamp {
   return { key: resultKey(ctx), epoch: ctx.fence?.epoch ?? null, toolCallId: ctx.toolCallId };
 }
 

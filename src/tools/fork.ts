@@ -1,7 +1,7 @@
 // fork {name, prompt, profile?, context?, budget?} → {agent_id, name}: creates a running child.
 import type { Budget } from "../agents/agents.sql.js";
 import { forkAgentIn } from "../agents/tree.js";
-import { commitEffect } from "./effects.js";
+import { commitOnce, resultStamp } from "./effects.js";
 import { fail, type Tool } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
 import { childSystemPrompt } from "../runtime/system-prompt.js";
@@ -75,28 +75,36 @@ export const forkTool: Tool<AgentToolContext> = {
     const parsedBudget = parseBudget(budget);
     if (typeof parsedBudget === "string") return fail("INVALID_ARGS", parsedBudget);
     try {
-      // The child and this call's result commit together, fenced by the lease (effects.ts).
-      return await commitEffect(ctx, "fork", async (tx) => {
-        const child = await forkAgentIn(
-          tx,
-          ctx.agent.id,
-          {
-            leaseOwner: ctx.fence?.owner,
-            treeId: ctx.agent.tree_id,
-            name,
-            prompt,
-            context: context === "fresh" ? "fresh" : "inherit",
-            inheritUntilEvent: ctx.assistantEventId,
-            profile: typeof profile === "string" ? profile : null,
-            systemPrompt: childSystemPrompt(chosen),
-            model: chosen?.model ?? null,
-            budget: { ...ctx.childBudget, ...chosen?.budget, ...parsedBudget },
-            policy: chosen?.policy ? [chosen.policy] : [],
-          },
-          ctx.limits,
-        );
-        return { agent_id: child.id, name: child.name };
-      });
+      // The child and this call's result commit together, in the statement after the root's
+      // lock, fenced by the lease (effects.ts).
+      return await commitOnce(ctx, () =>
+        ctx.db.transaction(async (tx) => {
+          const made = await forkAgentIn(
+            tx,
+            ctx.agent.id,
+            {
+              leaseOwner: ctx.fence?.owner,
+              treeId: ctx.agent.tree_id,
+              name,
+              prompt,
+              context: context === "fresh" ? "fresh" : "inherit",
+              inheritUntilEvent: ctx.assistantEventId,
+              profile: typeof profile === "string" ? profile : null,
+              systemPrompt: childSystemPrompt(chosen),
+              model: chosen?.model ?? null,
+              budget: { ...ctx.childBudget, ...chosen?.budget, ...parsedBudget },
+              policy: chosen?.policy ? [chosen.policy] : [],
+            },
+            ctx.limits,
+            resultStamp(ctx),
+          );
+          return {
+            ok: true as const,
+            value: JSON.parse(made.result!.content) as unknown,
+            recordedEventId: made.result!.eventId,
+          };
+        }),
+      );
     } catch (err) {
       return failure(err);
     }
