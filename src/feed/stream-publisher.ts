@@ -15,6 +15,12 @@ export const STREAM_INTERVAL_MS = 50;
 export const DELTA_INTERVAL_MS = 10;
 /** The row catches up this many intervals after the last delta when no hint brought it along. */
 const QUIET_INTERVALS = 4;
+/**
+ * While no feed watches the agent, a row write (which finds no watcher and writes nothing) is
+ * tried once per this many intervals: 200 unwatched streams ask 800 times a second, not 4,000.
+ * A feed that starts watching sees the text up to this much later (250 ms by default).
+ */
+const UNWATCHED_INTERVALS = 5;
 
 // Shared by both statements. $1 agent, $2 tree, $3 the turn's lease epoch (null: not leased; a
 // stale one writes and sends nothing and says so: held = false).
@@ -110,7 +116,7 @@ export function createStreamPublisher(
    * wrote at every interval. The row only serves a feed that joins late or lost a hint.
    */
   const next = (now: number): { kind: "row" | "delta"; at: number } | undefined => {
-    const rowAt = lastRow + intervalMs;
+    const rowAt = lastRow + (response === undefined ? UNWATCHED_INTERVALS : 1) * intervalMs;
     if (unsent() === 0) {
       return rowBehind()
         ? { kind: "row", at: Math.max(rowAt, lastInput + QUIET_INTERVALS * intervalMs) }

@@ -102,6 +102,34 @@ describe("the stream publisher", () => {
     raw.stop();
   });
 
+  it("asks whether anyone watches an unwatched stream once per five intervals, not each", async () => {
+    const { db } = database();
+    const root = await createTree(db, { name: "unwatched" });
+    // Counts the row writes (each asks whether a feed watches) this publisher sends.
+    let asked = 0;
+    const pool = db.$client;
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    pool.query = ((...args: unknown[]) => {
+      if ((args[0] as { name?: string })?.name === "warren_stream_row") asked++;
+      return query(...args);
+    }) as typeof pool.query;
+    const intervalMs = 20;
+    const publisher = createStreamPublisher(db, root, { intervalMs });
+    const started = Date.now();
+    for (let i = 0; i < 30; i++) {
+      publisher.onText(`${i} `);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const elapsed = Date.now() - started;
+    await publisher.settle();
+    pool.query = query as typeof pool.query;
+    // Never more often than once per 5 intervals (the first at once); each interval would be
+    // about three times as many.
+    expect(asked).toBeGreaterThan(0);
+    expect(asked).toBeLessThanOrEqual(Math.floor(elapsed / (5 * intervalMs)) + 1);
+    expect(await row(root.id)).toBeUndefined();
+  });
+
   it("sends and writes nothing under a stale lease epoch, and says so", async () => {
     const { root, raw } = await watchedRoot("fenced");
     let fenced = 0;
