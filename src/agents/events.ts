@@ -1,7 +1,7 @@
 // Appending to and reading an agent's transcript.
 import { and, asc, desc, eq, gt, lt, sql } from "drizzle-orm";
 import { DURABLE_COMMIT, type Queryable } from "../db/client.js";
-import { isPool, preparedFor, runPrepared, type Prepared } from "../db/prepared.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
 import { events, type EventKind, type EventRow } from "./events.sql.js";
 import { recordedEvent } from "./event-keys.js";
 import { scrubJson, scrubText } from "./text.js";
@@ -104,14 +104,23 @@ export function eventFromRaw(row: RawEvent): EventRow {
   return { ...row, id: Number(row.id), epoch: row.epoch === null ? null : Number(row.epoch) };
 }
 
-// Moving the epoch to the turn's ($5) lets agents_fence refuse the count of a stale worker.
-const toolResultText = (durable: boolean) => `
-  with counted as (
+/**
+ * The CTE `counted` of a statement that records a call's `tool_result`: the agent's call count,
+ * moved with the result (a call replayed after a crash is counted once). `agent` and `epoch` are
+ * the statement's parameters ("$1"); `when` must hold for the count (e.g. the effect happened).
+ * Moving the epoch to the turn's lets agents_fence refuse the count of a stale worker.
+ */
+export function countedCte(agent: string, epoch: string, when: string): string {
+  return `counted as (
     update agents set tool_calls = tool_calls + 1, last_activity_at = now(),
-                      lease_epoch = coalesce($5::bigint, lease_epoch)
-     where id = $1::uuid and (${durable ? DURABLE_COMMIT : "select true"}) is not null
+                      lease_epoch = coalesce(${epoch}::bigint, lease_epoch)
+     where id = ${agent}::uuid and ${when}
     returning id
-  )
+  )`;
+}
+
+const toolResultText = (durable: boolean) => `
+  with ${countedCte("$1", "$5", `(${durable ? DURABLE_COMMIT : "select true"}) is not null`)}
   insert into events (agent_id, kind, content, data, key, epoch)
   values ($1::uuid, 'tool_result', $2::text, $3::jsonb, $4::text, $5::bigint)
   returning *`;
@@ -139,8 +148,6 @@ export interface EventRange {
   before?: number;
   /** At most this many (the oldest of the range). */
   limit?: number;
-  /** Only from the last user message or mail on (everything when there is none). */
-  fromLastInput?: boolean;
 }
 
 export async function listEvents(
@@ -148,38 +155,18 @@ export async function listEvents(
   agentId: string,
   range: EventRange = {},
 ): Promise<EventRow[]> {
-  const build = (ids: { agent: unknown; after: unknown; before: unknown }) =>
-    q
-      .select()
-      .from(events)
-      .where(
-        and(
-          eq(events.agent_id, ids.agent as string),
-          range.after !== undefined ? gt(events.id, ids.after as number) : undefined,
-          range.before !== undefined ? lt(events.id, ids.before as number) : undefined,
-          range.fromLastInput
-            ? sql`${events.id} >= coalesce((
-              select id from events where agent_id = ${ids.agent} and kind in ('user', 'mail_in')
-               order by id desc limit 1), 0)`
-            : undefined,
-        ),
-      )
-      .orderBy(asc(events.id));
-  const limited = (query: ReturnType<typeof build>) =>
-    range.limit === undefined ? query : query.limit(range.limit);
-  if (!isPool(q) || range.limit !== undefined) {
-    return limited(build({ agent: agentId, after: range.after, before: range.before }));
-  }
-  // One prepared query per shape of range (which bounds are set), run with placeholders.
-  const shape = `${range.after !== undefined}.${range.before !== undefined}.${!!range.fromLastInput}`;
-  const prepared = preparedFor(q, `events:${shape}`, () =>
-    build({
-      agent: sql.placeholder("agent"),
-      after: sql.placeholder("after"),
-      before: sql.placeholder("before"),
-    }).prepare(`warren_events_${shape.replace(/\./g, "_")}`),
-  );
-  return prepared.execute({ agent: agentId, after: range.after, before: range.before });
+  const query = q
+    .select()
+    .from(events)
+    .where(
+      and(
+        eq(events.agent_id, agentId),
+        range.after !== undefined ? gt(events.id, range.after) : undefined,
+        range.before !== undefined ? lt(events.id, range.before) : undefined,
+      ),
+    )
+    .orderBy(asc(events.id));
+  return range.limit === undefined ? query : query.limit(range.limit);
 }
 
 /** The newest `limit` events (before `before`, when given), oldest first: one page of history. */

@@ -17,7 +17,8 @@ import { runPrepared, type Prepared } from "../db/prepared.js";
 import { LeaseLost, type Fence } from "./errors.js";
 
 /** The ORDER BY of rule 1 and 2: roots first (false sorts before true), then by id. */
-const LOCK_ORDER_TEXT = "(id <> tree_id), id";
+/** The ORDER BY of rule 1 and 2 as statement text (for named statements). */
+export const LOCK_ORDER_TEXT = "(id <> tree_id), id";
 export const LOCK_ORDER = sql.raw(LOCK_ORDER_TEXT);
 
 export type RowLock = "update" | "no key update" | "share" | "key share";

@@ -6,7 +6,7 @@ import { agentChannel, notify, WORK_CHANNEL } from "../bus/channels.js";
 import { escapeLine } from "../text/escape.js";
 import { agents, type AgentRow, type AgentState, type Budget } from "./agents.sql.js";
 import { events } from "./events.sql.js";
-import { appendEvent } from "./events.js";
+import { appendEvent, countedCte } from "./events.js";
 import { AgentError, LeaseLost, type Fence } from "./errors.js";
 import { DEFAULT_LIMITS, type Limits } from "./limits.js";
 import type { ResultStamp } from "./event-keys.js";
@@ -218,12 +218,7 @@ const forkText = (record: boolean) => `with c as (
       select pg_notify('${WORK_CHANNEL}', child.id::text) from child where $6::text is not null
     )${
       record
-        ? `, counted as (
-      -- Moving the epoch to the turn's ($16) lets agents_fence refuse a stale worker's count.
-      update agents set tool_calls = tool_calls + 1, last_activity_at = now(),
-                        lease_epoch = coalesce($16::bigint, lease_epoch)
-       where id = $1::uuid and exists (select 1 from child)
-    ), result as (
+        ? `, ${countedCte("$1", "$16", "exists (select 1 from child)")}, result as (
       -- The same text as JSON.stringify({agent_id, name}). $15 key, $16 epoch, $17 data.
       insert into events (agent_id, tree_id, kind, content, data, key, epoch)
       select $1::uuid, $2::uuid, 'tool_result',

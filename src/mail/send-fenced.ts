@@ -4,6 +4,8 @@
 // (tools/effects.ts), so the effect and its result commit together or not at all.
 import { AgentError, LeaseLost } from "../agents/errors.js";
 import type { ResultStamp } from "../agents/event-keys.js";
+import { countedCte } from "../agents/events.js";
+import { LOCK_ORDER_TEXT } from "../agents/lock-order.js";
 import { isUuid } from "../agents/refs.js";
 import { agentChannel, WORK_CHANNEL } from "../bus/channels.js";
 import type { Queryable } from "../db/client.js";
@@ -78,7 +80,7 @@ const sendText = (record: boolean) => `
   with locked as (
     select id, tree_id, name, state, lease_owner from agents
      where id = any(array_remove(array[$1::uuid, $2::uuid], null))
-     order by (id <> tree_id), id
+     order by ${LOCK_ORDER_TEXT}
      for key share
   ), recipient as (
     select id, tree_id, name, state from locked where id = $2::uuid
@@ -101,12 +103,7 @@ const sendText = (record: boolean) => `
       from m
   )${
     record
-      ? `, counted as (
-    -- Moving the epoch to the turn's lets agents_fence refuse the count of a stale worker.
-    update agents set tool_calls = tool_calls + 1, last_activity_at = now(),
-                      lease_epoch = coalesce($7::bigint, lease_epoch)
-     where id = $1::uuid and exists (select 1 from m)
-  ), result as (
+      ? `, ${countedCte("$1", "$7", "exists (select 1 from m)")}, result as (
     -- The same text as JSON.stringify({status, to, to_name, mail_id}).
     insert into events (agent_id, tree_id, kind, content, data, key, epoch)
     select $1::uuid, $3::uuid, 'tool_result',
