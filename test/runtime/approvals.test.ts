@@ -104,7 +104,8 @@ describe("a call the policy marks ask", () => {
     const agent = await asking("asker", `echo hi > ${marker}`);
     const request = await pendingOf(agent.id);
     expect(request).toMatchObject({ tool: "bash", subject: `echo hi > ${marker}` });
-    expect(await state(agent.id)).toBe("waiting");
+    // The request commits first, the agent's `waiting` in the gate's next statement.
+    await until("the agent to wait", async () => (await state(agent.id)) === "waiting");
     // concurrency 1: another agent runs while this one waits for its answer.
     fake.script({ agent: "bystander", reply: { text: "meanwhile" } });
     const other = await createTree(database().db, { name: "bystander", prompt: "hi" });
