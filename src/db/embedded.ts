@@ -28,7 +28,7 @@ export interface EmbeddedStatus {
 }
 
 export interface EmbeddedOptions {
-  /** Where one-line notices (a permission changed, a port moved) go; stderr by default. */
+  /** Where one-line notices (first set-up, a permission changed, a port moved) go; stderr by default. */
   notice?: (line: string) => void;
 }
 
@@ -78,9 +78,10 @@ export async function ensureEmbedded(home: string, options: EmbeddedOptions = {}
   try {
     const runAs = await postgresUser(notice);
     if (runAs) await ensureSearchable([paths.dataDir, (await binaries()).pg_ctl], runAs, notice);
-    const config = (await isInitialised(paths))
-      ? await readConfig(paths)
-      : await initialise(paths, runAs);
+    const fresh = !(await isInitialised(paths));
+    // initdb and the first start take seconds: say why nothing else shows meanwhile.
+    if (fresh) notice(`first start: setting up the embedded PostgreSQL in ${paths.dataDir}…`);
+    const config = fresh ? await initialise(paths, runAs) : await readConfig(paths);
     if (!config) {
       throw new Error(
         `embedded database at ${paths.dataDir} has no ${paths.configPath}; remove ${paths.home} to start afresh`,

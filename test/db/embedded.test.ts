@@ -57,6 +57,10 @@ describe("embedded postgres", () => {
       ensureEmbedded(home, options),
     ]);
     expect(new Set(urls).size).toBe(1);
+    // One line says why the first start takes seconds; the callers that waited set up nothing.
+    expect(notices.filter((line) => line.startsWith("first start: setting up"))).toEqual([
+      `first start: setting up the embedded PostgreSQL in ${path.join(home, "pgdata")}…`,
+    ]);
     const url = urls[0]!;
     expect(url).toMatch(/^postgres:\/\/warren:[0-9a-f]+@127\.0\.0\.1:\d+\/warren$/);
     expect(new URL(url).port).not.toBe("5432");
@@ -120,6 +124,7 @@ describe.runIf(process.getuid?.() === 0)("embedded postgres run by root", () => 
         expect.stringContaining(`search permission on ${outer} `),
         expect.stringContaining(`search permission on ${path.join(outer, "inner")} `),
         expect.stringContaining(`search permission on ${home} `),
+        expect.stringMatching(/^first start: setting up the embedded PostgreSQL/),
       ]);
       const owner = (await fs.stat(path.join(home, "pgdata"))).uid;
       expect(owner).not.toBe(0);
