@@ -1,11 +1,11 @@
-// The search result list: one row per hit — agent, time, the matching line — in the panel's
+// The search result list: one row per hit — agent, time, the matching line, in aligned columns — in the panel's
 // frame, the selected row inverse; a line while the query runs, fails or finds nothing.
 import type { SearchHit } from "../../search/search.js";
 import { framed } from "./agent-panel.js";
 import { nameText } from "./agent-text.js";
 import { GLYPH } from "./glyphs.js";
 import { clipRow, rowWidth, type Row } from "./spans.js";
-import { padToWidth } from "./text-width.js";
+import { displayWidth, padToWidth } from "./text-width.js";
 import { cleanText, paintSpans, ROLE, type Line, type Theme } from "./theme.js";
 
 export interface SearchResultsView {
@@ -42,21 +42,33 @@ export function renderSearchResults(
       0,
       Math.min(selected - Math.floor(rowsShown / 2), hits.length - rowsShown),
     );
-    rows = hits
-      .slice(start, start + rowsShown)
-      .map((hit, i) => hitRow(hit, start + i === selected, now, width));
+    const shown = hits.slice(start, start + rowsShown);
+    // Columns as wide as their widest shown cell, so the matching lines start in one column.
+    const columns = {
+      name: Math.max(...shown.map((hit) => displayWidth(nameText(hit.agent_name, MAX_NAME)))),
+      time: Math.max(...shown.map((hit) => timeText(hit.created_at, now).length)),
+    };
+    rows = shown.map((hit, i) => hitRow(hit, start + i === selected, now, width, columns));
   }
   return framed(rows, title, width, rowsShown).map((row) => paintSpans(theme, row));
 }
 
-function hitRow(hit: SearchHit, selected: boolean, now: Date, width: number): Row {
+const MAX_NAME = 20;
+
+function hitRow(
+  hit: SearchHit,
+  selected: boolean,
+  now: Date,
+  width: number,
+  columns: { name: number; time: number },
+): Row {
   const row = clipRow(
     [
       { text: selected ? GLYPH.selected : " ", style: ROLE.strong },
       { text: " " },
-      { text: nameText(hit.agent_name, 20), style: ROLE.strong },
+      { text: padToWidth(nameText(hit.agent_name, MAX_NAME), columns.name), style: ROLE.strong },
       { text: ` ${hit.agent_id.slice(0, 8)}  `, style: ROLE.faint },
-      { text: `${timeText(hit.created_at, now)}  `, style: ROLE.faint },
+      { text: `${timeText(hit.created_at, now).padEnd(columns.time)}  `, style: ROLE.faint },
       // Escaped by the query already (search.ts); cleanText again costs nothing and is certain.
       { text: cleanText(hit.line, false) },
     ],

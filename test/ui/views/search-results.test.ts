@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { SearchHit } from "../../../src/search/search.js";
 import { renderSearchResults } from "../../../src/ui/views/search-results.js";
+import { displayWidth } from "../../../src/ui/views/text-width.js";
 import { showWithin } from "./helpers.js";
 
 const NOW = new Date(2026, 10, 23, 21, 30, 0);
@@ -30,7 +31,8 @@ describe("renderSearchResults", () => {
     });
     expect(rows[0]).toContain("search number — 2 matches");
     expect(rows[1]).toContain("› alpha dd1faeff  21:29:07  line number 7");
-    expect(rows[2]).toContain("  beta dd1faeff  21:29:03  line number 3");
+    // Names and times of different widths: the lines still start in one column.
+    expect(rows[2]).toContain("  beta  dd1faeff  21:29:03  line number 3");
     expect(rows).toHaveLength(7);
   });
 
@@ -41,6 +43,26 @@ describe("renderSearchResults", () => {
       selected: 0,
     });
     expect(rows[1]).toContain("Nov 02 09:05");
+  });
+
+  it("aligns the matching lines when names and times differ in width", () => {
+    const rows = show(
+      {
+        query: "x",
+        hits: [
+          hit(1, { agent_name: "a" }),
+          hit(2, { agent_name: "a-much-longer-name", created_at: new Date(2026, 10, 2, 9, 5) }),
+          hit(3, { agent_name: "数据" }),
+        ],
+        selected: 0,
+      },
+      90,
+    );
+    // In cells: the wide name's characters take two each.
+    const starts = rows
+      .slice(1, 4)
+      .map((row) => displayWidth(row.slice(0, row.indexOf("line number"))));
+    expect(new Set(starts).size).toBe(1);
   });
 
   it("keeps the selection in view", () => {
