@@ -46,6 +46,8 @@ export interface BarsInput {
   current: AgentRow;
   mode: "normal" | "capture" | "dead";
   keysHint: string;
+  /** Shown instead of `keysHint` when the bar is narrow (none for a flashed line). */
+  keysHintShort?: string;
   problem: string | undefined;
   /** The tree's open approval requests (the status bar shows the count and the key). */
   approvals?: number;
@@ -91,6 +93,7 @@ export function renderBars(input: BarsInput): { separator: Line; statusBar: Line
         ...(cost ? { cost } : {}),
         mode: input.mode,
         keysHint: input.keysHint,
+        ...(input.keysHintShort ? { keysHintShort: input.keysHintShort } : {}),
         ...(input.problem ? { problem: input.problem } : {}),
         ...(input.approvals ? { approvals: { count: input.approvals, key: "^G" } } : {}),
       },
@@ -121,8 +124,16 @@ function withTree(agent: number | undefined, tree: number | undefined) {
 
 /** The status bar's right side when nothing is flashed there. */
 export function keysHint(scroll: number, mouseOn: boolean): string {
-  const scrolled = scroll > 0 ? `↑${scroll} lines · ` : "";
-  return `${scrolled}^T agents · ^O mouse ${mouseOn ? "on" : "off (select text)"} · /help`;
+  return `${scrolledText(scroll)}^T agents · ^O mouse ${mouseOn ? "on" : "off (select text)"} · /help`;
+}
+
+/** The keys hint in a narrow status bar: the panel key and /help, which lists the rest. */
+export function shortKeysHint(scroll: number): string {
+  return `${scrolledText(scroll)}^T agents · /help`;
+}
+
+function scrolledText(scroll: number): string {
+  return scroll > 0 ? `↑${scroll} lines · ` : "";
 }
 
 /** The input's prompt: it says when typed lines are captured, not sent. */

@@ -6,7 +6,14 @@ import { agentCost, formatUsd, type Pricing } from "../agents/cost.js";
 import { modelProblem, type Config } from "../config/config.js";
 import { wordWarning, type Warning } from "../db/warning.js";
 import type { Controller } from "./controller.js";
-import { deadInputLine, keysHint, promptFor, renderBars, renderWaitLayer } from "./frame-parts.js";
+import {
+  deadInputLine,
+  keysHint,
+  promptFor,
+  renderBars,
+  renderWaitLayer,
+  shortKeysHint,
+} from "./frame-parts.js";
 import type { InputEditor } from "./input-editor.js";
 import { MAX_INPUT_ROWS, type Layout } from "./layout.js";
 import type { Notifier } from "./notify.js";
@@ -244,7 +251,7 @@ export function createPainter(options: PainterOptions): Painter {
         root: state.agents.get(root.id) ?? root,
         current,
         mode: dead ? "dead" : options.mode(),
-        keysHint: flashText(view, now) ?? keysHint(scroll, view.mouseOn),
+        ...hints(flashText(view, now), scroll, view.mouseOn),
         problem: outageText(
           state.outage ??
             (view.outage && view.outage.until > now ? view.outage.warning : undefined),
@@ -273,4 +280,14 @@ function outageText(outage: Warning | undefined): string | undefined {
 
 function emptyFrame() {
   return { scrollback: [], statusLayer: [], spinner: "", separator: "", input: [], statusBar: "" };
+}
+
+/** The status bar's right side: a flashed line as it is, else the keys hint and its short form. */
+function hints(
+  flash: string | undefined,
+  scroll: number,
+  mouseOn: boolean,
+): { keysHint: string; keysHintShort?: string } {
+  if (flash !== undefined) return { keysHint: flash };
+  return { keysHint: keysHint(scroll, mouseOn), keysHintShort: shortKeysHint(scroll) };
 }

@@ -1,11 +1,11 @@
 // The status bar: a connection problem first and loud, then the mode, the tree, the agent
 // (name + short id, state, model, its tokens and the tree's), the counts of agents by state, and
-// the keys hint at the right. Parts drop by priority when the terminal is narrow.
+// the keys hint at the right. Parts shorten, then drop, by priority when the terminal is narrow.
 import type { AgentRow } from "../../agents/agents.sql.js";
 import { sumCounters, type CounterRow } from "../../agents/totals.js";
 import { formatUsd } from "../../agents/cost.js";
 import { compactNumber, shortId } from "../../text/format.js";
-import { agentLabel, STATE_GLYPH, tokenText } from "./agent-text.js";
+import { agentLabel, nameText, STATE_GLYPH, tokenText } from "./agent-text.js";
 import { approvalCountText } from "./approvals.js";
 import { clipRow, rowWidth, type Row } from "./spans.js";
 import { GLYPH } from "./glyphs.js";
@@ -23,6 +23,8 @@ export interface StatusBarInfo {
   cost?: { agent?: number; tree?: number };
   mode: "normal" | "capture" | "dead";
   keysHint: string;
+  /** Shown instead of `keysHint` when the bar is narrow. */
+  keysHintShort?: string;
   /** E.g. "database unreachable — reconnecting…": shown first and prominently. */
   problem?: string;
   /** Open approval requests of the tree, and the key that jumps to the oldest. */
@@ -34,7 +36,12 @@ interface Part {
   /** Lower goes first when space runs out. */
   priority: number;
   right?: boolean;
+  /** Shown instead of `row`, from its own turn in the priority order, before the part goes. */
+  short?: { row: Row; priority: number };
 }
+
+/** A model name in the narrow bar: its last path segment, at most this many cells. */
+const SHORT_MODEL = 16;
 
 export function renderStatusBar(info: StatusBarInfo, width: number, theme: Theme): Line {
   const { current, counts } = info;
@@ -80,16 +87,32 @@ export function renderStatusBar(info: StatusBarInfo, width: number, theme: Theme
     row: [{ text: `${state.glyph} ${current.state}`, style: state.style }],
     priority: 70,
   });
-  if (current.model)
+  if (current.model) {
+    const model = cleanText(current.model, false);
+    const short = nameText(model.slice(model.lastIndexOf("/") + 1), SHORT_MODEL);
     parts.push({
-      row: [{ text: cleanText(current.model, false), style: ROLE.model }],
+      row: [{ text: model, style: ROLE.model }],
       priority: 30,
+      ...(short === model
+        ? {}
+        : { short: { row: [{ text: short, style: ROLE.model }], priority: 25 } }),
     });
-  parts.push({ row: [{ text: tokensPart(info) }], priority: 40 });
+  }
+  parts.push({
+    row: [{ text: tokensPart(info) }],
+    priority: 40,
+    // The agent's own figures before none at all.
+    ...(info.tree
+      ? { short: { row: [{ text: tokensPart({ ...info, tree: undefined }) }], priority: 28 } }
+      : {}),
+  });
   parts.push({
     row: [{ text: cleanText(info.keysHint, false), style: ROLE.faint }],
     priority: 60,
     right: true,
+    ...(info.keysHintShort
+      ? { short: { row: [{ text: info.keysHintShort, style: ROLE.faint }], priority: 26 } }
+      : {}),
   });
   parts.push({
     row: [
@@ -104,13 +127,20 @@ export function renderStatusBar(info: StatusBarInfo, width: number, theme: Theme
     priority: 50,
   });
 
-  // Drop the least important parts until the rest fits; then cut what is left.
-  const order = [...parts].sort((a, b) => a.priority - b.priority);
-  let kept = parts;
-  while (kept.length > 1 && barWidth(kept) > width) {
-    const drop = order.shift()!;
-    kept = kept.filter((p) => p !== drop);
+  // Least important first, parts shorten (at their short form's priority) or go, until the rest
+  // fits; then what is left is cut.
+  const steps = parts.flatMap((part) => [
+    ...(part.short ? [{ part, priority: part.short.priority, shorten: true }] : []),
+    { part, priority: part.priority, shorten: false },
+  ]);
+  steps.sort((a, b) => a.priority - b.priority);
+  const shown = new Map(parts.map((part) => [part, part]));
+  for (const step of steps) {
+    if (shown.size === 1 || barWidth([...shown.values()]) <= width) break;
+    if (step.shorten) shown.set(step.part, { ...step.part, row: step.part.short!.row });
+    else shown.delete(step.part);
   }
+  const kept = [...shown.values()];
   return paintSpans(theme, clipRow(layout(kept, width), width));
 }
 

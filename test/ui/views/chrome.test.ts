@@ -209,6 +209,29 @@ describe("status bar", () => {
     expect(dead).toContain("✗ DEAD");
   });
 
+  it("shortens a long model name, and the tree's figures, before dropping them", () => {
+    const t = tree();
+    const long = info({
+      current: { ...t.a, model: "openrouter/anthropic/claude-3.5-sonnet-20241022" },
+      tree: { tokens: 1_234_567, cached: 456_789 },
+      keysHint: "^T agents · ^O mouse off (select text) · /help",
+      keysHintShort: "^T agents · /help",
+    });
+    const wide = screenText([renderStatusBar(long, 200, color)], 200);
+    expect(wide).toContain("openrouter/anthropic/claude-3.5-sonnet-20241022");
+    expect(wide).toContain("tree 1.2M (457k cached)");
+    expect(wide).toContain("^O mouse off");
+    const at100 = screenText([renderStatusBar(long, 100, color)], 100);
+    expect(at100).toContain("claude-3.5-sonn…");
+    expect(at100).not.toContain("openrouter/");
+    expect(at100).toContain("12k tok");
+    expect(at100).toContain("◐1 ◌1 ○2 ✗1");
+    expect(at100).toMatch(/\^T agents · \/help$/);
+    const at80 = screenText([renderStatusBar(long, 80, color)], 80);
+    expect(at80).not.toContain("claude");
+    expect(at80).toContain("alpha");
+  });
+
   it("fits every width, hostile names included", () => {
     const t = tree();
     for (let width = 5; width <= 140; width += 9) {
