@@ -75,6 +75,8 @@ export interface StreamPublisher {
   onReasoning(delta: string): void;
   /** Stops publishing and waits for a statement in flight; call before `endStream`. */
   settle(): Promise<void>;
+  /** The text and reasoning streamed so far (kept when the person interrupts the response). */
+  streamed(): { text: string; reasoning: string };
 }
 
 /**
@@ -216,6 +218,7 @@ export function createStreamPublisher(
       lastInput = Date.now();
       schedule();
     },
+    streamed: () => ({ text, reasoning }),
     async settle() {
       settled = true;
       clearTimeout(timer);

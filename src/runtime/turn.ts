@@ -18,6 +18,7 @@ import { outage, type WarningSink } from "../db/warning.js";
 import { LeaseLost } from "./leases.js";
 import { toolsFor, toolSpecs, type AnyTool } from "../tools/registry.js";
 import { createStreamPublisher, endStream, setActivity } from "../feed/publish.js";
+import { estimateTokens } from "../llm/stream-assembly.js";
 import type { EventRow } from "../agents/events.sql.js";
 import { isPersonCall } from "./person-wait.js";
 import { completeFitting, fitContext } from "./compaction.js";
@@ -292,7 +293,35 @@ async function askModel(
     onReasoning: stream.onReasoning,
   }).catch(async (err: unknown) => {
     await stream.settle();
-    await endStream(db, agent).catch(() => undefined);
+    // Interrupted mid-answer: what the person saw streamed stays, as a partial answer (the next
+    // turn's model sees it too); otherwise the live text just ends. Keyed like the full answer.
+    const { text, reasoning } = stream.streamed();
+    const keep = stopReason(signal) === "interrupt" && (text.trim() !== "" || reasoning !== "");
+    const kept = keep
+      ? await recordAnswer(
+          db,
+          agent,
+          {
+            text,
+            data: {
+              finish_reason: "interrupted",
+              partial: true,
+              ...(reasoning ? { reasoning } : {}),
+            },
+            // The server's count never came: the output is estimated, the input not counted.
+            usage: {
+              inputTokens: 0,
+              outputTokens: estimateTokens(reasoning + text),
+              estimated: true,
+            },
+          },
+          { key: eventKey.assistant(tail), ...stamp(deps) },
+        ).then(
+          () => true,
+          () => false,
+        )
+      : false;
+    if (!kept) await endStream(db, agent).catch(() => undefined);
     throw err;
   });
   await stream.settle();

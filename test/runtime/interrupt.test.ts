@@ -147,6 +147,57 @@ describe("interrupt", () => {
     fake.assertAllUsed();
   });
 
+  it("keeps the text streamed before the interrupt as a partial answer the next turn sees", async () => {
+    const words = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
+    let chunks = 0;
+    fake.script([
+      {
+        agent: "streamer-x",
+        reply: { text: words, chunkSize: 12, chunkDelayMs: 150, onChunk: () => void chunks++ },
+      },
+      { agent: "streamer-x", reply: { text: "picking up" } },
+    ]);
+    const agent = await createTree(database().db, {
+      name: "streamer-x",
+      prompt: "talk",
+      cwd: workdir,
+    });
+    await until("a few deltas to stream", async () => chunks >= 4);
+    await interruptAgent(database().db, agent.id);
+    await until("the agent to go idle", async () => (await state(agent.id)) === "idle");
+    const events = await database().db.execute<{
+      kind: string;
+      content: string;
+      data: Record<string, unknown> | null;
+    }>(sql`select kind, content, data from events where agent_id = ${agent.id} order by id`);
+    expect(events.rows.map((e) => e.kind).slice(-2)).toEqual(["assistant", "interrupted"]);
+    const partial = events.rows.at(-2)!;
+    expect(partial.content.length).toBeGreaterThan(0);
+    expect(words.startsWith(partial.content)).toBe(true);
+    expect(partial.content.length).toBeLessThan(words.length);
+    expect(partial.data).toMatchObject({ partial: true, finish_reason: "interrupted" });
+    // The live text ended with it: no stream row is left live.
+    const live = await database().db.execute(
+      sql`select 1 from agent_streams where agent_id = ${agent.id} and live`,
+    );
+    expect(live.rows).toHaveLength(0);
+
+    await sendMail(database().db, {
+      treeId: agent.tree_id,
+      fromId: null,
+      toId: agent.id,
+      body: "go on",
+    });
+    await until("the next answer", async () => (await kinds(agent.id)).at(-1) === "assistant");
+    const next = fake.requests
+      .filter((r) => /Your name: streamer-x/.test(r.systemPrompt ?? ""))
+      .at(-1)!;
+    expect(next.messages.some((m) => m.role === "assistant" && m.content === partial.content)).toBe(
+      true,
+    );
+    fake.assertAllUsed();
+  });
+
   it("takes mail that arrived during the interrupted turn and answers it", async () => {
     fake.script([
       { agent: "busy-m", reply: { hang: true } },
