@@ -53,6 +53,9 @@ export interface ActionsOptions {
   onChange: () => void;
 }
 
+/** Says how a command went: a line in the scrollback, "error" in the alarm color. */
+type Answer = (text: string, level?: "info" | "error") => void | Promise<void>;
+
 export function createActions(options: ActionsOptions): Actions {
   const { db, config, controller } = options;
   // Capture is per agent: its lines wait for /fork there, while you look at other agents.
@@ -75,6 +78,20 @@ export function createActions(options: ActionsOptions): Actions {
     controller.addEvent(await appendEvent(db, agentId, "command", text, { by: "person", ...data }));
   };
 
+  /**
+   * The answer to a recorded command (`killed …`, `mail sent …`): a `command` event below it on
+   * the same agent, so another view, another TUI or a restart still shows what it did; shown
+   * as a notice where the person is when that is elsewhere, or when it cannot be written.
+   */
+  const reply = async (agentId: string, text: string, level: "info" | "error" = "info") => {
+    const event = await appendEvent(db, agentId, "command", text, {
+      by: "person",
+      answer: level,
+    }).catch(() => undefined);
+    if (event) controller.addEvent(event);
+    if (!event || agentId !== state.currentId) controller.notice(text, level);
+  };
+
   const capturing = () => captures.get(state.currentId);
   const setMode = (next: "normal" | "capture") => {
     if (next === "capture") captures.set(state.currentId, []);
@@ -94,11 +111,16 @@ export function createActions(options: ActionsOptions): Actions {
     return `child-${n}`;
   };
 
-  /** Interrupts `target` and its descendants (they stay alive); one notice says how many. */
-  const stopSubtree = async (target: AgentRow) => {
-    if (target.state === "dead") return complain(`${displayName(target)} is dead: nothing to stop`);
+  /** Interrupts `target` and its descendants (they stay alive); one line says how many. */
+  const stopSubtree = async (
+    target: AgentRow,
+    answer: Answer = (text, level) => controller.notice(text, level),
+  ): Promise<void> => {
+    if (target.state === "dead") {
+      return answer(`${displayName(target)} is dead: nothing to stop`, "error");
+    }
     const n = (await interruptSubtree(db, target.id)).length;
-    say(`stopped ${n} agent${n === 1 ? "" : "s"}${n === 0 ? ": none was running" : ""}`);
+    return answer(`stopped ${n} agent${n === 1 ? "" : "s"}${n === 0 ? ": none was running" : ""}`);
   };
 
   /** The request /approve and /deny answer by default: the viewed agent's oldest, else the tree's. */
@@ -129,7 +151,26 @@ export function createActions(options: ActionsOptions): Actions {
     options.onChange();
   };
 
+  /** Runs a command; a failure after it was recorded is answered below the record, like success. */
   async function run(command: UiCommand, typed: string): Promise<void> {
+    let recordedOn: string | undefined;
+    const note = async (agentId: string, text: string, data?: Record<string, unknown>) => {
+      await record(agentId, text, data);
+      recordedOn = agentId;
+    };
+    try {
+      await perform(command, typed, note);
+    } catch (error) {
+      if (recordedOn === undefined) throw error;
+      await reply(recordedOn, describeFailure(error), "error");
+    }
+  }
+
+  async function perform(
+    command: UiCommand,
+    typed: string,
+    record: (agentId: string, text: string, data?: Record<string, unknown>) => Promise<void>,
+  ): Promise<void> {
     const here = state.currentId;
     switch (command.name) {
       case "help":
@@ -186,7 +227,8 @@ export function createActions(options: ActionsOptions): Actions {
         if (captured) setMode("normal");
         controller.putAgent(child);
         await controller.view(child.id);
-        return say(
+        return reply(
+          here,
           prompt
             ? `forked ${displayName(child)} with its task; it is running`
             : `forked ${displayName(child)}: an idle child with this context; type its first message`,
@@ -202,7 +244,8 @@ export function createActions(options: ActionsOptions): Actions {
           const to = target.parent_id ?? state.rootId;
           await controller.view(to);
         }
-        return say(
+        return reply(
+          here,
           `killed ${displayName(target)}${killed.length > 1 ? ` and ${killed.length - 1} descendant(s)` : ""}`,
         );
       }
@@ -210,7 +253,7 @@ export function createActions(options: ActionsOptions): Actions {
         const target = command.agent ? await resolve(command.agent) : current();
         if (!target) return complain("no agent to stop");
         await record(here, typed, { target: target.id });
-        return stopSubtree(target);
+        return stopSubtree(target, (text, level) => reply(here, text, level));
       }
       case "send": {
         if (current()?.state === "dead") return complain("this agent is dead: it sends no mail");
@@ -223,7 +266,7 @@ export function createActions(options: ActionsOptions): Actions {
           body: command.message,
           maxBytes: config.limits.maxMessageBytes,
         });
-        return say(`mail sent to ${displayName(to)}${receipt.woke ? " (it woke up)" : ""}`);
+        return reply(here, `mail sent to ${displayName(to)}${receipt.woke ? " (it woke up)" : ""}`);
       }
       case "wait": {
         const agent = current();
@@ -254,7 +297,8 @@ export function createActions(options: ActionsOptions): Actions {
         controller.markReaped(reaped);
         if (landing !== here) await controller.view(landing);
         await record(landing, typed, { reaped });
-        return say(
+        return reply(
+          landing,
           reaped.length
             ? `reaped ${reaped.length} dead agent${reaped.length === 1 ? "" : "s"}; their history stays in the database`
             : "nothing to reap: no dead agents",
@@ -273,7 +317,7 @@ export function createActions(options: ActionsOptions): Actions {
         );
         if (rows.rows.length === 0) return complain("this agent is dead; its model stays");
         await record(here, typed, { model: command.model });
-        return say(`model of this agent set to ${command.model}`);
+        return reply(here, `model of this agent set to ${command.model}`);
       }
     }
   }

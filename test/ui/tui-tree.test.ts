@@ -157,6 +157,8 @@ describe("the TUI working a tree", { retry: 1 }, () => {
     const dead = await t.waitFor(at("alpha"));
     expect(dead).toContain("killed by the person");
     expect(dead).toContain("dead agent: no input");
+    // The command's answer is recorded below it: seen here, where /kill was typed, after the move.
+    expect(dead).toMatch(/» \/kill\n(.*\n)*· killed alpha [0-9a-f]{8}/);
     await enter(t, "some text");
     await t.waitFor(/alpha [0-9a-f]{8} is dead: it takes no input/);
     await enter(t, "/agents");
@@ -177,6 +179,10 @@ describe("the TUI working a tree", { retry: 1 }, () => {
     await t.waitFor(/mail sent to beta [0-9a-f]{8}/);
     await t.keys("C-Down");
     await t.waitFor("● beta got the mail");
+    // Back on the root, the answer is still below the command (it was a passing notice).
+    await t.keys("C-Up");
+    const back = await t.waitFor(at("root"));
+    expect(back).toMatch(/mail sent to beta [0-9a-f]{8}/);
     const mailed = model().requests.find(
       (r) => agentNameOf(r) === "beta" && mentions(r, "status report"),
     );

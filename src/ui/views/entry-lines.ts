@@ -71,9 +71,7 @@ export function entryRows(entry: ScrollEntry, width: number, names: AgentNames =
     case "stream":
       return streamRows(entry.text, entry.reasoning, width);
     case "notice":
-      return entry.level === "error"
-        ? block([{ text: `${GLYPH.warning} `, style: S.error }], entry.text, S.error, width)
-        : block([{ text: `${GLYPH.dot} `, style: S.dim }], entry.text, undefined, width);
+      return noticeRows(entry.text, entry.level, width);
     case "pending":
       return [
         ...block([{ text: `${GLYPH.user} `, style: S.dim }], entry.text, S.dim, width),
@@ -156,6 +154,10 @@ function eventRows(event: EventRow, width: number, names: AgentNames): Row[] {
     case "error":
       return block([{ text: `${GLYPH.warning} `, style: S.error }], content, S.error, width);
     case "command":
+      // A command's recorded answer reads like the notice it was when it was typed (actions.ts).
+      if (data.answer === "error" || data.answer === "info") {
+        return noticeRows(content, data.answer, width);
+      }
       return block([{ text: `${GLYPH.command} `, style: S.dim }], content, S.dim, width);
     case "system":
       return block([{ text: `${GLYPH.dot} `, style: S.dim }], content, S.dim, width);
@@ -168,6 +170,12 @@ function eventRows(event: EventRow, width: number, names: AgentNames): Row[] {
         width,
       );
   }
+}
+
+function noticeRows(text: string, level: "info" | "error", width: number): Row[] {
+  return level === "error"
+    ? block([{ text: `${GLYPH.warning} `, style: S.error }], text, S.error, width)
+    : block([{ text: `${GLYPH.dot} `, style: S.dim }], text, undefined, width);
 }
 
 function assistantRows(
