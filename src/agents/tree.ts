@@ -6,12 +6,12 @@ import { agentChannel, notify, WORK_CHANNEL } from "../bus/channels.js";
 import { escapeLine } from "../text/escape.js";
 import { agents, type AgentRow, type AgentState, type Budget } from "./agents.sql.js";
 import { events } from "./events.sql.js";
-import { appendEvent, countedCte } from "./events.js";
+import { appendEvent } from "./events.js";
 import { AgentError, LeaseLost, type Fence } from "./errors.js";
 import { DEFAULT_LIMITS, type Limits } from "./limits.js";
 import type { ResultStamp } from "./event-keys.js";
 import type { ApproveMode, Policy } from "../config/policy.js";
-import { displayName, getAgent } from "./refs.js";
+import { displayName, getAgent, isUuid } from "./refs.js";
 import { lockAgents } from "./lock-order.js";
 import { scrubText, validateName, validateText } from "./text.js";
 import { rowFromJson } from "../db/json-row.js";
@@ -85,19 +85,23 @@ export async function forkAgent(
   options: ForkOptions,
   limits: Limits = DEFAULT_LIMITS,
 ): Promise<AgentRow> {
-  validateName(options.name);
-  validateNewAgent(options);
-  return db.transaction(async (tx) => (await forkAgentIn(tx, parentId, options, limits)).child);
+  return (await forkAgentIn(db, parentId, options, limits)).child;
 }
 
 /**
- * forkAgent inside the caller's transaction (a fenced tool effect records its result in the same
- * one). Locks the tree's root, then the parent (lock-order.ts); with `leaseOwner`, the parent's
- * lease must still be held by that worker, else LeaseLost. Two statements hold the root: the
- * lock, then the checks, the child, its task and the parent's `fork` line in one.
+ * A fork in one call of warren_fork (migrations/0012_locked_one_trip.sql), on the pool (its own
+ * transaction) or in the caller's transaction. It locks the tree's root, then the parent
+ * (lock-order.ts); with `leaseOwner`, the parent's lease must still be held by that worker, else
+ * LeaseLost. Then, in a command of its own, the checks, the child, its task and the parent's
+ * `fork` line: the root's lock serialises forks and kills within a tree, and that command's
+ * snapshot, taken after the lock's wait, holds every fork committed before it (one statement's
+ * would predate the wait and miss them), so the counts cannot race, and a kill of the parent
+ * either sees this child or is seen by this fork. The lock is `no key update`: it conflicts
+ * with itself (forks) and with kill's `for update`, but not with the `key share` of a send to
+ * the root, so a fan-in's children reporting do not queue behind its forks.
  */
 export async function forkAgentIn(
-  tx: Queryable,
+  q: Queryable,
   parentId: string,
   options: ForkOptions & { leaseOwner?: string; treeId?: string },
   limits: Limits = DEFAULT_LIMITS,
@@ -106,73 +110,50 @@ export async function forkAgentIn(
 ): Promise<ForkMade> {
   const name = validateName(options.name);
   validateNewAgent(options);
-  const treeId = options.treeId ?? (await getAgent(tx, parentId))?.tree_id;
-  if (!treeId) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
-  // The root first: it serialises forks and kills within a tree, so the counts below cannot
-  // race and a kill of the parent either sees this child or is seen by this fork. `no key
-  // update` conflicts with itself (forks) and with kill's `for update`, but not with the `key
-  // share` of a send to the root: a fan-in's children reporting do not queue behind its forks.
-  const locked = await lockAgents(tx, [treeId, parentId], "no key update");
-  const parent = locked.find((r) => r.id === parentId);
-  if (!parent || parent.tree_id !== treeId) {
-    throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
-  }
-  if (options.leaseOwner !== undefined && parent.lease_owner !== options.leaseOwner) {
-    throw new LeaseLost(parentId);
-  }
-  if (parent.state === "dead") {
-    throw new AgentError("AGENT_DEAD", `${displayName(parent)} is dead`);
-  }
-  if (parent.depth + 1 > limits.maxDepth) {
-    throw new AgentError(
-      "LIMIT_EXCEEDED",
-      `depth limit reached: agents may be at most ${limits.maxDepth} levels below the root`,
-    );
-  }
-  const inherit = (options.context ?? "inherit") === "inherit";
-  const cutoff = inherit
-    ? (options.inheritUntilEvent ?? (await nextEventBound(tx, parent.id)))
-    : null;
+  if (!isUuid(parentId)) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
   const prompt = options.prompt === undefined ? null : scrubText(options.prompt);
-  // A statement of its own after the lock: its snapshot then holds every fork committed before
-  // (a statement waiting for a lock re-reads only the locked row). The child is inserted only
-  // when the counts allow it; the counts say which limit refused it.
-  const [made] = await runPrepared<
-    ForkCounts & {
-      child: Record<string, unknown> | null;
-      event_id: string | null;
-      content: string | null;
-    }
-  >(tx, record ? FORK_RECORDED : FORK, [
-    parent.id,
-    treeId,
+  const [made] = await runPrepared<ForkRow>(q, FORK, [
+    parentId,
+    options.treeId ?? null,
     name,
     limits.maxChildren,
     limits.maxAgentsPerTree,
+    limits.maxDepth,
+    options.leaseOwner ?? null,
     prompt,
     options.systemPrompt ?? null,
     options.model ?? null,
     options.profile ?? null,
     options.cwd ?? null,
     JSON.stringify(options.budget ?? {}),
-    inherit ? "inherit" : "fresh",
-    cutoff,
+    (options.context ?? "inherit") === "inherit" ? "inherit" : "fresh",
+    options.inheritUntilEvent ?? null,
     JSON.stringify(options.policy ?? []),
-    ...(record
-      ? [
-          record.key,
-          record.epoch,
-          JSON.stringify({ tool_call_id: record.toolCallId, name: "fork" }),
-        ]
-      : []),
+    record?.key ?? null,
+    record?.epoch ?? null,
+    record ? JSON.stringify({ tool_call_id: record.toolCallId, name: "fork" }) : null,
   ]);
-  const counts = made!;
-  if (!counts.child) throw forkRefused(parent, name, counts, limits);
+  if (!made?.known) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
+  // As the row spells its id (the argument may be upper-case), for displayName.
+  const parent = { id: parentId.toLowerCase(), name: made.parent_name };
+  if (options.leaseOwner !== undefined && made.parent_lease_owner !== options.leaseOwner) {
+    throw new LeaseLost(parentId);
+  }
+  if (made.parent_state === "dead") {
+    throw new AgentError("AGENT_DEAD", `${displayName(parent)} is dead`);
+  }
+  if (made.parent_depth + 1 > limits.maxDepth) {
+    throw new AgentError(
+      "LIMIT_EXCEEDED",
+      `depth limit reached: agents may be at most ${limits.maxDepth} levels below the root`,
+    );
+  }
+  if (!made.child_row) throw forkRefused(parent, name, made, limits);
   return {
-    child: rowFromJson(agents, counts.child),
-    ...(counts.event_id === null
+    child: rowFromJson(agents, made.child_row),
+    ...(made.event_id === null
       ? {}
-      : { result: { eventId: Number(counts.event_id), content: counts.content! } }),
+      : { result: { eventId: Number(made.event_id), content: made.result_text! } }),
   };
 }
 
@@ -182,61 +163,30 @@ export interface ForkMade {
   result?: { eventId: number; content: string };
 }
 
-/**
- * The checks, the child, its task and wake-up, and the parent's `fork` line. $1 parent, $2 tree,
- * $3 name, $4 max children, $5 max living agents, $6 prompt (null: idle), $7 system prompt,
- * $8 model, $9 profile, $10 cwd, $11 budget, $12 context mode, $13 inherited cutoff, $14 policy.
- */
-const forkText = (record: boolean) => `with c as (
-      select count(*) filter (where parent_id = $1::uuid)::int as children,
-             count(*)::int as living,
-             count(*) filter (where parent_id = $1::uuid and name = $3::text)::int as twins
-        from agents where tree_id = $2::uuid and state <> 'dead'
-    ), p as (
-      select id, tree_id, depth, model, cwd, policy from agents, c
-       where id = $1::uuid and c.twins = 0 and c.children < $4::int and c.living < $5::int
-    ), child as (
-      insert into agents (tree_id, parent_id, name, depth, state, system_prompt, model, profile,
-                          cwd, budget, context_mode, context_parent_event, policy)
-      select p.tree_id, p.id, $3::text, p.depth + 1,
-             case when $6::text is null then 'idle' else 'running' end, $7::text,
-             coalesce($8::text, p.model), $9::text, coalesce($10::text, p.cwd), $11::jsonb,
-             $12::text, $13::bigint,
-             -- Narrowed, never widened: the parent's policies, then the child's own (its profile's).
-             p.policy || $14::jsonb
-        from p
-      returning *
-    ), forked as (
-      insert into events (agent_id, tree_id, kind, content, data)
-      select p.id, p.tree_id, 'fork', 'forked ' || child.name || ' ' || left(child.id::text, 8),
-             jsonb_build_object('agent_id', child.id, 'name', child.name)
-        from child, p
-    ), task as (
-      insert into events (agent_id, tree_id, kind, content)
-      select child.id, child.tree_id, 'user', $6::text from child where $6::text is not null
-    ), woken as (
-      select pg_notify('${WORK_CHANNEL}', child.id::text) from child where $6::text is not null
-    )${
-      record
-        ? `, ${countedCte("$1", "$16", "exists (select 1 from child)")}, result as (
-      -- The same text as JSON.stringify({agent_id, name}). $15 key, $16 epoch, $17 data.
-      insert into events (agent_id, tree_id, kind, content, data, key, epoch)
-      select $1::uuid, $2::uuid, 'tool_result',
-             '{"agent_id":' || to_json(child.id::text)::text || ',"name":' || to_json(child.name)::text || '}',
-             $17::jsonb, $15::text, $16::bigint
-        from child
-      returning id, content
-    )`
-        : ""
-    }
-    select c.children, c.living, c.twins, (select to_jsonb(child) from child) as child,
-           (select count(*) from woken) as woken,
-           ${record ? "(select id from result)" : "null::bigint"} as event_id,
-           ${record ? "(select content from result)" : "null::text"} as content
-      from c`;
+/** What warren_fork returns: the parent's row as the checks read it, the counts, what it made. */
+type ForkRow = ForkCounts & {
+  known: boolean;
+  parent_name: string;
+  parent_state: string;
+  parent_depth: number;
+  parent_lease_owner: string | null;
+  child_row: Record<string, unknown> | null;
+  event_id: string | null;
+  result_text: string | null;
+};
 
-const FORK: Prepared = { name: "warren_fork", text: forkText(false) };
-const FORK_RECORDED: Prepared = { name: "warren_fork_recorded", text: forkText(true) };
+/**
+ * $1 parent, $2 tree (null: the parent's), $3 name, $4 max children, $5 max living agents,
+ * $6 max depth, $7 lease owner (null: none checked), $8 prompt (null: idle), $9 system prompt,
+ * $10 model, $11 profile, $12 cwd, $13 budget, $14 context mode, $15 inherited cutoff (null:
+ * all so far), $16 policy; a tool call's result: $17 key (null: none), $18 epoch, $19 data.
+ */
+const FORK: Prepared = {
+  name: "warren_fork",
+  text: `select * from warren_fork($1::uuid, $2::uuid, $3::text, $4::int, $5::int, $6::int,
+           $7::text, $8::text, $9::text, $10::text, $11::text, $12::text, $13::jsonb, $14::text,
+           $15::bigint, $16::jsonb, $17::text, $18::bigint, $19::jsonb, '${WORK_CHANNEL}')`,
+};
 
 type ForkCounts = {
   children: number;
@@ -267,16 +217,6 @@ function forkRefused(
     "LIMIT_EXCEEDED",
     `the tree already has ${counts.living} living agents (limit ${limits.maxAgentsPerTree})`,
   );
-}
-
-async function nextEventBound(tx: Queryable, agentId: string): Promise<number> {
-  const [row] = await tx
-    .select({ id: events.id })
-    .from(events)
-    .where(eq(events.agent_id, agentId))
-    .orderBy(desc(events.id))
-    .limit(1);
-  return (row?.id ?? 0) + 1;
 }
 
 /** Changes a living agent's state and tells its listeners. Returns false if it is dead or gone. */

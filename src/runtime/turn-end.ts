@@ -62,6 +62,24 @@ export async function takePendingMail(
   /** An interrupt ends this turn: its request is cleared, so mail taken in runs a new turn. */
   options: { endInterrupt?: boolean } = {},
 ): Promise<"continue" | "idle"> {
+  // The common case, no mail, in one round trip; with mail, the transaction below takes it in.
+  const [end] = await runPrepared<{ outcome: "idle" | "pending" | "lost" }>(db, TURN_END, [
+    agent.id,
+    fence?.owner ?? null,
+    fence?.epoch ?? null,
+  ]);
+  if (end?.outcome === "lost") throw new LeaseLost(agent.id);
+  if (end?.outcome !== "pending") return "idle";
+  return takeMailIn(db, agent, fence, options);
+}
+
+/** Takes the pending mail in under the row lock, or goes idle if none is left to take. */
+async function takeMailIn(
+  db: Db,
+  agent: AgentRow,
+  fence: Fence | undefined,
+  options: { endInterrupt?: boolean },
+): Promise<"continue" | "idle"> {
   const epoch = fence?.epoch ?? null;
   return db.transaction(async (tx) => {
     // The row lock orders this against a concurrent send's wake-up (which needs the same row).
@@ -122,6 +140,17 @@ type PendingMail = {
   from_id: string | null;
   from_name: string | null;
   body: string;
+};
+
+/**
+ * The end of a turn when no mail is pending, in one call (migrations/0012_locked_one_trip.sql):
+ * the row locked as LOCK_OWN_ROW, the lease checked, then in a command of its own (a snapshot
+ * taken after the lock's wait) idle as PENDING_OR_IDLE, unless any mail is unconsumed: then
+ * 'pending' and nothing changed. Its last argument is the prefix of agent channels.
+ */
+const TURN_END: Prepared = {
+  name: "warren_turn_end",
+  text: `select warren_turn_end($1::uuid, $2::text, $3::bigint, '${agentChannel("")}') as outcome`,
 };
 
 /** The row lock that orders a turn's end against a concurrent send's wake-up (send.ts). */

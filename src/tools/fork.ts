@@ -75,36 +75,34 @@ export const forkTool: Tool<AgentToolContext> = {
     const parsedBudget = parseBudget(budget);
     if (typeof parsedBudget === "string") return fail("INVALID_ARGS", parsedBudget);
     try {
-      // The child and this call's result commit together, in the statement after the root's
-      // lock, fenced by the lease (effects.ts).
-      return await commitOnce(ctx, () =>
-        ctx.db.transaction(async (tx) => {
-          const made = await forkAgentIn(
-            tx,
-            ctx.agent.id,
-            {
-              leaseOwner: ctx.fence?.owner,
-              treeId: ctx.agent.tree_id,
-              name,
-              prompt,
-              context: context === "fresh" ? "fresh" : "inherit",
-              inheritUntilEvent: ctx.assistantEventId,
-              profile: typeof profile === "string" ? profile : null,
-              systemPrompt: childSystemPrompt(chosen),
-              model: chosen?.model ?? null,
-              budget: { ...ctx.childBudget, ...chosen?.budget, ...parsedBudget },
-              policy: chosen?.policy ? [chosen.policy] : [],
-            },
-            ctx.limits,
-            resultStamp(ctx),
-          );
-          return {
-            ok: true as const,
-            value: JSON.parse(made.result!.content) as unknown,
-            recordedEventId: made.result!.eventId,
-          };
-        }),
-      );
+      // The child and this call's result commit together, in one call that locks the root
+      // first and is fenced by the lease (effects.ts): its own transaction, one round trip.
+      return await commitOnce(ctx, async () => {
+        const made = await forkAgentIn(
+          ctx.db,
+          ctx.agent.id,
+          {
+            leaseOwner: ctx.fence?.owner,
+            treeId: ctx.agent.tree_id,
+            name,
+            prompt,
+            context: context === "fresh" ? "fresh" : "inherit",
+            inheritUntilEvent: ctx.assistantEventId,
+            profile: typeof profile === "string" ? profile : null,
+            systemPrompt: childSystemPrompt(chosen),
+            model: chosen?.model ?? null,
+            budget: { ...ctx.childBudget, ...chosen?.budget, ...parsedBudget },
+            policy: chosen?.policy ? [chosen.policy] : [],
+          },
+          ctx.limits,
+          resultStamp(ctx),
+        );
+        return {
+          ok: true as const,
+          value: JSON.parse(made.result!.content) as unknown,
+          recordedEventId: made.result!.eventId,
+        };
+      });
     } catch (err) {
       return failure(err);
     }

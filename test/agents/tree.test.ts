@@ -134,6 +134,32 @@ describe("forkAgent", () => {
     expect(living).toHaveLength(1);
   });
 
+  it("counts a fork of another parent that committed while it waited for the tree's root", async () => {
+    const limits: Limits = { ...DEFAULT_LIMITS, maxAgentsPerTree: 3 };
+    const root = await createTree(db());
+    const a = await forkAgent(db(), root.id, { name: "a" }, limits);
+    // A fork under `a` held open: the root's fork must wait for it (the root lock is per tree,
+    // not per parent) and then count it: the tree is full.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let forked!: () => void;
+    const inside = new Promise<void>((resolve) => (forked = resolve));
+    const held = db().transaction(async (tx) => {
+      await forkAgentIn(tx, a.id, { name: "a1" }, limits);
+      forked();
+      await gate;
+    });
+    await inside;
+    const second = forkAgent(db(), root.id, { name: "b" }, limits);
+    const seen = await blockedOrSettled(db(), second);
+    release();
+    expect(seen).toBe("blocked");
+    await held;
+    const error = await expectAgentError(second, "LIMIT_EXCEEDED");
+    expect(error.message).toMatch(/3 living agents/);
+    expect(await listTree(db(), root.id)).toHaveLength(3);
+  });
+
   it("refuses a dead parent with AGENT_DEAD and an unknown one with UNKNOWN_AGENT", async () => {
     const root = await createTree(db());
     const child = await forkAgent(db(), root.id, { name: "doomed" });

@@ -1,10 +1,19 @@
 // The fault-injection proxy of test/support/pg-proxy.ts against a real Postgres: a dropped commit
 // reply means the write is committed while the client got an error (what the fault tests rely on),
 // message boundaries split across chunks are reassembled, and silence keeps bytes for resume().
+import fs from "node:fs";
+import path from "node:path";
 import pg from "pg";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { migrationsFolder } from "../../src/db/migrate.js";
 import { useTestDatabase } from "../support/db.js";
-import { isWriteSql, PgMessageReader, startPgProxy, type PgProxy } from "../support/pg-proxy.js";
+import {
+  FUNCTION_WRITES,
+  isWriteSql,
+  PgMessageReader,
+  startPgProxy,
+  type PgProxy,
+} from "../support/pg-proxy.js";
 
 const database = useTestDatabase();
 let proxy: PgProxy;
@@ -67,6 +76,21 @@ describe("the message reader", () => {
     expect(isWriteSql('update "agents" set "state" = $1')).toBe(true);
     expect(isWriteSql("select * from mail for update skip locked")).toBe(false);
     expect(isWriteSql("delete from mail where id = 1")).toBe(true);
+    expect(isWriteSql("select * from warren_fork($1::uuid, $2::uuid)")).toBe(true);
+  });
+
+  it("knows what each function a client calls writes (the migrations' non-trigger functions)", () => {
+    const called = fs
+      .readdirSync(migrationsFolder())
+      .filter((file) => file.endsWith(".sql"))
+      .flatMap((file) => [
+        ...fs
+          .readFileSync(path.join(migrationsFolder(), file), "utf8")
+          .matchAll(/CREATE (?:OR REPLACE )?FUNCTION "(\w+)"\([^)]*\)\s*RETURNS (\w+)/gi),
+      ])
+      .filter((m) => m[2]!.toLowerCase() !== "trigger")
+      .map((m) => m[1]!);
+    expect(new Set(called)).toEqual(new Set(Object.keys(FUNCTION_WRITES)));
   });
 });
 
