@@ -291,6 +291,29 @@ async function insertResultEvent(
   return Number(inserted.rows[0]!.id);
 }
 
+/**
+ * A look at a fan-in without locks or a transaction, in one statement: the lease, then each
+ * awaited agent's state and whether mail from it waits. Most checks find some still running and
+ * end here; only a settled look (or the deadline) goes on to the transaction that takes the mail.
+ */
+const FAN_IN_LOOK: Prepared = {
+  name: "warren_fan_in_look",
+  text: `
+    select $3::text is null
+           or exists (select 1 from agents where id = $1::uuid and lease_owner = $3::text
+                         and lease_epoch = $4::bigint) as held,
+           coalesce(json_agg(json_build_object('id', a.id, 'name', a.name, 'state', a.state,
+                                               'mail', m.id is not null)
+                             order by t.ord), '[]') as entries
+      from unnest($2::uuid[]) with ordinality as t(id, ord)
+      join agents a on a.id = t.id
+      left join lateral (
+        select id from mail
+         where to_id = $1::uuid and from_id = t.id and consumed_at is null and kind = 'mail'
+         order by id limit 1
+      ) m on true`,
+};
+
 /** One check of a fan-in: returns when every agent is received, idle or dead (or at the deadline). */
 async function attemptFanIn(
   db: Db,
@@ -298,6 +321,29 @@ async function attemptFanIn(
   fromAgents: string[],
   final: boolean,
 ): Promise<WaitOutcome | undefined> {
+  if (!final) {
+    const [look] = await runPrepared<{
+      held: boolean | null;
+      entries: { id: string; name: string; state: string; mail: boolean }[];
+    }>(db, FAN_IN_LOOK, [
+      request.agentId,
+      fromAgents,
+      request.fence?.owner ?? null,
+      request.fence?.epoch ?? null,
+    ]);
+    if (look?.held !== true) throw new LeaseLost(request.agentId);
+    const running = look.entries.some((e) => !e.mail && e.state !== "dead" && e.state !== "idle");
+    if (running) {
+      request.onProgress?.(
+        look.entries.map((e) => ({
+          agent_id: e.id,
+          name: e.name,
+          status: e.mail ? "received" : fanInStatus(e.state),
+        })),
+      );
+      return undefined;
+    }
+  }
   return db.transaction(async (tx) => {
     await fence(tx, request);
     const rows = await tx.execute<{
@@ -322,9 +368,7 @@ async function attemptFanIn(
       if (r.mail_id !== null) {
         return { agent_id: r.id, name: r.name, status: "received", message: r.body ?? "" };
       }
-      const status: FanInStatus =
-        r.state === "dead" ? "dead" : r.state === "idle" ? "idle" : "running";
-      return { agent_id: r.id, name: r.name, status };
+      return { agent_id: r.id, name: r.name, status: fanInStatus(r.state) };
     });
     request.onProgress?.(entries);
     const settled = entries.every((e) => e.status !== "running");
@@ -339,4 +383,9 @@ async function attemptFanIn(
     }
     return { result, eventId, consumedMailIds: mailIds };
   });
+}
+
+/** An awaited agent without mail for the waiter: settled when it is dead or idle. */
+function fanInStatus(state: string): FanInStatus {
+  return state === "dead" ? "dead" : state === "idle" ? "idle" : "running";
 }
