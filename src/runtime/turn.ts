@@ -21,6 +21,7 @@ import { createStreamPublisher, endStream, setActivity } from "../feed/publish.j
 import type { EventRow } from "../agents/events.sql.js";
 import { isPersonCall } from "./person-wait.js";
 import { completeFitting, fitContext } from "./compaction.js";
+import type { ConversationRead } from "./context.js";
 import { findDanglingCalls, resumeDanglingCalls, toolRunDeps } from "./resume.js";
 import { recordAnswer } from "./record-answer.js";
 import { runToolCalls } from "./tool-calls.js";
@@ -166,8 +167,8 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       continue;
     }
     if (startingTurn) await countTurn(db, agent.id, last.id, deps.fence);
-    const parent = read.parent ?? null;
-    const work = () => step(deps, agent, parent, last.id, signal);
+    const known = { parent: read.parent ?? null, read: read.conversation };
+    const work = () => step(deps, agent, known, last.id, signal);
     if (!(await guarded(deps, agent, signal, work))) {
       return "other";
     }
@@ -240,6 +241,12 @@ function stamp(deps: TurnDeps, key?: string): { key?: string; epoch?: number } {
   };
 }
 
+/** What the pass that chose a step read: the parent's row (null: a root), the conversation. */
+interface PassKnown {
+  parent: AgentRow | null;
+  read: ConversationRead;
+}
+
 /**
  * One model call and the tool calls it asked for. `tail` is the last event of the context the
  * model answers: the assistant event is keyed by it, so an answer is recorded once.
@@ -247,13 +254,13 @@ function stamp(deps: TurnDeps, key?: string): { key?: string; epoch?: number } {
 async function step(
   deps: TurnDeps,
   agent: AgentRow,
-  parent: AgentRow | null,
+  known: PassKnown,
   tail: number,
   signal: AbortSignal,
 ): Promise<void> {
   const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
   const tools = toolsFor(profile);
-  const asked = await askModel(deps, agent, parent, tail, tools, signal);
+  const asked = await askModel(deps, agent, known, tail, tools, signal);
   if (asked.calls.length === 0) return;
   await runToolCalls(toolRunDeps(deps, agent, asked.assistantId, signal, tools), asked.calls);
 }
@@ -266,7 +273,7 @@ async function step(
 async function askModel(
   deps: TurnDeps,
   agent: AgentRow,
-  parent: AgentRow | null,
+  known: PassKnown,
   tail: number,
   tools: AnyTool[],
   signal: AbortSignal,
@@ -274,7 +281,7 @@ async function askModel(
   const { db, config } = deps;
   const modelName = agent.model ?? config.model.name ?? "";
   // Compacted first when it would not fit the model's context window (compaction.ts).
-  const messages = await fitContext(deps, agent, modelName, toolSpecs(tools), signal, parent);
+  const messages = await fitContext(deps, agent, modelName, toolSpecs(tools), signal, known);
   // The row read this pass says "thinking" already (the calls in between showed nothing): no
   // write. The lease was checked by that same read; the answer's write is fenced anyway.
   if (agent.activity !== "thinking") await setActivity(db, agent.id, "thinking", deps.fence);
