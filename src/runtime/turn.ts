@@ -321,6 +321,7 @@ async function askModel(
             ...(response.reasoning ? { reasoning: response.reasoning } : {}),
           },
           usage: response.usage,
+          calls: response.toolCalls,
         },
         { key: eventKey.assistant(tail), ...stamp(deps) },
       ),
