@@ -1,8 +1,9 @@
 // Records a model's answer in one statement: the `assistant` event keyed by the request it
 // answers, the scrollback line (`tool_call`) of each call it makes, the agent's token counters
-// (only when the event is new), and the end of the live stream it replaces, with the feeds told,
-// all in one implicit transaction. A retry whose first attempt committed (its reply lost) inserts
-// nothing, counts nothing and reads that answer back; an answer is never there without its lines.
+// and the activity line of those calls (only when the event is new), and the end of the live
+// stream it replaces, with the feeds told, all in one implicit transaction. A retry whose first
+// attempt committed (its reply lost) inserts nothing, counts nothing and reads that answer back;
+// an answer is never there without its lines.
 import type { AgentRow } from "../agents/agents.sql.js";
 import type { EventRow } from "../agents/events.sql.js";
 import { toolCallKeySql } from "../agents/event-keys.js";
@@ -18,6 +19,8 @@ export interface Answer {
   usage: Usage;
   /** The calls the answer makes, each shown as a `tool_call` line. */
   calls: ToolCall[];
+  /** The agent's activity line from now on (its calls about to run); null: left as it is. */
+  activity: string | null;
 }
 
 type AnswerRow = Omit<EventRow, "id" | "epoch"> & {
@@ -53,6 +56,7 @@ export async function recordAnswer(
       ),
     ),
     answer.calls.map((call) => call.id),
+    answer.activity,
   ]);
   const found = rows[0];
   if (!found) throw new Error(`answer ${stamp.key} of agent ${agent.id} conflicted but is missing`);
@@ -76,7 +80,11 @@ const RECORD_ANSWER: Prepared = {
                         output_tokens = output_tokens + $8::bigint,
                         cached_tokens = cached_tokens + $9::bigint,
                         reasoning_tokens = reasoning_tokens + $10::bigint,
-                        last_activity_at = now()
+                        last_activity_at = now(),
+                        -- As setActivity writes it: only while the agent runs or waits.
+                        activity = case when $14::text is not null
+                                         and state in ('running', 'waiting')
+                                        then $14::text else activity end
        where id = $1::uuid and exists (select 1 from ins)
     ), calls as (
       -- Keyed by the answer and call id like every call's line; a call id the response repeats

@@ -64,15 +64,24 @@ function isAbort(err: unknown): boolean {
   return err instanceof Error && err.name === "AbortError";
 }
 
+export interface ToolRunOptions {
+  /** The activity line the answer's statement wrote already (firstActivity): not written again. */
+  shownWithAnswer?: string | null;
+}
+
 /** Runs `calls`, whose `tool_call` lines were recorded with their answer (record-answer.ts). */
-export async function runToolCalls(deps: ToolRunDeps, calls: ToolCall[]): Promise<void> {
+export async function runToolCalls(
+  deps: ToolRunDeps,
+  calls: ToolCall[],
+  options: ToolRunOptions = {},
+): Promise<void> {
   const { agent } = deps;
   const run: CallRun = {
     deps,
     running: new Map(),
     shown: undefined,
     version: 0,
-    written: undefined,
+    written: options.shownWithAnswer,
     used: agent.tool_calls,
   };
   // A write refused for a stale epoch stops the turn's other calls (a long bash, say) at once.
@@ -130,6 +139,20 @@ function showActivity(run: CallRun): Promise<void> {
 }
 
 const activityOf = (run: CallRun) => summarizeActivities([...run.running.values()]);
+
+/**
+ * The first line runToolCalls shows for `calls`: every call but `wait` starts at once (runOne
+ * adds each to `running` before its first await), and a response of waits only starts with the
+ * first. The answer's statement writes it (record-answer.ts), saving a write per response.
+ */
+export function firstActivity(calls: ToolCall[]): string | null {
+  const running = new Map<string, string>();
+  const add = (call: ToolCall) => running.set(call.id, describeCall(call.name, call.arguments));
+  calls.filter((c) => c.name !== "wait").forEach(add);
+  const wait = calls.find((c) => c.name === "wait");
+  if (running.size === 0 && wait) add(wait);
+  return summarizeActivities([...running.values()]);
+}
 
 async function writeActivity(run: CallRun): Promise<void> {
   const { db, agent, fence } = run.deps;
