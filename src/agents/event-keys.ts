@@ -8,13 +8,19 @@ import { events, type EventRow } from "./events.sql.js";
 export const eventKey = {
   /** The model's answer to the request whose context ended with event `lastContextId`. */
   assistant: (lastContextId: number) => `a:${lastContextId}`,
-  /** A call of assistant event `assistantId`, shown in the scrollback. */
+  /** A call of assistant event `assistantId`, shown in the scrollback (toolCallKeySql below). */
   toolCall: (assistantId: number, callId: string) => `c:${assistantId}:${callId}`,
   /** The one result of that call, whoever writes it (the tool, an interrupt, a resume). */
   toolResult: (assistantId: number, callId: string) => `r:${assistantId}:${callId}`,
   /** Mail (or queued input) taken into the transcript at the end of a turn. */
   mail: (mailId: number) => `m:${mailId}`,
 } as const;
+
+/** eventKey.toolCall as SQL, for a statement that writes the calls' lines with their answer (whose
+ * id it learns only there): `assistantId` and `callId` are SQL expressions. */
+export function toolCallKeySql(assistantId: string, callId: string): string {
+  return `'c:' || ${assistantId}::text || ':' || ${callId}`;
+}
 
 /**
  * What an effect that records its call's `tool_result` in its own statement stamps it with: the

@@ -1,5 +1,5 @@
 // Resolving an agent reference: full id, unique id prefix (≥ 4), unique name in the tree, or `parent`.
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
 import { isPool, preparedFor } from "../db/prepared.js";
 import { agents, type AgentRow } from "./agents.sql.js";
@@ -48,50 +48,94 @@ export async function resolveAgentRef(
   scope: RefScope,
   ref: string,
 ): Promise<AgentRow> {
+  return (await resolveAgentRefs(q, scope, [ref]))[0]!;
+}
+
+/** How one reference is looked for: each kind is one condition of the shared read. */
+type Wanted =
+  | { kind: "id"; id: string; ref: string }
+  | { kind: "parent"; id: string }
+  /** An id prefix first, then (none found) a name; `prefix` absent: a name only. */
+  | { kind: "name"; name: string; prefix?: string };
+
+/**
+ * Resolves `refs` (a fan-in names every agent it waits for) with one read, each as
+ * resolveAgentRef would alone: an invalid reference fails before anything is read, else the
+ * first that resolves to no one (or to several) fails, in the order given.
+ */
+export async function resolveAgentRefs(
+  q: Queryable,
+  scope: RefScope,
+  refs: string[],
+): Promise<AgentRow[]> {
+  const wanted: Wanted[] = [];
+  for (const ref of refs) wanted.push(await wantedOf(q, scope, ref));
+  // Nothing to look for: no read (and no condition, which would read every agent).
+  if (wanted.length === 0) return [];
+  const ids = wanted.flatMap((w) => (w.kind === "name" ? [] : [w.id]));
+  const names = wanted.flatMap((w) => (w.kind === "name" ? [w.name] : []));
+  const prefixes = wanted.flatMap((w) => (w.kind === "name" && w.prefix ? [w.prefix] : []));
+  const inTree = or(
+    names.length ? and(inArray(agents.name, names), isNull(agents.reaped_at)) : undefined,
+    ...prefixes.map((p) => sql`${agents.id}::text like ${p + "%"}`),
+  );
+  const rows = await q
+    .select()
+    .from(agents)
+    .where(
+      or(
+        ids.length ? inArray(agents.id, ids) : undefined,
+        inTree ? and(eq(agents.tree_id, scope.treeId), inTree) : undefined,
+      ),
+    );
+  return wanted.map((w) => pick(rows, scope, w));
+}
+
+async function wantedOf(q: Queryable, scope: RefScope, ref: string): Promise<Wanted> {
   const wanted = ref.trim();
   if (!wanted) throw new AgentError("INVALID_ARGS", "agent reference is empty");
   const problem = textProblem(wanted);
   if (problem) throw new AgentError("INVALID_ARGS", `agent reference ${problem}`);
-  if (wanted === "parent") return resolveParent(q, scope);
+  if (wanted === "parent") return { kind: "parent", id: await parentIdOf(q, scope) };
+  if (UUID.test(wanted)) return { kind: "id", id: wanted.toLowerCase(), ref: wanted };
+  return PREFIX.test(wanted)
+    ? { kind: "name", name: wanted, prefix: wanted.toLowerCase() }
+    : { kind: "name", name: wanted };
+}
 
-  if (UUID.test(wanted)) {
-    const row = await getAgent(q, wanted.toLowerCase());
-    if (row && row.tree_id === scope.treeId) return row;
-    throw new AgentError("UNKNOWN_AGENT", `no agent ${wanted} in this tree`);
+/** The agent `w` names among the rows read for all of them. */
+function pick(rows: AgentRow[], scope: RefScope, w: Wanted): AgentRow {
+  if (w.kind === "parent") {
+    const parent = rows.find((a) => a.id === w.id);
+    if (!parent) throw new AgentError("UNKNOWN_AGENT", "parent agent not found");
+    return parent;
   }
-  if (PREFIX.test(wanted)) {
-    const rows = await q
-      .select()
-      .from(agents)
-      .where(
-        and(
-          eq(agents.tree_id, scope.treeId),
-          sql`${agents.id}::text like ${wanted.toLowerCase() + "%"}`,
-        ),
-      )
-      .limit(2);
-    if (rows.length === 1) return rows[0]!;
-    if (rows.length > 1) {
-      throw new AgentError("UNKNOWN_AGENT", `agent id prefix "${wanted}" is ambiguous`);
+  if (w.kind === "id") {
+    const row = rows.find((a) => a.id === w.id);
+    if (row && row.tree_id === scope.treeId) return row;
+    throw new AgentError("UNKNOWN_AGENT", `no agent ${w.ref} in this tree`);
+  }
+  const mine = rows.filter((a) => a.tree_id === scope.treeId);
+  if (w.prefix !== undefined) {
+    const matches = mine.filter((a) => a.id.startsWith(w.prefix!));
+    if (matches.length === 1) return matches[0]!;
+    if (matches.length > 1) {
+      throw new AgentError("UNKNOWN_AGENT", `agent id prefix "${w.name}" is ambiguous`);
     }
   }
-  const named = await q
-    .select()
-    .from(agents)
-    .where(
-      and(eq(agents.tree_id, scope.treeId), eq(agents.name, wanted), isNull(agents.reaped_at)),
-    );
+  const named = mine.filter((a) => a.name === w.name && a.reaped_at === null);
   const living = named.filter((a) => a.state !== "dead");
   if (named.length === 1) return named[0]!;
   if (living.length === 1) return living[0]!;
   if (named.length > 1) {
     const ids = named.map((a) => a.id.slice(0, 8)).join(", ");
-    throw new AgentError("UNKNOWN_AGENT", `name "${wanted}" is ambiguous (${ids}); use an id`);
+    throw new AgentError("UNKNOWN_AGENT", `name "${w.name}" is ambiguous (${ids}); use an id`);
   }
-  throw new AgentError("UNKNOWN_AGENT", `no agent "${wanted}" in this tree`);
+  throw new AgentError("UNKNOWN_AGENT", `no agent "${w.name}" in this tree`);
 }
 
-async function resolveParent(q: Queryable, scope: RefScope): Promise<AgentRow> {
+/** The parent's id for `parent`: the scope's when it knows it, else read from the asking agent. */
+async function parentIdOf(q: Queryable, scope: RefScope): Promise<string> {
   const parentId =
     scope.parentId !== undefined
       ? scope.parentId
@@ -102,7 +146,5 @@ async function resolveParent(q: Queryable, scope: RefScope): Promise<AgentRow> {
     throw new AgentError("UNKNOWN_AGENT", `"parent" needs an agent to be relative to`);
   }
   if (!parentId) throw new AgentError("UNKNOWN_AGENT", "the root agent has no parent");
-  const parent = await getAgent(q, parentId);
-  if (!parent) throw new AgentError("UNKNOWN_AGENT", "parent agent not found");
-  return parent;
+  return parentId;
 }

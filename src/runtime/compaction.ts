@@ -17,7 +17,13 @@ import {
   type ToolSpec,
 } from "../llm/model.js";
 import { estimateTokens } from "../llm/stream-assembly.js";
-import { buildContext, conversation, repairToolPairs, type ContextEntry } from "./context.js";
+import {
+  buildContext,
+  conversation,
+  repairToolPairs,
+  type ContextEntry,
+  type ConversationRead,
+} from "./context.js";
 import { addUsage } from "./usage-counters.js";
 
 /** When neither the config nor the server's /models says: small enough for most local servers. */
@@ -73,14 +79,19 @@ export async function fitContext(
   modelName: string,
   tools: ToolSpec[],
   signal: AbortSignal,
-  /** The agent's parent row when the caller has it (null: a root), saving a read. */
-  parent?: AgentRow | null,
+  /** What the caller read already, each saving a read: the agent's parent row (null: a root)
+   * and its conversation (the turn loop's pass read both in the statement that chose this step). */
+  known: { parent?: AgentRow | null; read?: ConversationRead } = {},
 ): Promise<ChatMessage[]> {
   const window = await contextWindowFor(deps, modelName);
-  const options = { maxToolResultChars: Math.floor(window * MAX_RESULT_SHARE * 4), parent };
-  const messages = await buildContext(deps.db, agent, options);
+  const options = {
+    maxToolResultChars: Math.floor(window * MAX_RESULT_SHARE * 4),
+    parent: known.parent,
+  };
+  const messages = await buildContext(deps.db, agent, { ...options, read: known.read });
   if (estimateRequest(messages, tools) <= window * COMPACT_AT) return messages;
   const compacted = await compact(deps, agent, modelName, window, signal);
+  // Read again: the new summary stands for the older part of what was read before.
   return compacted ? buildContext(deps.db, agent, options) : messages;
 }
 

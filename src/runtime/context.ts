@@ -93,6 +93,8 @@ export interface ContextOptions {
   maxToolResultChars?: number;
   /** The agent's parent row, when the caller read it already (null: a root); else it is read. */
   parent?: AgentRow | null;
+  /** The agent's conversation as the caller read it already (the turn loop's pass); else read. */
+  read?: ConversationRead;
 }
 
 /**
@@ -105,14 +107,21 @@ export interface ContextOptions {
 export async function conversation(
   q: Queryable,
   agent: AgentRow,
-  before?: number,
+  options: {
+    before?: number;
+    /** The agent's events as the caller read them already (the turn loop's pass: no `before`). */
+    read?: ConversationRead;
+    /** The agent's parent row, when the caller has it. */
+    parent?: AgentRow;
+  } = {},
 ): Promise<ContextEntry[]> {
   // Only the events after the newest summary are read: a turn's cost follows the context the
   // model sees, not the agent's whole history.
-  const { summary, firstUser, own } = await readConversation(q, agent.id, before);
+  const { summary, firstUser, own } =
+    options.read ?? (await readConversation(q, agent.id, options.before));
   const prefix: ContextEntry[] = summary
     ? [{ message: { role: "user", content: summaryText(summary.content) } }]
-    : await inheritedPrefix(q, agent);
+    : await inheritedPrefix(q, agent, options.parent);
   const entries: ContextEntry[] = [];
   for (const event of own) {
     const message =
@@ -124,7 +133,17 @@ export async function conversation(
   return [...prefix, ...entries];
 }
 
-type SummaryRow = Pick<EventRow, "id" | "content" | "data">;
+export type SummaryRow = Pick<EventRow, "id" | "content" | "data">;
+
+/** What a conversation is built from (see CONVERSATION; the pass read reads the same). */
+export interface ConversationRead {
+  /** The newest summary (before `before`), if any. */
+  summary: SummaryRow | undefined;
+  /** The agent's first `user` event: a child's task. */
+  firstUser: number | undefined;
+  /** The events after the summary (all without one), before `before`, oldest first. */
+  own: EventRow[];
+}
 
 /**
  * In one statement: the newest summary before `before` (if any), the first `user` event (a
@@ -135,7 +154,7 @@ async function readConversation(
   q: Queryable,
   agentId: string,
   before: number | undefined,
-): Promise<{ summary: SummaryRow | undefined; firstUser: number | undefined; own: EventRow[] }> {
+): Promise<ConversationRead> {
   const [row] = await runPrepared<{
     summary: SummaryRow | null;
     first_user: string | null;
@@ -166,12 +185,19 @@ const CONVERSATION: Prepared = {
              as own`,
 };
 
-async function inheritedPrefix(q: Queryable, agent: AgentRow): Promise<ContextEntry[]> {
+/** `known`: the parent's row when the caller has it (saves a read). */
+async function inheritedPrefix(
+  q: Queryable,
+  agent: AgentRow,
+  known?: AgentRow,
+): Promise<ContextEntry[]> {
   if (agent.context_mode !== "inherit" || !agent.parent_id) return [];
-  const parent = await getAgent(q, agent.parent_id);
+  const parent = known?.id === agent.parent_id ? known : await getAgent(q, agent.parent_id);
   if (!parent) return [];
   const quoted = repairToolPairs(
-    (await conversation(q, parent, agent.context_parent_event ?? undefined)).map((e) => e.message),
+    (await conversation(q, parent, { before: agent.context_parent_event ?? undefined })).map(
+      (e) => e.message,
+    ),
   );
   return quoted.length ? [{ message: quotedConversation(parent.name, agent.name, quoted) }] : [];
 }
@@ -187,7 +213,9 @@ export async function buildContext(
       : agent.parent_id
         ? await getAgent(q, agent.parent_id)
         : undefined;
-  const messages = (await conversation(q, agent)).map((e) => e.message);
+  const messages = (await conversation(q, agent, { read: options.read, parent })).map(
+    (e) => e.message,
+  );
   const system: ChatMessage = { role: "system", content: systemPrompt(agent, parent) };
   const max = options.maxToolResultChars;
   return [system, ...repairToolPairs(messages)].map((m) =>

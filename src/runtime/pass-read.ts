@@ -1,5 +1,6 @@
-// What one pass of the turn loop reads, in one statement: the agent's row, its parent's, and the
-// tail of its transcript from the last input on (the events that decide the next step). The
+// What one pass of the turn loop reads, in one statement: the agent's row, its parent's, the
+// tail of its transcript from the last input on (the events that decide the next step) and what
+// the model's context is built from (so a step that asks the model reads nothing more). The
 // first pass of a run also reads the last answer and which of its calls have results, so a run
 // with nothing dangling (nearly all) starts without another statement.
 import { agents, type AgentRow } from "../agents/agents.sql.js";
@@ -9,6 +10,7 @@ import type { Db } from "../db/client.js";
 import { rowFromJson } from "../db/json-row.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { ToolCall } from "../llm/model.js";
+import type { ConversationRead, SummaryRow } from "./context.js";
 
 export interface PassRead {
   agent: AgentRow;
@@ -16,6 +18,9 @@ export interface PassRead {
   parent: AgentRow | undefined;
   /** From the last `user` or `mail_in` event on (everything when there is none), oldest first. */
   tail: EventRow[];
+  /** What the model's context is built from (context.ts), read with the tail: a pass that asks
+   * the model needs no other read, and the context ends where the tail that chose the step does. */
+  conversation: ConversationRead;
   /** First pass only: the agent's last answer has calls without a result (resume.ts). */
   dangling: boolean;
 }
@@ -31,28 +36,54 @@ export async function readPass(
   const [row] = await runPrepared<{
     agent: Json;
     parent: Json | null;
-    tail: Json[];
+    events: Json[];
+    tail_from: string;
+    own_after: string;
+    summary: (Omit<SummaryRow, "id"> & { id: string }) | null;
+    first_user: string | null;
     last_calls: ToolCall[] | null;
     answered: string[] | null;
   }>(db, first ? FIRST_PASS : PASS, [agentId]);
   if (!row) return undefined;
   const answered = new Set(row.answered ?? []);
+  // One list of events serves both: the tail and the conversation overlap, nearly always whole.
+  const read = row.events.map((event) => rowFromJson(events, event));
+  const tailFrom = Number(row.tail_from);
+  const ownAfter = Number(row.own_after);
   return {
     agent: rowFromJson(agents, row.agent),
     parent: row.parent ? rowFromJson(agents, row.parent) : undefined,
-    tail: row.tail.map((event) => rowFromJson(events, event)),
+    tail: read.filter((e) => e.id >= tailFrom),
+    conversation: {
+      summary: row.summary ? { ...row.summary, id: Number(row.summary.id) } : undefined,
+      firstUser: row.first_user ? Number(row.first_user) : undefined,
+      own: read.filter((e) => e.id > ownAfter),
+    },
     dangling: (row.last_calls ?? []).some((call) => !answered.has(call.id)),
   };
 }
 
+// The conversation's part is context.ts's CONVERSATION without `before`: the newest summary, the
+// first `user` event, the events after the summary. Events are read once, from the earlier of
+// the tail's start and the conversation's.
 const passText = (first: boolean) => `
-  select to_jsonb(a) as agent, to_jsonb(p) as parent,
+  with s as (
+    select id, content, data from events
+     where agent_id = $1::uuid and kind = 'summary'
+     order by id desc limit 1
+  ), b as (
+    select coalesce((select id from events
+                      where agent_id = $1::uuid and kind in ('user', 'mail_in')
+                      order by id desc limit 1), 0) as tail_from,
+           coalesce((select coalesce((data->>'through_event')::bigint, id) from s), 0) as own_after
+  )
+  select to_jsonb(a) as agent, to_jsonb(p) as parent, b.tail_from, b.own_after,
+         (select to_jsonb(s) from s) as summary,
+         (select id from events where agent_id = $1::uuid and kind = 'user'
+           order by id limit 1) as first_user,
          (select coalesce(jsonb_agg(to_jsonb(e) order by e.id), '[]')
             from events e
-           where e.agent_id = a.id
-             and e.id >= coalesce((select id from events
-                                    where agent_id = a.id and kind in ('user', 'mail_in')
-                                    order by id desc limit 1), 0)) as tail
+           where e.agent_id = a.id and e.id >= least(b.tail_from, b.own_after + 1)) as events
          ${
            first
              ? `, l.data->'tool_calls' as last_calls,
@@ -61,6 +92,7 @@ const passText = (first: boolean) => `
              : ""
          }
     from agents a
+    cross join b
     left join agents p on p.id = a.parent_id
     ${
       first

@@ -1,19 +1,26 @@
 // Records a model's answer in one statement: the `assistant` event keyed by the request it
-// answers, the agent's token counters (only when the event is new), and the end of the live
+// answers, the scrollback line (`tool_call`) of each call it makes, the agent's token counters
+// and the activity line of those calls (only when the event is new), and the end of the live
 // stream it replaces, with the feeds told, all in one implicit transaction. A retry whose first
-// attempt committed (its reply lost) inserts nothing, counts nothing and reads that answer back.
+// attempt committed (its reply lost) inserts nothing, counts nothing and reads that answer back;
+// an answer is never there without its lines.
 import type { AgentRow } from "../agents/agents.sql.js";
 import type { EventRow } from "../agents/events.sql.js";
+import { toolCallKeySql } from "../agents/event-keys.js";
 import { scrubJson, scrubText } from "../agents/text.js";
 import type { Db } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import { streamEndCtesText } from "../feed/publish.js";
-import type { Usage } from "../llm/model.js";
+import type { ToolCall, Usage } from "../llm/model.js";
 
 export interface Answer {
   text: string;
   data: Record<string, unknown>;
   usage: Usage;
+  /** The calls the answer makes, each shown as a `tool_call` line. */
+  calls: ToolCall[];
+  /** The agent's activity line from now on (its calls about to run); null: left as it is. */
+  activity: string | null;
 }
 
 type AnswerRow = Omit<EventRow, "id" | "epoch"> & {
@@ -41,6 +48,15 @@ export async function recordAnswer(
     usage.outputTokens,
     usage.cachedTokens ?? 0,
     usage.reasoningTokens ?? 0,
+    // Model text may hold NUL or lone surrogates, which Postgres cannot store.
+    answer.calls.map((call) => scrubText(`${call.name}(${call.arguments})`)),
+    answer.calls.map((call) =>
+      JSON.stringify(
+        scrubJson({ tool_call_id: call.id, name: call.name, arguments: call.arguments }),
+      ),
+    ),
+    answer.calls.map((call) => call.id),
+    answer.activity,
   ]);
   const found = rows[0];
   if (!found) throw new Error(`answer ${stamp.key} of agent ${agent.id} conflicted but is missing`);
@@ -64,8 +80,22 @@ const RECORD_ANSWER: Prepared = {
                         output_tokens = output_tokens + $8::bigint,
                         cached_tokens = cached_tokens + $9::bigint,
                         reasoning_tokens = reasoning_tokens + $10::bigint,
-                        last_activity_at = now()
+                        last_activity_at = now(),
+                        -- As setActivity writes it: only while the agent runs or waits.
+                        activity = case when $14::text is not null
+                                         and state in ('running', 'waiting')
+                                        then $14::text else activity end
        where id = $1::uuid and exists (select 1 from ins)
+    ), calls as (
+      -- Keyed by the answer and call id like every call's line; a call id the response repeats
+      -- gets one line.
+      insert into events (agent_id, tree_id, kind, content, data, key, epoch)
+      select $1::uuid, $2::uuid, 'tool_call', c.content, c.data,
+             ${toolCallKeySql("ins.id", "c.id")}, $6::bigint
+        from ins, unnest($11::text[], $12::jsonb[], $13::text[]) with ordinality
+                  as c(content, data, id, n)
+       order by c.n
+      on conflict (agent_id, key) where key is not null do nothing
     ), ${streamEndCtesText("$1", "$2")}
     select ins.*, true as fresh, (select count(*) from stream_told) as told from ins
     union all

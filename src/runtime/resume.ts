@@ -116,7 +116,6 @@ export async function resumeDanglingCalls(
     await runToolCalls(
       toolRunDeps(deps, agent, dangling.eventId, signal, toolsFor(profile)),
       rerun,
-      { recordCalls: false },
     );
   }
   if (waits.length === 0) return;
@@ -146,7 +145,6 @@ export async function resumeDanglingCalls(
       tools.length ? tools : [waitTool as AnyTool],
     ),
     waits,
-    { recordCalls: false },
   );
 }
 

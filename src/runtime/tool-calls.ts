@@ -1,7 +1,6 @@
 // Executes every tool call of one model response: independent calls concurrently, `wait` calls
 // after them (a wait may name a child forked in the same response), results in call order.
 import type { AgentRow } from "../agents/agents.sql.js";
-import { scrubJson, scrubText } from "../agents/text.js";
 import { appendToolResult } from "../agents/events.js";
 import { eventKey, isDuplicateKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
@@ -11,7 +10,6 @@ import { outage, type WarningSink } from "../db/warning.js";
 import type { Bus } from "../bus/bus.js";
 import { fileAccessFor, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
-import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { ToolCall } from "../llm/model.js";
 import type { FanInEntry } from "../mail/wait.js";
 import {
@@ -67,43 +65,23 @@ function isAbort(err: unknown): boolean {
 }
 
 export interface ToolRunOptions {
-  /** Record a `tool_call` event per call first (default true; false when resuming recorded calls). */
-  recordCalls?: boolean;
+  /** The activity line the answer's statement wrote already (firstActivity): not written again. */
+  shownWithAnswer?: string | null;
 }
 
+/** Runs `calls`, whose `tool_call` lines were recorded with their answer (record-answer.ts). */
 export async function runToolCalls(
   deps: ToolRunDeps,
   calls: ToolCall[],
   options: ToolRunOptions = {},
 ): Promise<void> {
-  const { db, agent } = deps;
-  const epoch = deps.fence?.epoch ?? null;
-  if (options.recordCalls !== false) {
-    // Keyed: a retry after a lost reply adds nothing.
-    await withRetry(
-      () =>
-        runPrepared(db, RECORD_CALLS, [
-          agent.id,
-          agent.tree_id,
-          // Model text may hold NUL or lone surrogates, which Postgres cannot store.
-          calls.map((call) => scrubText(`${call.name}(${call.arguments})`)),
-          calls.map((call) =>
-            JSON.stringify(
-              scrubJson({ tool_call_id: call.id, name: call.name, arguments: call.arguments }),
-            ),
-          ),
-          calls.map((call) => eventKey.toolCall(deps.assistantEventId, call.id)),
-          epoch,
-        ]),
-      retryOptions(deps),
-    );
-  }
+  const { agent } = deps;
   const run: CallRun = {
     deps,
     running: new Map(),
     shown: undefined,
     version: 0,
-    written: undefined,
+    written: options.shownWithAnswer,
     used: agent.tool_calls,
   };
   // A write refused for a stale epoch stops the turn's other calls (a long bash, say) at once.
@@ -124,15 +102,6 @@ export async function runToolCalls(
     await run.shown;
   }
 }
-
-/** The scrollback line of each call, keyed: a retry after a lost reply adds nothing. */
-const RECORD_CALLS: Prepared = {
-  name: "warren_record_calls",
-  text: `insert into events (agent_id, tree_id, kind, content, data, key, epoch)
-         select $1::uuid, $2::uuid, 'tool_call', c.content, c.data, c.key, $6::bigint
-           from unnest($3::text[], $4::jsonb[], $5::text[]) as c(content, data, key)
-         on conflict (agent_id, key) where key is not null do nothing`,
-};
 
 /**
  * What the calls of one response share. Module-level functions over this small record, not
@@ -170,6 +139,20 @@ function showActivity(run: CallRun): Promise<void> {
 }
 
 const activityOf = (run: CallRun) => summarizeActivities([...run.running.values()]);
+
+/**
+ * The first line runToolCalls shows for `calls`: every call but `wait` starts at once (runOne
+ * adds each to `running` before its first await), and a response of waits only starts with the
+ * first. The answer's statement writes it (record-answer.ts), saving a write per response.
+ */
+export function firstActivity(calls: ToolCall[]): string | null {
+  const running = new Map<string, string>();
+  const add = (call: ToolCall) => running.set(call.id, describeCall(call.name, call.arguments));
+  calls.filter((c) => c.name !== "wait").forEach(add);
+  const wait = calls.find((c) => c.name === "wait");
+  if (running.size === 0 && wait) add(wait);
+  return summarizeActivities([...running.values()]);
+}
 
 async function writeActivity(run: CallRun): Promise<void> {
   const { db, agent, fence } = run.deps;

@@ -22,9 +22,10 @@ import { estimateTokens } from "../llm/stream-assembly.js";
 import type { EventRow } from "../agents/events.sql.js";
 import { isPersonCall } from "./person-wait.js";
 import { completeFitting, fitContext } from "./compaction.js";
+import type { ConversationRead } from "./context.js";
 import { findDanglingCalls, resumeDanglingCalls, toolRunDeps } from "./resume.js";
 import { recordAnswer } from "./record-answer.js";
-import { runToolCalls } from "./tool-calls.js";
+import { firstActivity, runToolCalls } from "./tool-calls.js";
 import { cancelPending } from "../approvals/approvals.js";
 import type { ToolCall } from "../llm/model.js";
 import { budgetProblem, takePendingMail } from "./turn-end.js";
@@ -167,8 +168,12 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       continue;
     }
     if (startingTurn) await countTurn(db, agent.id, last.id, deps.fence);
-    const parent = read.parent ?? null;
-    const work = () => step(deps, agent, parent, last.id, signal);
+    const known = {
+      parent: read.parent ?? null,
+      read: read.conversation,
+      thinking: startingTurn || agent.activity === "thinking",
+    };
+    const work = () => step(deps, agent, known, last.id, signal);
     if (!(await guarded(deps, agent, signal, work))) {
       return "other";
     }
@@ -241,6 +246,14 @@ function stamp(deps: TurnDeps, key?: string): { key?: string; epoch?: number } {
   };
 }
 
+/** What the pass that chose a step read: the parent's row (null: a root), the conversation. */
+interface PassKnown {
+  parent: AgentRow | null;
+  read: ConversationRead;
+  /** The row says "thinking" already: the pass read it so, or the turn's count wrote it. */
+  thinking: boolean;
+}
+
 /**
  * One model call and the tool calls it asked for. `tail` is the last event of the context the
  * model answers: the assistant event is keyed by it, so an answer is recorded once.
@@ -248,15 +261,17 @@ function stamp(deps: TurnDeps, key?: string): { key?: string; epoch?: number } {
 async function step(
   deps: TurnDeps,
   agent: AgentRow,
-  parent: AgentRow | null,
+  known: PassKnown,
   tail: number,
   signal: AbortSignal,
 ): Promise<void> {
   const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
   const tools = toolsFor(profile);
-  const asked = await askModel(deps, agent, parent, tail, tools, signal);
+  const asked = await askModel(deps, agent, known, tail, tools, signal);
   if (asked.calls.length === 0) return;
-  await runToolCalls(toolRunDeps(deps, agent, asked.assistantId, signal, tools), asked.calls);
+  await runToolCalls(toolRunDeps(deps, agent, asked.assistantId, signal, tools), asked.calls, {
+    shownWithAnswer: asked.shown,
+  });
 }
 
 /**
@@ -267,18 +282,19 @@ async function step(
 async function askModel(
   deps: TurnDeps,
   agent: AgentRow,
-  parent: AgentRow | null,
+  known: PassKnown,
   tail: number,
   tools: AnyTool[],
   signal: AbortSignal,
-): Promise<{ assistantId: number; calls: ToolCall[] }> {
+): Promise<{ assistantId: number; calls: ToolCall[]; shown: string | null }> {
   const { db, config } = deps;
   const modelName = agent.model ?? config.model.name ?? "";
   // Compacted first when it would not fit the model's context window (compaction.ts).
-  const messages = await fitContext(deps, agent, modelName, toolSpecs(tools), signal, parent);
-  // The row read this pass says "thinking" already (the calls in between showed nothing): no
-  // write. The lease was checked by that same read; the answer's write is fenced anyway.
-  if (agent.activity !== "thinking") await setActivity(db, agent.id, "thinking", deps.fence);
+  const messages = await fitContext(deps, agent, modelName, toolSpecs(tools), signal, known);
+  // No write when the row says "thinking" already: the row read this pass said so (the calls in
+  // between showed nothing), or the update that counted the turn wrote it. The lease was checked
+  // by that same read (and the count's update is fenced); the answer's write is fenced anyway.
+  if (!known.thinking) await setActivity(db, agent.id, "thinking", deps.fence);
   // Partial text reaches feeds through agent_streams; the assistant event then replaces it.
   const stream = createStreamPublisher(db, agent, {
     fence: deps.fence,
@@ -343,15 +359,16 @@ async function askModel(
             ...(response.reasoning ? { reasoning: response.reasoning } : {}),
           },
           usage: response.usage,
+          calls: response.toolCalls,
+          activity: firstActivity(response.toolCalls),
         },
         { key: eventKey.assistant(tail), ...stamp(deps) },
       ),
     { signal },
   );
-  return {
-    assistantId: assistant.id,
-    calls: fresh ? response.toolCalls : recordedCalls(assistant.data),
-  };
+  const calls = fresh ? response.toolCalls : recordedCalls(assistant.data);
+  // The answer's statement (or the attempt a retry found) wrote the calls' first activity line.
+  return { assistantId: assistant.id, calls, shown: firstActivity(calls) };
 }
 
 function recordedCalls(data: Record<string, unknown> | null): ToolCall[] {
@@ -360,17 +377,27 @@ function recordedCalls(data: Record<string, unknown> | null): ToolCall[] {
 
 /**
  * Counts the turn that event `startId` started, once: a turn resumed after a crash (or retried
- * after a lost reply) finds it counted already.
+ * after a lost reply) finds it counted already. The same update shows the agent "thinking" (its
+ * model request comes next), as setActivity would: only while it runs or waits, fenced by the epoch.
  */
 async function countTurn(db: Db, agentId: string, startId: number, fence?: Fence): Promise<void> {
-  await runPrepared(db, COUNT_TURN, [agentId, startId, fence?.epoch ?? null]);
+  await runPrepared(db, COUNT_TURN, [agentId, startId, fence?.epoch ?? null, "thinking"]);
 }
 
+/** $1 the agent, $2 the turn's first event, $3 the epoch (null: not leased), $4 the activity. */
 const COUNT_TURN: Prepared = {
   name: "warren_count_turn",
-  text: `update agents set turns = turns + 1, turn_counted_event = $2::bigint,
-                           last_activity_at = now(), lease_epoch = coalesce($3::bigint, lease_epoch)
-          where id = $1::uuid and (turn_counted_event is null or turn_counted_event < $2::bigint)`,
+  text: `update agents
+            set turns = turns + (turn_counted_event is null or turn_counted_event < $2::bigint)::int,
+                last_activity_at = case when turn_counted_event is null
+                                          or turn_counted_event < $2::bigint
+                                        then now() else last_activity_at end,
+                turn_counted_event = greatest(turn_counted_event, $2::bigint),
+                activity = case when state in ('running', 'waiting') then $4::text else activity end,
+                lease_epoch = coalesce($3::bigint, lease_epoch)
+          where id = $1::uuid
+            and (turn_counted_event is null or turn_counted_event < $2::bigint
+                 or (state in ('running', 'waiting') and activity is distinct from $4::text))`,
 };
 
 /**

@@ -1,7 +1,7 @@
 // wait {timeout, from_agents?}: the oldest mail, or fan-in over several agents. The result is
 // recorded by waitForMail itself, in the same statement/transaction that consumes the mail.
 import { eventKey } from "../agents/event-keys.js";
-import { resolveAgentRef } from "../agents/refs.js";
+import { resolveAgentRefs } from "../agents/refs.js";
 import { withRetry } from "../db/retry.js";
 import { outage } from "../db/warning.js";
 import { waitForMail } from "../mail/wait.js";
@@ -68,8 +68,9 @@ export const waitTool: Tool<AgentToolContext> = {
       };
       let fromAgents: string[] | undefined;
       if (Array.isArray(from)) {
+        // One read for all of them, however many agents the fan-in names.
         const resolved = await withRetry(
-          () => Promise.all((from as string[]).map((ref) => resolveAgentRef(ctx.db, scope, ref))),
+          () => resolveAgentRefs(ctx.db, scope, from as string[]),
           retry,
         );
         if (resolved.some((a) => a.id === ctx.agent.id)) {

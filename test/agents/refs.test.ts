@@ -2,7 +2,7 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentRow } from "../../src/agents/agents.sql.js";
-import { resolveAgentRef, type RefScope } from "../../src/agents/refs.js";
+import { resolveAgentRef, resolveAgentRefs, type RefScope } from "../../src/agents/refs.js";
 import { createTree, forkAgent, type ForkOptions } from "../../src/agents/tree.js";
 import type { Db } from "../../src/db/client.js";
 import { expectAgentError } from "../support/agents.js";
@@ -108,3 +108,62 @@ describe("resolveAgentRef", () => {
     await expectAgentError(resolve(uuid("99999999")), "UNKNOWN_AGENT");
   });
 });
+
+describe("resolveAgentRefs", () => {
+  it("resolves ids, prefixes, names and `parent` together in one read, as one by one", async () => {
+    const refs = [gamma.id.toUpperCase(), "1111", "  gamma ", "parent", "abcd2222-0", "root"];
+    const counted = countingStatements(db);
+    // The asking agent's own row gives its parent's id, as the wait tool's scope does.
+    const asking = { ...scope, selfId: gamma.id, parentId: gamma.parent_id };
+    const together = await resolveAgentRefs(counted.db, asking, refs);
+    expect(counted.statements()).toBe(1);
+    const alone = await Promise.all(refs.map((ref) => resolve(ref, gamma.id)));
+    expect(together.map((a) => a.id)).toEqual(alone.map((a) => a.id));
+    expect(together.map((a) => a.name)).toEqual([
+      "gamma",
+      "alpha",
+      "gamma",
+      "alpha",
+      "twin",
+      "root",
+    ]);
+  });
+
+  it("fails on an invalid reference before reading, else on the first one not found", async () => {
+    const counted = countingStatements(db);
+    await expectAgentError(resolveAgentRefs(counted.db, scope, ["omega", " "]), "INVALID_ARGS");
+    expect(counted.statements()).toBe(0);
+    const error = await expectAgentError(
+      resolveAgentRefs(db, scope, ["alpha", stranger.id, "twin", "nobody"]),
+      "UNKNOWN_AGENT",
+    );
+    expect(error.message).toContain(stranger.id);
+    expect(await resolveAgentRefs(db, scope, [])).toEqual([]);
+  });
+});
+
+/** `db`, counting the statements sent through it. */
+function countingStatements(db: Db): { db: Db; statements(): number } {
+  let n = 0;
+  const session = (db as unknown as { session: { client: Db["$client"] } }).session;
+  const client = new Proxy(session.client, {
+    get(target, prop, receiver) {
+      if (prop !== "query") return Reflect.get(target, prop, receiver) as unknown;
+      return (...args: Parameters<Db["$client"]["query"]>) => {
+        n++;
+        return (target.query as (...a: unknown[]) => unknown)(...args);
+      };
+    },
+  });
+  const counted = new Proxy(session, {
+    get: (target, prop, receiver) =>
+      prop === "client" ? client : (Reflect.get(target, prop, receiver) as unknown),
+  });
+  return {
+    db: new Proxy(db, {
+      get: (target, prop, receiver) =>
+        prop === "session" ? counted : (Reflect.get(target, prop, receiver) as unknown),
+    }),
+    statements: () => n,
+  };
+}

@@ -187,6 +187,52 @@ describe("a turn resumed after its worker stopped", () => {
   });
 });
 
+describe("an answer that makes calls", () => {
+  it("is recorded with its calls' scrollback lines: a worker that dies right after leaves both", async () => {
+    const { db } = database();
+    const { id, epoch } = await claimedRoot("dies-after-answer", "w1");
+    await appendEvent(db, id, "user", "run two commands");
+    fake.script({
+      agent: "dies-after-answer",
+      reply: {
+        toolCalls: [
+          { name: "bash", arguments: { command: "true" } },
+          { name: "bash", arguments: { command: "false" } },
+        ],
+      },
+    });
+    const config = loadConfig({
+      HOME: os.tmpdir(),
+      WARREN_MODEL: "fake",
+      OPENAI_BASE_URL: fake.baseURL,
+    });
+    const run = runAgent(
+      {
+        db: deadAfter(db, "warren_record_answer"),
+        bus: bus(),
+        model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
+        config,
+        fence: { owner: "w1", epoch },
+      },
+      id,
+      new AbortController().signal,
+    );
+    await expect(run).rejects.toThrow("the worker died");
+    fake.assertAllUsed();
+    const events = await db.execute<{ id: string; kind: string; key: string; content: string }>(
+      sql`select id, kind, key, content from events
+           where agent_id = ${id} and kind in ('assistant', 'tool_call') order by id`,
+    );
+    const [answer, ...lines] = events.rows;
+    expect(answer!.kind).toBe("assistant");
+    expect(lines.map((l) => l.content)).toEqual([
+      'bash({"command":"true"})',
+      'bash({"command":"false"})',
+    ]);
+    expect(lines.every((l) => l.key.startsWith(`c:${answer!.id}:`))).toBe(true);
+  });
+});
+
 describe("keys: a write retried after its reply was lost records nothing twice", () => {
   it("one tool result per call, counted once", async () => {
     const { db } = database();
@@ -312,6 +358,7 @@ describe("a turn whose every commit reply is lost once", () => {
     const kinds = events.rows.map((e) => e.kind);
     expect(kinds.filter((k) => k === "assistant")).toHaveLength(3);
     expect(kinds.filter((k) => k === "tool_result")).toHaveLength(1);
+    expect(kinds.filter((k) => k === "tool_call")).toHaveLength(1);
     expect(events.rows.find((e) => e.kind === "tool_result")!.content).toContain("m1");
     const [row] = (
       await db.execute<{ input_tokens: string; output_tokens: string; tool_calls: number }>(
@@ -359,5 +406,34 @@ function loseRepliesOnce(db: Db): Db {
       return async (...args: Parameters<Db["transaction"]>) =>
         lose(await target.transaction(...args));
     },
+  });
+}
+
+/**
+ * The database handle of a worker that dies once statement `name` has committed: every prepared
+ * statement after it fails (not as a connection error, which would be retried).
+ */
+function deadAfter(db: Db, name: string): Db {
+  let dead = false;
+  const session = (db as unknown as { session: { client: Db["$client"] } }).session;
+  const client = new Proxy(session.client, {
+    get(target, prop, receiver) {
+      if (prop !== "query") return Reflect.get(target, prop, receiver) as unknown;
+      return async (config: unknown, values?: unknown) => {
+        const named = typeof config === "object" && config && "name" in config;
+        if (named && dead) throw new Error("the worker died");
+        const result: unknown = await target.query(config as string, values as unknown[]);
+        if (named && (config as { name: string }).name === name) dead = true;
+        return result;
+      };
+    },
+  });
+  const dying = new Proxy(session, {
+    get: (target, prop, receiver) =>
+      prop === "client" ? client : (Reflect.get(target, prop, receiver) as unknown),
+  });
+  return new Proxy(db, {
+    get: (target, prop, receiver) =>
+      prop === "session" ? dying : (Reflect.get(target, prop, receiver) as unknown),
   });
 }
