@@ -330,6 +330,8 @@ async function askModel(
               outputTokens: estimateTokens(reasoning + text),
               estimated: true,
             },
+            calls: [],
+            activity: null,
           },
           { key: eventKey.assistant(tail), ...stamp(deps) },
         ).then(
