@@ -3,7 +3,9 @@
 import { eq, inArray } from "drizzle-orm";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { AgentRow } from "../../src/agents/agents.sql.js";
+import { agents } from "../../src/agents/agents.sql.js";
 import { events } from "../../src/agents/events.sql.js";
+import { isLeaseLost } from "../../src/agents/errors.js";
 import { createTree, forkAgent, killAgent, setState } from "../../src/agents/tree.js";
 import type { Db } from "../../src/db/client.js";
 import { mail } from "../../src/mail/mail.sql.js";
@@ -156,6 +158,36 @@ describe("fan-in", () => {
     await blocked();
     await setState(db, worker.id, "idle");
     expect(statuses((await waiting).results)).toEqual(["idle"]);
+  });
+
+  it("a waiter whose lease is gone takes nothing, whether its children still run or not", async () => {
+    const { parent, children, send, fanIn } = await family("a", "b");
+    const [a, b] = children as [AgentRow, AgentRow];
+    await db
+      .update(agents)
+      .set({ lease_owner: "worker-2", lease_epoch: 7 })
+      .where(eq(agents.id, parent.id));
+    const stale = { owner: "worker-1", epoch: 6 };
+    await send(a, "from a");
+    // b runs: the quick look without a transaction refuses it at once, not at the timeout.
+    const running = fanIn([a, b], { timeoutSeconds: 60, fence: stale });
+    running.catch(() => {});
+    const first = await Promise.race([
+      running.then(
+        () => "took",
+        (e: unknown) => e,
+      ),
+      sleep(3000),
+    ]);
+    expect(isLeaseLost(first)).toBe(true);
+    // Both settled: the locked transaction refuses it.
+    await send(b, "from b");
+    await expect(fanIn([a, b], { timeoutSeconds: 5, fence: stale })).rejects.toSatisfy(isLeaseLost);
+    const left = await db.select().from(mail).where(eq(mail.to_id, parent.id));
+    expect(left.map((m) => m.consumed_at)).toEqual([null, null]);
+    // The lease's holder takes both.
+    const { results } = await fanIn([a, b], { fence: { owner: "worker-2", epoch: 7 } });
+    expect(statuses(results)).toEqual(["received", "received"]);
   });
 
   it("leaves mail from agents that are not listed", async () => {
