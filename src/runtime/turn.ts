@@ -172,10 +172,20 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       parent: read.parent ?? null,
       read: read.conversation,
       thinking: startingTurn || agent.activity === "thinking",
+      watched: read.watched,
     };
-    const work = () => step(deps, agent, known, last.id, signal);
+    let ended: "answered" | "called" | undefined;
+    const work = async () => {
+      ended = await step(deps, agent, known, last.id, signal);
+    };
     if (!(await guarded(deps, agent, signal, work))) {
       return "other";
+    }
+    // The model answered without calls: the turn is over, as the next pass would read from the
+    // rows, so it ends without that read (the turn's end checks the lease itself). A stop that
+    // came meanwhile goes through the pass, which handles it.
+    if (ended === "answered" && !signal.aborted) {
+      if ((await takePendingMail(db, agent, deps.fence)) === "idle") return "idle";
     }
   }
 }
@@ -252,6 +262,8 @@ interface PassKnown {
   read: ConversationRead;
   /** The row says "thinking" already: the pass read it so, or the turn's count wrote it. */
   thinking: boolean;
+  /** The pass found a feed watching the agent's stream. */
+  watched: boolean;
 }
 
 /**
@@ -264,14 +276,15 @@ async function step(
   known: PassKnown,
   tail: number,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<"answered" | "called"> {
   const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
   const tools = toolsFor(profile);
   const asked = await askModel(deps, agent, known, tail, tools, signal);
-  if (asked.calls.length === 0) return;
+  if (asked.calls.length === 0) return "answered";
   await runToolCalls(toolRunDeps(deps, agent, asked.assistantId, signal, tools), asked.calls, {
     shownWithAnswer: asked.shown,
   });
+  return "called";
 }
 
 /**
@@ -299,6 +312,8 @@ async function askModel(
   const stream = createStreamPublisher(db, agent, {
     fence: deps.fence,
     onFenced: deps.onLeaseLost,
+    // Unwatched as of the pass just read: the first delta need not ask again at once.
+    unwatched: !known.watched,
   });
   const response = await completeFitting(deps, agent, {
     model: modelName,
