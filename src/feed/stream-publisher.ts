@@ -87,7 +87,13 @@ export interface StreamPublisher {
 export function createStreamPublisher(
   db: Db,
   agent: { id: string; tree_id: string },
-  options: { fence?: Fence; onFenced?: () => void; intervalMs?: number } = {},
+  options: {
+    fence?: Fence;
+    onFenced?: () => void;
+    intervalMs?: number;
+    /** A read just now found no feed watching: the first row write waits its unwatched turn. */
+    unwatched?: boolean;
+  } = {},
 ): StreamPublisher {
   const intervalMs = options.intervalMs ?? STREAM_INTERVAL_MS;
   const epoch = options.fence?.epoch ?? null;
@@ -101,7 +107,8 @@ export function createStreamPublisher(
   let rowReasoning = 0;
   /** agent_streams.response once a row write found a watcher; undefined: nobody watches (yet). */
   let response: string | undefined;
-  let lastRow = -Infinity;
+  // As if a row write had just found no watcher, when a read just now said so.
+  let lastRow = options.unwatched ? Date.now() : -Infinity;
   let lastDelta = -Infinity;
   let lastInput = -Infinity;
   let settled = false;

@@ -2,7 +2,8 @@
 // tail of its transcript from the last input on (the events that decide the next step) and what
 // the model's context is built from (so a step that asks the model reads nothing more). The
 // first pass of a run also reads the last answer and which of its calls have results, so a run
-// with nothing dangling (nearly all) starts without another statement.
+// with nothing dangling (nearly all) starts without another statement. It also says whether a
+// feed watches the agent's stream, which the stream publisher would otherwise ask first.
 import { agents, type AgentRow } from "../agents/agents.sql.js";
 import { events, type EventRow } from "../agents/events.sql.js";
 import { isUuid } from "../agents/refs.js";
@@ -23,6 +24,8 @@ export interface PassRead {
   conversation: ConversationRead;
   /** First pass only: the agent's last answer has calls without a result (resume.ts). */
   dangling: boolean;
+  /** A feed watched the agent's stream when this was read (stream-publisher.ts). */
+  watched: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -43,6 +46,7 @@ export async function readPass(
     first_user: string | null;
     last_calls: ToolCall[] | null;
     answered: string[] | null;
+    watched: boolean;
   }>(db, first ? FIRST_PASS : PASS, [agentId]);
   if (!row) return undefined;
   const answered = new Set(row.answered ?? []);
@@ -60,6 +64,7 @@ export async function readPass(
       own: read.filter((e) => e.id > ownAfter),
     },
     dangling: (row.last_calls ?? []).some((call) => !answered.has(call.id)),
+    watched: row.watched,
   };
 }
 
@@ -83,7 +88,10 @@ const passText = (first: boolean) => `
            order by id limit 1) as first_user,
          (select coalesce(jsonb_agg(to_jsonb(e) order by e.id), '[]')
             from events e
-           where e.agent_id = a.id and e.id >= least(b.tail_from, b.own_after + 1)) as events
+           where e.agent_id = a.id and e.id >= least(b.tail_from, b.own_after + 1)) as events,
+         exists (select 1 from feed_watchers w
+                  where w.tree_id = a.tree_id and w.expires_at > now()
+                    and a.id = any(w.streams)) as watched
          ${
            first
              ? `, l.data->'tool_calls' as last_calls,

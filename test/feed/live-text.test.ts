@@ -12,6 +12,7 @@ import { openFeed } from "../../src/feed/feed.js";
 import { createStreamPublisher } from "../../src/feed/publish.js";
 import { deltaPayloadTail, parseStreamHint } from "../../src/feed/stream-hints.js";
 import { watchTree } from "../../src/feed/watchers.js";
+import { readPass } from "../../src/runtime/pass-read.js";
 import type { FeedUpdate, StreamSnapshot } from "../../src/feed/types.js";
 import { recordNotifications } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
@@ -128,6 +129,39 @@ describe("the stream publisher", () => {
     expect(asked).toBeGreaterThan(0);
     expect(asked).toBeLessThanOrEqual(Math.floor(elapsed / (5 * intervalMs)) + 1);
     expect(await row(root.id)).toBeUndefined();
+  });
+
+  it("told by the turn's read that nobody watches, asks nothing for a short answer", async () => {
+    const { db } = database();
+    const unwatched = await createTree(db, { name: "short-answer" });
+    const { root: watched, raw } = await watchedRoot("short-watched");
+    // What the turn's pass read says of each (the publisher is told it, not asking itself).
+    expect((await readPass(db, unwatched.id, false))?.watched).toBe(false);
+    expect((await readPass(db, watched.id, false))?.watched).toBe(true);
+    const asked = new Map<string, number>();
+    const pool = db.$client;
+    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+    pool.query = ((...args: unknown[]) => {
+      const [statement, values] = args as [
+        { name?: string; values?: unknown[] },
+        unknown[] | undefined,
+      ];
+      if (statement?.name === "warren_stream_row") {
+        const agent = String((statement.values ?? values)?.[0]);
+        asked.set(agent, (asked.get(agent) ?? 0) + 1);
+      }
+      return query(...args);
+    }) as typeof pool.query;
+    const quiet = createStreamPublisher(db, unwatched, { intervalMs: 20, unwatched: true });
+    const seen = createStreamPublisher(db, watched, { intervalMs: 20, unwatched: false });
+    for (const publisher of [quiet, seen]) publisher.onText("a short answer");
+    await Promise.all([quiet.settle(), seen.settle()]);
+    pool.query = query as typeof pool.query;
+    // The short answer is done before the unwatched stream's first ask is due.
+    expect(asked.get(unwatched.id) ?? 0).toBe(0);
+    expect(asked.get(watched.id)).toBe(1);
+    expect((await row(watched.id))?.text).toBe("a short answer");
+    raw.stop();
   });
 
   it("sends and writes nothing under a stale lease epoch, and says so", async () => {
