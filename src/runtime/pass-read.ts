@@ -26,14 +26,21 @@ export interface PassRead {
   dangling: boolean;
   /** A feed watched the agent's stream when this was read (stream-publisher.ts). */
   watched: boolean;
+  /** This read also set the agent's activity to "thinking" (see THINKING). */
+  thinking: boolean;
 }
 
 type Json = Record<string, unknown>;
 
+/**
+ * `epoch`: the turn's lease epoch (undefined: not leased); the "thinking" line is written only
+ * while the row still carries it, as any of the turn's writes.
+ */
 export async function readPass(
   db: Db,
   agentId: string,
   first: boolean,
+  epoch?: number,
 ): Promise<PassRead | undefined> {
   if (!isUuid(agentId)) return undefined;
   const [row] = await runPrepared<{
@@ -47,7 +54,8 @@ export async function readPass(
     last_calls: ToolCall[] | null;
     answered: string[] | null;
     watched: boolean;
-  }>(db, first ? FIRST_PASS : PASS, [agentId]);
+    thinking: boolean;
+  }>(db, first ? FIRST_PASS : PASS, [agentId, epoch ?? null]);
   if (!row) return undefined;
   const answered = new Set(row.answered ?? []);
   // One list of events serves both: the tail and the conversation overlap, nearly always whole.
@@ -65,14 +73,30 @@ export async function readPass(
     },
     dangling: (row.last_calls ?? []).some((call) => !answered.has(call.id)),
     watched: row.watched,
+    thinking: row.thinking,
   };
 }
 
 // The conversation's part is context.ts's CONVERSATION without `before`: the newest summary, the
 // first `user` event, the events after the summary. Events are read once, from the earlier of
 // the tail's start and the conversation's.
+// THINKING: when the last event that decides the step is a tool result, the model is asked
+// next (nearly always: a /wait's result or a budget ends the turn instead, and the end of the
+// turn clears the line a moment later), so the read shows the agent "thinking" itself rather
+// than leave it to a statement of its own. Only while the agent runs or waits, not interrupted,
+// under the turn's epoch ($2). A turn's first step has it from countTurn instead.
 const passText = (first: boolean) => `
-  with s as (
+  with thinking as (
+    update agents set activity = 'thinking', lease_epoch = coalesce($2::bigint, lease_epoch)
+     where id = $1::uuid and state in ('running', 'waiting') and interrupt_requested_at is null
+       and activity is distinct from 'thinking'
+       and ($2::bigint is null or lease_epoch = $2::bigint)
+       and (select kind from events
+             where agent_id = $1::uuid
+               and kind in ('user', 'mail_in', 'assistant', 'tool_result', 'interrupted', 'error')
+             order by id desc limit 1) = 'tool_result'
+    returning 1
+  ), s as (
     select id, content, data from events
      where agent_id = $1::uuid and kind = 'summary'
      order by id desc limit 1
@@ -91,7 +115,8 @@ const passText = (first: boolean) => `
            where e.agent_id = a.id and e.id >= least(b.tail_from, b.own_after + 1)) as events,
          exists (select 1 from feed_watchers w
                   where w.tree_id = a.tree_id and w.expires_at > now()
-                    and a.id = any(w.streams)) as watched
+                    and a.id = any(w.streams)) as watched,
+         exists (select 1 from thinking) as thinking
          ${
            first
              ? `, l.data->'tool_calls' as last_calls,

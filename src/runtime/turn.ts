@@ -126,7 +126,7 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
   // First, calls left without a result (a crash, or the person's /wait): see resumeDanglingCalls.
   let resuming = true;
   while (true) {
-    const read = await readPass(db, agentId, resuming);
+    const read = await readPass(db, agentId, resuming, deps.fence?.epoch);
     const agent = read?.agent;
     if (!agent || agent.state === "dead") return "other";
     // Checked on every pass, so a worker back from an outage longer than its lease stops here
@@ -171,7 +171,7 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     const known = {
       parent: read.parent ?? null,
       read: read.conversation,
-      thinking: startingTurn || agent.activity === "thinking",
+      thinking: startingTurn || read.thinking || agent.activity === "thinking",
       watched: read.watched,
     };
     let ended: "answered" | "called" | undefined;
