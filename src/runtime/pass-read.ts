@@ -80,11 +80,11 @@ export async function readPass(
 // The conversation's part is context.ts's CONVERSATION without `before`: the newest summary, the
 // first `user` event, the events after the summary. Events are read once, from the earlier of
 // the tail's start and the conversation's.
-// THINKING: when the last event that decides the step is a tool result, the model is asked
-// next (nearly always: a /wait's result or a budget ends the turn instead, and the end of the
-// turn clears the line a moment later), so the read shows the agent "thinking" itself rather
-// than leave it to a statement of its own. Only while the agent runs or waits, not interrupted,
-// under the turn's epoch ($2). A turn's first step has it from countTurn instead.
+// THINKING: when the last event that decides the step is new input or a tool result, the model
+// is asked next (nearly always: a /wait's result, a budget or a missing model ends the turn
+// instead, and the end of the turn clears the line a moment later), so the read shows the agent
+// "thinking" itself rather than leave it to a statement of its own. Only while the agent runs or
+// waits, not interrupted, under the turn's epoch ($2).
 const passText = (first: boolean) => `
   with thinking as (
     update agents set activity = 'thinking', lease_epoch = coalesce($2::bigint, lease_epoch)
@@ -94,7 +94,7 @@ const passText = (first: boolean) => `
        and (select kind from events
              where agent_id = $1::uuid
                and kind in ('user', 'mail_in', 'assistant', 'tool_result', 'interrupted', 'error')
-             order by id desc limit 1) = 'tool_result'
+             order by id desc limit 1) in ('user', 'mail_in', 'tool_result')
     returning 1
   ), s as (
     select id, content, data from events

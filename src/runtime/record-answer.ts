@@ -21,6 +21,8 @@ export interface Answer {
   calls: ToolCall[];
   /** The agent's activity line from now on (its calls about to run); null: left as it is. */
   activity: string | null;
+  /** The event that started the turn, when this is its first answer: the turn is counted. */
+  turnStart?: number;
 }
 
 type AnswerRow = Omit<EventRow, "id" | "epoch"> & {
@@ -57,6 +59,7 @@ export async function recordAnswer(
     ),
     answer.calls.map((call) => call.id),
     answer.activity,
+    answer.turnStart ?? null,
   ]);
   const found = rows[0];
   if (!found) throw new Error(`answer ${stamp.key} of agent ${agent.id} conflicted but is missing`);
@@ -81,6 +84,11 @@ const RECORD_ANSWER: Prepared = {
                         cached_tokens = cached_tokens + $9::bigint,
                         reasoning_tokens = reasoning_tokens + $10::bigint,
                         last_activity_at = now(),
+                        -- A turn counts once, with its first answer (a resumed turn, or a retry
+                        -- that finds its answer recorded, is not counted again).
+                        turns = turns + (coalesce(turn_counted_event < $15::bigint,
+                                                  $15::bigint is not null))::int,
+                        turn_counted_event = greatest(turn_counted_event, $15::bigint),
                         -- As setActivity writes it: only while the agent runs or waits.
                         activity = case when $14::text is not null
                                          and state in ('running', 'waiting')

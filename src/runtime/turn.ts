@@ -167,11 +167,12 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       if ((await takePendingMail(db, agent, deps.fence)) === "idle") return "idle";
       continue;
     }
-    if (startingTurn) await countTurn(db, agent.id, last.id, deps.fence);
     const known = {
       parent: read.parent ?? null,
       read: read.conversation,
-      thinking: startingTurn || read.thinking || agent.activity === "thinking",
+      thinking: read.thinking || agent.activity === "thinking",
+      // Counted with the turn's first answer (recordAnswer), once.
+      turnStart: startingTurn ? last.id : undefined,
       watched: read.watched,
     };
     let ended: "answered" | "called" | undefined;
@@ -264,6 +265,8 @@ interface PassKnown {
   thinking: boolean;
   /** The pass found a feed watching the agent's stream. */
   watched: boolean;
+  /** The event that started the turn, when this step is its first. */
+  turnStart: number | undefined;
 }
 
 /**
@@ -347,6 +350,7 @@ async function askModel(
             },
             calls: [],
             activity: null,
+            turnStart: known.turnStart,
           },
           { key: eventKey.assistant(tail), ...stamp(deps) },
         ).then(
@@ -378,6 +382,7 @@ async function askModel(
           usage: response.usage,
           calls: response.toolCalls,
           activity: firstActivity(response.toolCalls),
+          turnStart: known.turnStart,
         },
         { key: eventKey.assistant(tail), ...stamp(deps) },
       ),
@@ -391,31 +396,6 @@ async function askModel(
 function recordedCalls(data: Record<string, unknown> | null): ToolCall[] {
   return Array.isArray(data?.tool_calls) ? (data.tool_calls as ToolCall[]) : [];
 }
-
-/**
- * Counts the turn that event `startId` started, once: a turn resumed after a crash (or retried
- * after a lost reply) finds it counted already. The same update shows the agent "thinking" (its
- * model request comes next), as setActivity would: only while it runs or waits, fenced by the epoch.
- */
-async function countTurn(db: Db, agentId: string, startId: number, fence?: Fence): Promise<void> {
-  await runPrepared(db, COUNT_TURN, [agentId, startId, fence?.epoch ?? null, "thinking"]);
-}
-
-/** $1 the agent, $2 the turn's first event, $3 the epoch (null: not leased), $4 the activity. */
-const COUNT_TURN: Prepared = {
-  name: "warren_count_turn",
-  text: `update agents
-            set turns = turns + (turn_counted_event is null or turn_counted_event < $2::bigint)::int,
-                last_activity_at = case when turn_counted_event is null
-                                          or turn_counted_event < $2::bigint
-                                        then now() else last_activity_at end,
-                turn_counted_event = greatest(turn_counted_event, $2::bigint),
-                activity = case when state in ('running', 'waiting') then $4::text else activity end,
-                lease_epoch = coalesce($3::bigint, lease_epoch)
-          where id = $1::uuid
-            and (turn_counted_event is null or turn_counted_event < $2::bigint
-                 or (state in ('running', 'waiting') and activity is distinct from $4::text))`,
-};
 
 /**
  * A stop from outside. An interrupt answers the calls left open and records it, then ends the
