@@ -3,18 +3,16 @@
 // in statements that run anyway: "thinking" at a turn's start in the update that counts the turn
 // (also when a resumed turn was counted already), a response's calls in the statement that
 // records it (so the line and the calls' scrollback lines commit together).
-import os from "node:os";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { appendEvent } from "../../src/agents/events.js";
 import { createTree } from "../../src/agents/tree.js";
-import { loadConfig } from "../../src/config/config.js";
-import { createOpenAIModel } from "../../src/llm/openai.js";
 import { claimNext } from "../../src/runtime/leases.js";
 import { runAgent } from "../../src/runtime/turn.js";
 import { useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
 import { startFakeModel, type FakeModel } from "../support/fake-model.js";
+import { fakeTurnDeps } from "../support/turn-deps.js";
 
 const database = useTestDatabase();
 const bus = useBus(() => database().url);
@@ -46,19 +44,8 @@ async function runTurn(name: string, input: string, before?: (id: string) => Pro
   await db.execute(sql`update agents set state = 'running' where id = ${root.id}`);
   await before?.(root.id);
   const claimed = await claimNext(db, "w1", 30, root.tree_id);
-  const config = loadConfig({
-    HOME: os.tmpdir(),
-    WARREN_MODEL: "fake",
-    OPENAI_BASE_URL: fake.baseURL,
-  });
   await runAgent(
-    {
-      db,
-      bus: bus(),
-      model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
-      config,
-      fence: { owner: "w1", epoch: claimed!.lease_epoch },
-    },
+    fakeTurnDeps(db, bus(), fake.baseURL, { owner: "w1", epoch: claimed!.lease_epoch }),
     root.id,
     new AbortController().signal,
   );

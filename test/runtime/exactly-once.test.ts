@@ -3,16 +3,13 @@
 // retried after its reply was lost, or made by a worker whose lease was taken over, cannot
 // record anything twice. Each test here fails with its protection removed (the events_key_idx
 // index, the fencing triggers, the per-pass lease check, the replay lookup of a retried wait).
-import os from "node:os";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isLeaseLost } from "../../src/agents/errors.js";
 import { eventKey, isDuplicateKey } from "../../src/agents/event-keys.js";
 import { appendEvent, appendEventOnce, appendToolResult } from "../../src/agents/events.js";
 import { createTree, forkAgent, setState } from "../../src/agents/tree.js";
-import { loadConfig } from "../../src/config/config.js";
 import type { Db } from "../../src/db/client.js";
-import { createOpenAIModel } from "../../src/llm/openai.js";
 import { waitForMail } from "../../src/mail/wait.js";
 import { claimNext, heartbeat } from "../../src/runtime/leases.js";
 import { setActivity } from "../../src/feed/publish.js";
@@ -20,6 +17,7 @@ import { runAgent } from "../../src/runtime/turn.js";
 import { useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
 import { startFakeModel, type FakeModel } from "../support/fake-model.js";
+import { fakeTurnDeps } from "../support/turn-deps.js";
 
 const database = useTestDatabase();
 const bus = useBus(() => database().url);
@@ -90,19 +88,8 @@ describe("the lease epoch is a fencing token the database checks", () => {
     await takeOver(id, "w2");
     const before = await count(sql`select count(*)::int as n from events where agent_id = ${id}`);
 
-    const config = loadConfig({
-      HOME: os.tmpdir(),
-      WARREN_MODEL: "fake",
-      OPENAI_BASE_URL: fake.baseURL,
-    });
     await runAgent(
-      {
-        db,
-        bus: bus(),
-        model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
-        config,
-        fence: { owner: "w1", epoch },
-      },
+      fakeTurnDeps(db, bus(), fake.baseURL, { owner: "w1", epoch }),
       id,
       new AbortController().signal,
     );
@@ -163,18 +150,7 @@ describe("a turn resumed after its worker stopped", () => {
       { agent: "resumed", reply: { hang: true } },
       { agent: "resumed", reply: { text: "done" } },
     ]);
-    const config = loadConfig({
-      HOME: os.tmpdir(),
-      WARREN_MODEL: "fake",
-      OPENAI_BASE_URL: fake.baseURL,
-    });
-    const deps = {
-      db,
-      bus: bus(),
-      model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
-      config,
-      fence: { owner: "w1", epoch },
-    };
+    const deps = fakeTurnDeps(db, bus(), fake.baseURL, { owner: "w1", epoch });
     const stop = new AbortController();
     const first = runAgent(deps, id, stop.signal);
     while (!fake.requests.some((r) => r.systemPrompt?.includes("resumed"))) {
@@ -201,19 +177,11 @@ describe("an answer that makes calls", () => {
         ],
       },
     });
-    const config = loadConfig({
-      HOME: os.tmpdir(),
-      WARREN_MODEL: "fake",
-      OPENAI_BASE_URL: fake.baseURL,
-    });
     const run = runAgent(
-      {
-        db: deadAfter(db, "warren_record_answer"),
-        bus: bus(),
-        model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
-        config,
-        fence: { owner: "w1", epoch },
-      },
+      fakeTurnDeps(deadAfter(db, "warren_record_answer"), bus(), fake.baseURL, {
+        owner: "w1",
+        epoch,
+      }),
       id,
       new AbortController().signal,
     );
@@ -335,19 +303,8 @@ describe("a turn whose every commit reply is lost once", () => {
       { agent: "lossy", reply: { text: "done", usage: { input: 20, output: 2 } } },
       { agent: "lossy", reply: { text: "and m2", usage: { input: 1, output: 1 } } },
     ]);
-    const config = loadConfig({
-      HOME: os.tmpdir(),
-      WARREN_MODEL: "fake",
-      OPENAI_BASE_URL: fake.baseURL,
-    });
     await runAgent(
-      {
-        db: loseRepliesOnce(db),
-        bus: bus(),
-        model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
-        config,
-        fence: { owner: "w1", epoch },
-      },
+      fakeTurnDeps(loseRepliesOnce(db), bus(), fake.baseURL, { owner: "w1", epoch }),
       id,
       new AbortController().signal,
     );
