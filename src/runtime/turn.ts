@@ -10,7 +10,6 @@ import { readPass } from "./pass-read.js";
 import type { Bus } from "../bus/bus.js";
 import { modelProblem, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
-import { runPrepared, type Prepared } from "../db/prepared.js";
 import { ModelError, type Model } from "../llm/model.js";
 import type { FanInEntry } from "../mail/wait.js";
 import { isTransient, shownError, withRetry } from "../db/retry.js";
