@@ -59,10 +59,22 @@ export async function tuiBench(context: BenchContext): Promise<BenchRow[]> {
   }
 }
 
+/**
+ * Returns once the clock has passed the millisecond `agent` was made in. The TUI orders siblings
+ * by created_at to the millisecond, then by id (navigation.ts): forks a millisecond apart (one
+ * round trip each) would tie, and "the newest child" the bench expects might not be it.
+ */
+async function nextMillisecond(agent: AgentRow): Promise<void> {
+  while (Date.now() <= agent.created_at.getTime()) {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
 /** Ctrl+Left / Ctrl+Right between two siblings, one with 10,000 events and one with 10. */
 async function openTimes(db: Db, bus: Bus, fake: FakeModel): Promise<BenchRow[]> {
   const root = await createTree(db, { cwd: os.tmpdir() });
   const small = await forkAgent(db, root.id, { name: "small", context: "fresh" });
+  await nextMillisecond(small);
   const big = await forkAgent(db, root.id, { name: "big", context: "fresh" });
   await fillHistory(db, small.id, SMALL_HISTORY, "END-small");
   await fillHistory(db, big.id, BIG_HISTORY, "END-big");
@@ -193,6 +205,7 @@ async function typingWhileStreaming(
   for (let i = 0; i < STREAMING_AGENTS; i++) {
     const name = `streamer-${String(i).padStart(2, "0")}`;
     children.push(await forkAgent(db, root.id, { name, context: "fresh" }, STREAMING_LIMITS));
+    await nextMillisecond(children.at(-1)!);
   }
   const stopAgents = await startAgents(root.id);
   const h = await openHarness(db, bus, root, fake.baseURL);
