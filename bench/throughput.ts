@@ -1,6 +1,7 @@
 // Mail throughput: 100 sender → receiver pairs pushing mail through sendMail and waitForMail,
 // beside graphile-worker adding and completing as many no-op jobs on the same database.
 // Both sides get 10 connections to produce and 10 to consume; rounds alternate so drift hits both.
+import pg from "pg";
 import {
   Logger,
   makeWorkerUtils,
@@ -158,6 +159,7 @@ class GraphileRig {
   private onComplete: (() => void) | undefined;
 
   private constructor(
+    private readonly pool: pg.Pool,
     private readonly utils: WorkerUtils,
     private readonly runner: Runner,
   ) {
@@ -168,20 +170,29 @@ class GraphileRig {
   }
 
   static async open(url: string): Promise<GraphileRig> {
-    const shared = { connectionString: url, schema: GRAPHILE_SCHEMA, logger: quiet };
-    await runMigrations(shared);
-    const utils = await makeWorkerUtils({ ...shared, maxPoolSize: POOL });
+    // One pool of ours for both, with an error listener: the scratch database is dropped WITH
+    // (FORCE) after the run, and a pool of graphile-worker's that still held an idle client then
+    // emitted an unheard 'error' that ended the whole bench.
+    const pool = new pg.Pool({ connectionString: url, max: 2 * POOL });
+    pool.on("error", () => {});
+    const shared = { pgPool: pool, schema: GRAPHILE_SCHEMA, logger: quiet };
     try {
-      const runner = await run({
-        ...shared,
-        maxPoolSize: POOL,
-        concurrency: POOL,
-        noHandleSignals: true,
-        taskList: { noop: async () => {} },
-      });
-      return new GraphileRig(utils, runner);
+      await runMigrations(shared);
+      const utils = await makeWorkerUtils(shared);
+      try {
+        const runner = await run({
+          ...shared,
+          concurrency: POOL,
+          noHandleSignals: true,
+          taskList: { noop: async () => {} },
+        });
+        return new GraphileRig(pool, utils, runner);
+      } catch (error) {
+        await utils.release();
+        throw error;
+      }
     } catch (error) {
-      await utils.release();
+      await pool.end().catch(() => {});
       throw error;
     }
   }
@@ -212,5 +223,6 @@ class GraphileRig {
   async close(): Promise<void> {
     await this.runner.stop().catch(() => {});
     await this.utils.release();
+    await this.pool.end().catch(() => {});
   }
 }
