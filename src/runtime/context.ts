@@ -167,21 +167,29 @@ async function readConversation(
   };
 }
 
+// The pieces of SQL a conversation is read with, shared with the turn loop's pass read.
+/** The agent's newest summary (id, content, data), before `before` when given (may be null). */
+export const newestSummarySql = (agent: string, before?: string) => `
+  select id, content, data from events
+   where agent_id = ${agent} and kind = 'summary'${before ? ` and (${before} is null or id < ${before})` : ""}
+   order by id desc limit 1`;
+/** The id of the agent's first `user` event: a child's task. */
+export const firstUserSql = (agent: string) =>
+  `(select id from events where agent_id = ${agent} and kind = 'user' order by id limit 1)`;
+/** The last event the summary in `cte` stands for (0 without one): the agent's own come after. */
+export const summaryThroughSql = (cte: string) =>
+  `coalesce((select coalesce((data->>'through_event')::bigint, id) from ${cte}), 0)`;
+
 /** $1 the agent, $2 `before` (null: none). A summary stands for everything to its through_event. */
 const CONVERSATION: Prepared = {
   name: "warren_conversation",
-  text: `with s as (
-      select id, content, data from events
-       where agent_id = $1::uuid and kind = 'summary' and ($2::bigint is null or id < $2::bigint)
-       order by id desc limit 1
-    )
+  text: `with s as (${newestSummarySql("$1::uuid", "$2::bigint")})
     select (select to_jsonb(s) from s) as summary,
-           (select id from events where agent_id = $1::uuid and kind = 'user'
-             order by id limit 1) as first_user,
+           ${firstUserSql("$1::uuid")} as first_user,
            (select coalesce(jsonb_agg(to_jsonb(e) order by e.id), '[]')
               from events e
              where e.agent_id = $1::uuid and ($2::bigint is null or e.id < $2::bigint)
-               and e.id > coalesce((select coalesce((data->>'through_event')::bigint, id) from s), 0))
+               and e.id > ${summaryThroughSql("s")})
              as own`,
 };
 

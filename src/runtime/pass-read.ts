@@ -11,7 +11,13 @@ import type { Db } from "../db/client.js";
 import { rowFromJson } from "../db/json-row.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { ToolCall } from "../llm/model.js";
-import type { ConversationRead, SummaryRow } from "./context.js";
+import {
+  firstUserSql,
+  newestSummarySql,
+  summaryThroughSql,
+  type ConversationRead,
+  type SummaryRow,
+} from "./context.js";
 
 export interface PassRead {
   agent: AgentRow;
@@ -77,9 +83,16 @@ export async function readPass(
   };
 }
 
-// The conversation's part is context.ts's CONVERSATION without `before`: the newest summary, the
-// first `user` event, the events after the summary. Events are read once, from the earlier of
-// the tail's start and the conversation's.
+/** The kinds of event the model's context is made of; with TURN_ENDERS, those that decide a step. */
+export const CONTEXT_KINDS = new Set(["user", "mail_in", "assistant", "tool_result"]);
+/** Events that end a turn for good: woken later, the agent starts from new mail or input,
+ * not by asking the model again about what failed or was interrupted. */
+export const TURN_ENDERS = new Set(["interrupted", "error"]);
+const DECIDING_KINDS_SQL = [...CONTEXT_KINDS, ...TURN_ENDERS].map((k) => `'${k}'`).join(", ");
+
+// The conversation's part is context.ts's, without `before` (the same SQL pieces): the newest
+// summary, the first `user` event, the events after the summary. Events are read once, from the
+// earlier of the tail's start and the conversation's.
 // THINKING: when the last event that decides the step is new input or a tool result, the model
 // is asked next (nearly always: a /wait's result, a budget or a missing model ends the turn
 // instead, and the end of the turn clears the line a moment later), so the read shows the agent
@@ -92,24 +105,20 @@ const passText = (first: boolean) => `
        and activity is distinct from 'thinking'
        and ($2::bigint is null or lease_epoch = $2::bigint)
        and (select kind from events
-             where agent_id = $1::uuid
-               and kind in ('user', 'mail_in', 'assistant', 'tool_result', 'interrupted', 'error')
+             where agent_id = $1::uuid and kind in (${DECIDING_KINDS_SQL})
              order by id desc limit 1) in ('user', 'mail_in', 'tool_result')
     returning 1
   ), s as (
-    select id, content, data from events
-     where agent_id = $1::uuid and kind = 'summary'
-     order by id desc limit 1
+    ${newestSummarySql("$1::uuid")}
   ), b as (
     select coalesce((select id from events
                       where agent_id = $1::uuid and kind in ('user', 'mail_in')
                       order by id desc limit 1), 0) as tail_from,
-           coalesce((select coalesce((data->>'through_event')::bigint, id) from s), 0) as own_after
+           ${summaryThroughSql("s")} as own_after
   )
   select to_jsonb(a) as agent, to_jsonb(p) as parent, b.tail_from, b.own_after,
          (select to_jsonb(s) from s) as summary,
-         (select id from events where agent_id = $1::uuid and kind = 'user'
-           order by id limit 1) as first_user,
+         ${firstUserSql("$1::uuid")} as first_user,
          (select coalesce(jsonb_agg(to_jsonb(e) order by e.id), '[]')
             from events e
            where e.agent_id = a.id and e.id >= least(b.tail_from, b.own_after + 1)) as events,

@@ -96,9 +96,9 @@ async function takeMailIn(
     const [taken] = await runPrepared<{ mail: PendingMail[] | null }>(tx, PENDING_OR_IDLE, [
       agent.id,
     ]);
-    const pending = { rows: taken?.mail ?? [] };
-    if (pending.rows.length > 0) {
-      for (const m of pending.rows) {
+    const pending = taken?.mail ?? [];
+    if (pending.length > 0) {
+      for (const m of pending) {
         if (m.kind === "input") {
           // The person's queued input becomes their message, exactly as typed.
           await tx.execute(sql`

@@ -6,7 +6,7 @@ import { appendEvent, appendEventOnce } from "../agents/events.js";
 import { eventKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
 import { getAgent } from "../agents/refs.js";
-import { readPass } from "./pass-read.js";
+import { CONTEXT_KINDS, readPass, TURN_ENDERS } from "./pass-read.js";
 import type { Bus } from "../bus/bus.js";
 import { modelProblem, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
@@ -234,11 +234,6 @@ function turnIsOver(events: EventRow[], last: EventRow): boolean {
   return isPersonCall(call?.data);
 }
 
-const CONTEXT_KINDS = new Set(["user", "mail_in", "assistant", "tool_result"]);
-/** Events that end a turn for good: woken later, the agent starts from new mail or input, not by
- * asking the model again about what failed or was interrupted. */
-const TURN_ENDERS = new Set(["interrupted", "error"]);
-
 function hasToolCalls(data: Record<string, unknown> | null): boolean {
   return Array.isArray(data?.tool_calls) && (data.tool_calls as unknown[]).length > 0;
 }
@@ -260,7 +255,7 @@ function stamp(deps: TurnDeps, key?: string): { key?: string; epoch?: number } {
 interface PassKnown {
   parent: AgentRow | null;
   read: ConversationRead;
-  /** The row says "thinking" already: the pass read it so, or the turn's count wrote it. */
+  /** The row says "thinking" already: the pass read it so, or wrote it. */
   thinking: boolean;
   /** The pass found a feed watching the agent's stream. */
   watched: boolean;
@@ -306,9 +301,9 @@ async function askModel(
   const modelName = agent.model ?? config.model.name ?? "";
   // Compacted first when it would not fit the model's context window (compaction.ts).
   const messages = await fitContext(deps, agent, modelName, toolSpecs(tools), signal, known);
-  // No write when the row says "thinking" already: the row read this pass said so (the calls in
-  // between showed nothing), or the update that counted the turn wrote it. The lease was checked
-  // by that same read (and the count's update is fenced); the answer's write is fenced anyway.
+  // No write when the row says "thinking" already: the pass read it so (the calls in between
+  // showed nothing) or wrote it. The lease was checked by that same read (and its write is
+  // fenced); the answer's write is fenced anyway.
   if (!known.thinking) await setActivity(db, agent.id, "thinking", deps.fence);
   // Partial text reaches feeds through agent_streams; the assistant event then replaces it.
   const stream = createStreamPublisher(db, agent, {
@@ -326,37 +321,11 @@ async function askModel(
     onReasoning: stream.onReasoning,
   }).catch(async (err: unknown) => {
     await stream.settle();
-    // Interrupted mid-answer: what the person saw streamed stays, as a partial answer (the next
-    // turn's model sees it too); otherwise the live text just ends. Keyed like the full answer.
-    const { text, reasoning } = stream.streamed();
-    const keep = stopReason(signal) === "interrupt" && (text.trim() !== "" || reasoning !== "");
-    const kept = keep
-      ? await recordAnswer(
-          db,
-          agent,
-          {
-            text,
-            data: {
-              finish_reason: "interrupted",
-              partial: true,
-              ...(reasoning ? { reasoning } : {}),
-            },
-            // The server's count never came: the output is estimated, the input not counted.
-            usage: {
-              inputTokens: 0,
-              outputTokens: estimateTokens(reasoning + text),
-              estimated: true,
-            },
-            calls: [],
-            activity: null,
-            turnStart: known.turnStart,
-          },
-          { key: eventKey.assistant(tail), ...stamp(deps) },
-        ).then(
-          () => true,
-          () => false,
-        )
-      : false;
+    // Interrupted mid-answer: what the person saw streamed stays (keepStreamed); otherwise the
+    // live text just ends.
+    const kept =
+      stopReason(signal) === "interrupt" &&
+      (await keepStreamed(deps, agent, known, tail, stream.streamed()));
     if (!kept) await endStream(db, agent).catch(() => undefined);
     throw err;
   });
@@ -390,6 +359,36 @@ async function askModel(
   const calls = fresh ? response.toolCalls : recordedCalls(assistant.data);
   // The answer's statement (or the attempt a retry found) wrote the calls' first activity line.
   return { assistantId: assistant.id, calls, shown: firstActivity(calls) };
+}
+
+/**
+ * Records what an interrupted response streamed as a partial answer, keyed like the full one
+ * (the next turn's model sees it too). False when there is nothing to keep or it was refused.
+ */
+async function keepStreamed(
+  deps: TurnDeps,
+  agent: AgentRow,
+  known: PassKnown,
+  tail: number,
+  { text, reasoning }: { text: string; reasoning: string },
+): Promise<boolean> {
+  if (text.trim() === "" && reasoning === "") return false;
+  const answer = {
+    text,
+    data: { finish_reason: "interrupted", partial: true, ...(reasoning ? { reasoning } : {}) },
+    // The server's count never came: the output is estimated, the input not counted.
+    usage: { inputTokens: 0, outputTokens: estimateTokens(reasoning + text), estimated: true },
+    calls: [],
+    activity: null,
+    turnStart: known.turnStart,
+  };
+  return recordAnswer(deps.db, agent, answer, {
+    key: eventKey.assistant(tail),
+    ...stamp(deps),
+  }).then(
+    () => true,
+    () => false,
+  );
 }
 
 function recordedCalls(data: Record<string, unknown> | null): ToolCall[] {
