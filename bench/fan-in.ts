@@ -22,7 +22,7 @@ import {
 import { startPgProxy, type Traffic } from "../test/support/pg-proxy.js";
 import { row, type BenchContext, type BenchRow } from "./report.js";
 import { benchConfig, countStates, pollUntil } from "./rig.js";
-import { collectGarbage, median, nowMs, untilAborted } from "./stats.js";
+import { collectGarbage, median, nowMs, postgresCpuMs, untilAborted } from "./stats.js";
 
 const CHILDREN = 100;
 const WARMUP_ROUNDS = 1;
@@ -98,22 +98,32 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
 
     const walls: number[] = [];
     const floors: number[] = [];
+    const cpu = { warren: zeroCpu(), sdk: zeroCpu() };
+    const database = new URL(url).pathname.slice(1);
     for (let r = 0; r < WARMUP_ROUNDS + ROUNDS; r++) {
       collectGarbage();
+      const warrenCpu = startCpu(database);
       const { wallMs, requests } = await fanInRound(db, fake, config, signal);
+      const warrenUsed = warrenCpu();
       collectGarbage();
+      const sdkCpu = startCpu(database);
       const floorMs = await untilAborted(replay(sdk, requests, signal), signal);
+      const sdkUsed = sdkCpu();
       fake.requests.splice(0);
       if (r < WARMUP_ROUNDS) continue;
       walls.push(wallMs);
       floors.push(floorMs);
+      addCpu(cpu.warren, warrenUsed);
+      addCpu(cpu.sdk, sdkUsed);
       log(
         `fan-in round ${r - WARMUP_ROUNDS + 1}/${ROUNDS}: ${wallMs.toFixed(0)} ms, ` +
-          `SDK floor ${floorMs.toFixed(0)} ms (${requests.length} requests)`,
+          `SDK floor ${floorMs.toFixed(0)} ms (${requests.length} requests); CPU: ` +
+          `${describeCpu(warrenUsed)}, SDK replay ${describeCpu(sdkUsed)}`,
       );
     }
     const wall = median(walls);
     const floor = median(floors);
+    const cpuPerChild = (ms: number) => ms / ROUNDS / CHILDREN;
     await runtime.stop();
     runtime = undefined;
     const traffic = await countedRound(url, db, fake, config, signal, log);
@@ -134,6 +144,24 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
         "SDK requests per child",
         floor / CHILDREN,
       ),
+      row(
+        "fan-in CPU per child, this process (all threads)",
+        cpuPerChild(cpu.warren.nodeMs),
+        "ms",
+        "the SDK replay's, per child",
+        cpuPerChild(cpu.sdk.nodeMs),
+      ),
+      ...(cpu.warren.postgresMs === undefined
+        ? []
+        : [
+            row(
+              "fan-in PostgreSQL CPU per child (all its processes)",
+              cpuPerChild(cpu.warren.postgresMs),
+              "ms",
+              "this process's CPU per child",
+              cpuPerChild(cpu.warren.nodeMs),
+            ),
+          ]),
       row(
         "fan-in commits per child (writes)",
         perChild(traffic.commits),
@@ -173,6 +201,42 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
       );
     }
   }
+}
+
+/** CPU time spent, in ms: this process's (every thread) and, where /proc tells, PostgreSQL's. */
+interface CpuUsed {
+  nodeMs: number;
+  postgresMs: number | undefined;
+}
+
+const zeroCpu = (): CpuUsed => ({ nodeMs: 0, postgresMs: 0 });
+
+/** Starts counting; the returned function gives the CPU used since. */
+function startCpu(database: string): () => CpuUsed {
+  const node = process.cpuUsage();
+  const postgres = postgresCpuMs(database);
+  return () => {
+    const used = process.cpuUsage(node);
+    const postgresNow = postgresCpuMs(database);
+    return {
+      nodeMs: (used.user + used.system) / 1000,
+      postgresMs:
+        postgres === undefined || postgresNow === undefined ? undefined : postgresNow - postgres,
+    };
+  };
+}
+
+function addCpu(total: CpuUsed, used: CpuUsed): void {
+  total.nodeMs += used.nodeMs;
+  total.postgresMs =
+    total.postgresMs === undefined || used.postgresMs === undefined
+      ? undefined
+      : total.postgresMs + used.postgresMs;
+}
+
+function describeCpu(used: CpuUsed): string {
+  const postgres = used.postgresMs === undefined ? "" : ` + PostgreSQL ${used.postgresMs} ms`;
+  return `node ${used.nodeMs.toFixed(0)} ms${postgres}`;
 }
 
 /**

@@ -1,4 +1,5 @@
 // Small measuring helpers shared by the benchmarks: a monotonic clock, percentiles, bounded waits.
+import { readdirSync, readFileSync } from "node:fs";
 
 /** Milliseconds from a monotonic clock, with sub-millisecond resolution. */
 export function nowMs(): number {
@@ -57,4 +58,52 @@ export async function forEachLimited(
     while (next < count) await task(next++);
   };
   await Promise.all(Array.from({ length: Math.min(limit, count) }, lane));
+}
+
+/** Linux's USER_HZ: /proc reports CPU time in hundredths of a second. */
+export const TICK_MS = 10;
+
+/** A process's or thread's CPU time from its /proc stat file (user + system), or undefined off Linux. */
+export function procStatCpuMs(statPath: string): number | undefined {
+  try {
+    const stat = readFileSync(statPath, "utf8");
+    // After the command name: state, ppid, … utime (14th field) and stime (15th), in ticks.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A backend's title: "postgres: [cluster: ]user database host(port) state". */
+const BACKEND_TITLE = /^postgres: (?:\S+: )?\S+ (\S+) (?:\[local\]|\S+\(\d+\))/;
+
+/**
+ * The CPU time of the PostgreSQL backends on this machine connected to `database` (their command
+ * line names it), or undefined where /proc cannot tell (not Linux, a remote server). A backend that
+ * exits in between takes its time with it: measure across connections that stay open.
+ */
+export function postgresCpuMs(database: string): number | undefined {
+  let total = 0;
+  let seen = false;
+  let pids: string[];
+  try {
+    pids = readdirSync("/proc").filter((name) => /^\d+$/.test(name));
+  } catch {
+    return undefined;
+  }
+  for (const pid of pids) {
+    let command: string;
+    try {
+      command = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    } catch {
+      continue; // gone since the listing
+    }
+    if (BACKEND_TITLE.exec(command)?.[1] !== database) continue;
+    const ms = procStatCpuMs(`/proc/${pid}/stat`);
+    if (ms === undefined) continue;
+    total += ms;
+    seen = true;
+  }
+  return seen ? total : undefined;
 }

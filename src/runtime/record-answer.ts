@@ -1,9 +1,10 @@
 // Records a model's answer in one statement: the `assistant` event keyed by the request it
 // answers, the scrollback line (`tool_call`) of each call it makes, the agent's token counters
-// and the activity line of those calls (only when the event is new), and the end of the live
-// stream it replaces, with the feeds told, all in one implicit transaction. A retry whose first
-// attempt committed (its reply lost) inserts nothing, counts nothing and reads that answer back;
-// an answer is never there without its lines.
+// and the activity line of those calls (only when the event is new), the end of the live stream
+// it replaces, with the feeds told, and for an answer without calls the end of the turn, all in
+// one implicit transaction. A retry whose first attempt committed (its reply lost) inserts
+// nothing, counts nothing, ends nothing and reads that answer back; an answer is never there
+// without its lines.
 import type { AgentRow } from "../agents/agents.sql.js";
 import type { EventRow } from "../agents/events.sql.js";
 import { toolCallKeySql } from "../agents/event-keys.js";
@@ -11,6 +12,7 @@ import { scrubJson, scrubText } from "../agents/text.js";
 import type { Db } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import { streamEndCtesText } from "../feed/publish.js";
+import { agentChannel } from "../bus/channels.js";
 import type { ToolCall, Usage } from "../llm/model.js";
 
 export interface Answer {
@@ -23,20 +25,33 @@ export interface Answer {
   activity: string | null;
   /** The event that started the turn, when this is its first answer: the turn is counted. */
   turnStart?: number;
+  /**
+   * The answer ends the turn (it makes no calls): the statement that records it also ends the
+   * turn as takePendingMail's first step does, under the lease of `fence`.
+   */
+  endsTurn?: boolean;
 }
+
+/**
+ * How the statement ended the turn when the answer asked it to: "idle", "pending" (mail is
+ * waiting: nothing changed), "lost" (the lease is gone); null when it did not (no end asked, or
+ * a retry found the answer recorded: the caller ends the turn itself).
+ */
+export type AnswerEnd = "idle" | "pending" | "lost" | null;
 
 type AnswerRow = Omit<EventRow, "id" | "epoch"> & {
   id: string;
   epoch: string | null;
   fresh: boolean;
+  ended: AnswerEnd;
 };
 
 export async function recordAnswer(
   db: Db,
   agent: Pick<AgentRow, "id" | "tree_id">,
   answer: Answer,
-  stamp: { key: string; epoch?: number },
-): Promise<{ row: EventRow; fresh: boolean }> {
+  stamp: { key: string; epoch?: number; owner?: string },
+): Promise<{ row: EventRow; fresh: boolean; ended: AnswerEnd }> {
   const { usage } = answer;
   // The epoch is checked by the events_fence trigger on the insert, as for any turn's event.
   const rows = await runPrepared<AnswerRow>(db, RECORD_ANSWER, [
@@ -60,14 +75,17 @@ export async function recordAnswer(
     answer.calls.map((call) => call.id),
     answer.activity,
     answer.turnStart ?? null,
+    answer.endsTurn === true,
+    stamp.owner ?? null,
   ]);
   const found = rows[0];
   if (!found) throw new Error(`answer ${stamp.key} of agent ${agent.id} conflicted but is missing`);
-  const { fresh, ...row } = found;
+  const { fresh, ended, ...row } = found;
   delete (row as { told?: unknown }).told;
   return {
     row: { ...row, id: Number(row.id), epoch: row.epoch === null ? null : Number(row.epoch) },
     fresh,
+    ended,
   };
 }
 
@@ -78,22 +96,6 @@ const RECORD_ANSWER: Prepared = {
       values ($1::uuid, $2::uuid, 'assistant', $3::text, $4::jsonb, $5::text, $6::bigint)
       on conflict (agent_id, key) where key is not null do nothing
       returning *
-    ), counted as (
-      update agents set input_tokens = input_tokens + $7::bigint,
-                        output_tokens = output_tokens + $8::bigint,
-                        cached_tokens = cached_tokens + $9::bigint,
-                        reasoning_tokens = reasoning_tokens + $10::bigint,
-                        last_activity_at = now(),
-                        -- A turn counts once, with its first answer (a resumed turn, or a retry
-                        -- that finds its answer recorded, is not counted again).
-                        turns = turns + (coalesce(turn_counted_event < $15::bigint,
-                                                  $15::bigint is not null))::int,
-                        turn_counted_event = greatest(turn_counted_event, $15::bigint),
-                        -- As setActivity writes it: only while the agent runs or waits.
-                        activity = case when $14::text is not null
-                                         and state in ('running', 'waiting')
-                                        then $14::text else activity end
-       where id = $1::uuid and exists (select 1 from ins)
     ), calls as (
       -- Keyed by the answer and call id like every call's line; a call id the response repeats
       -- gets one line.
@@ -105,9 +107,15 @@ const RECORD_ANSWER: Prepared = {
        order by c.n
       on conflict (agent_id, key) where key is not null do nothing
     ), ${streamEndCtesText("$1", "$2")}
-    select ins.*, true as fresh, (select count(*) from stream_told) as told from ins
+    -- Called once the answer is in: its counters and activity, and the end of the turn when
+    -- asked (migrations/0013_answer_ends_turn.sql).
+    select ins.*, true as fresh, (select count(*) from stream_told) as told,
+           warren_answered($1::uuid, $7::bigint, $8::bigint, $9::bigint, $10::bigint, $14::text,
+                           $15::bigint, $16::boolean, $17::text, $6::bigint,
+                           '${agentChannel("")}') as ended
+      from ins
     union all
     -- Refused by the key: the answer an earlier attempt recorded (committed before this began).
-    select e.*, false, 0 from events e
+    select e.*, false, 0, null from events e
      where e.agent_id = $1::uuid and e.key = $5::text and not exists (select 1 from ins)`,
 };

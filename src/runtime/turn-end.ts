@@ -68,8 +68,22 @@ export async function takePendingMail(
     fence?.owner ?? null,
     fence?.epoch ?? null,
   ]);
-  if (end?.outcome === "lost") throw new LeaseLost(agent.id);
-  if (end?.outcome !== "pending") return "idle";
+  return settleTurnEnd(db, agent, end?.outcome ?? "idle", fence, options);
+}
+
+/**
+ * What follows the first step of a turn's end (warren_turn_end, or the answer's statement that
+ * ended the turn): idle; the lease gone (LeaseLost); or mail pending, taken in under the row lock.
+ */
+export async function settleTurnEnd(
+  db: Db,
+  agent: AgentRow,
+  outcome: "idle" | "pending" | "lost",
+  fence?: Fence,
+  options: { endInterrupt?: boolean } = {},
+): Promise<"continue" | "idle"> {
+  if (outcome === "lost") throw new LeaseLost(agent.id);
+  if (outcome !== "pending") return "idle";
   return takeMailIn(db, agent, fence, options);
 }
 

@@ -23,11 +23,11 @@ import { isPersonCall } from "./person-wait.js";
 import { completeFitting, fitContext } from "./compaction.js";
 import type { ConversationRead } from "./context.js";
 import { findDanglingCalls, resumeDanglingCalls, toolRunDeps } from "./resume.js";
-import { recordAnswer } from "./record-answer.js";
+import { recordAnswer, type AnswerEnd } from "./record-answer.js";
 import { firstActivity, runToolCalls } from "./tool-calls.js";
 import { cancelPending } from "../approvals/approvals.js";
 import type { ToolCall } from "../llm/model.js";
-import { budgetProblem, takePendingMail } from "./turn-end.js";
+import { budgetProblem, settleTurnEnd, takePendingMail } from "./turn-end.js";
 import { spending } from "./spend.js";
 
 export interface TurnDeps {
@@ -174,7 +174,7 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       turnStart: startingTurn ? last.id : undefined,
       watched: read.watched,
     };
-    let ended: "answered" | "called" | undefined;
+    let ended: StepEnd | undefined;
     const work = async () => {
       ended = await step(deps, agent, known, last.id, signal);
     };
@@ -182,13 +182,21 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       return "other";
     }
     // The model answered without calls: the turn is over, as the next pass would read from the
-    // rows, so it ends without that read (the turn's end checks the lease itself). A stop that
-    // came meanwhile goes through the pass, which handles it.
-    if (ended === "answered" && !signal.aborted) {
-      if ((await takePendingMail(db, agent, deps.fence)) === "idle") return "idle";
+    // rows, so it ends without that read (the turn's end checks the lease itself). Mostly the
+    // answer's own statement ended it; a stop that came meanwhile goes through the pass, which
+    // handles it.
+    if (ended && ended !== "called") {
+      if (ended.end !== null) {
+        if ((await settleTurnEnd(db, agent, ended.end, deps.fence)) === "idle") return "idle";
+      } else if (!signal.aborted) {
+        if ((await takePendingMail(db, agent, deps.fence)) === "idle") return "idle";
+      }
     }
   }
 }
+
+/** How a step ended: tools ran, or the model answered without calls (and how its turn ended). */
+type StepEnd = "called" | { end: AnswerEnd };
 
 /**
  * Runs one piece of a turn. False when the turn ended instead: stopped from outside, or failed
@@ -273,11 +281,11 @@ async function step(
   known: PassKnown,
   tail: number,
   signal: AbortSignal,
-): Promise<"answered" | "called"> {
+): Promise<StepEnd> {
   const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
   const tools = toolsFor(profile);
   const asked = await askModel(deps, agent, known, tail, tools, signal);
-  if (asked.calls.length === 0) return "answered";
+  if (asked.calls.length === 0) return { end: asked.ended };
   await runToolCalls(toolRunDeps(deps, agent, asked.assistantId, signal, tools), asked.calls, {
     shownWithAnswer: asked.shown,
   });
@@ -296,7 +304,7 @@ async function askModel(
   tail: number,
   tools: AnyTool[],
   signal: AbortSignal,
-): Promise<{ assistantId: number; calls: ToolCall[]; shown: string | null }> {
+): Promise<{ assistantId: number; calls: ToolCall[]; shown: string | null; ended: AnswerEnd }> {
   const { db, config } = deps;
   const modelName = agent.model ?? config.model.name ?? "";
   // Compacted first when it would not fit the model's context window (compaction.ts).
@@ -333,7 +341,7 @@ async function askModel(
   // Retried on its own, so that a response the model already gave is not lost to a blip. Keyed by
   // the request it answers: when a retry finds the answer recorded (its first commit's reply was
   // lost), it goes on with that one and counts its tokens once. The epoch fences the write.
-  const { row: assistant, fresh } = await withRetry(
+  const { row: assistant, fresh, ended } = await withRetry(
     () =>
       recordAnswer(
         db,
@@ -351,14 +359,21 @@ async function askModel(
           calls: response.toolCalls,
           activity: firstActivity(response.toolCalls),
           turnStart: known.turnStart,
+          // An answer without calls ends the turn in the same statement, unless a stop came:
+          // that goes through the pass.
+          endsTurn: response.toolCalls.length === 0 && !signal.aborted,
         },
-        { key: eventKey.assistant(tail), ...stamp(deps) },
+        {
+          key: eventKey.assistant(tail),
+          ...stamp(deps),
+          ...(deps.fence ? { owner: deps.fence.owner } : {}),
+        },
       ),
     { signal },
   );
   const calls = fresh ? response.toolCalls : recordedCalls(assistant.data);
   // The answer's statement (or the attempt a retry found) wrote the calls' first activity line.
-  return { assistantId: assistant.id, calls, shown: firstActivity(calls) };
+  return { assistantId: assistant.id, calls, shown: firstActivity(calls), ended };
 }
 
 /**
