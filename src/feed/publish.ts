@@ -124,8 +124,11 @@ export function summarizeActivities(running: string[]): string | null {
 }
 
 export interface WaitStatusWriter {
-  /** Records the per-agent fan-in state when it changed (message bodies are never stored). */
-  progress(entries: readonly WaitStatusEntry[]): void;
+  /**
+   * Records the per-agent fan-in state when it changed (message bodies are never stored);
+   * `stored`: the fan-in's look wrote it already (wait.ts storeStatus), so this only notes it.
+   */
+  progress(entries: readonly WaitStatusEntry[], stored?: boolean): void;
   /** Clears the status (the wait ended) once earlier writes are done. */
   clear(): Promise<void>;
 }
@@ -146,12 +149,12 @@ export function createWaitStatusWriter(db: Db, agentId: string, fence?: Fence): 
       );
   };
   return {
-    progress(entries) {
+    progress(entries, stored = false) {
       const value = entries.map(({ agent_id, name, status }) => ({ agent_id, name, status }));
       const json = JSON.stringify(value);
       if (json === shown) return;
       shown = json;
-      write(json);
+      if (!stored) write(json);
     },
     async clear() {
       if (shown !== "null") {

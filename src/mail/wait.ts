@@ -39,8 +39,17 @@ export interface WaitRequest {
   record?: { kind: EventKind; data?: Record<string, unknown>; key?: string };
   /** A retry of a wait that may have committed (its reply lost): look for its result first. */
   replay?: boolean;
-  /** Called with the per-agent state at every check (the status layer). */
-  onProgress?: (entries: FanInEntry[]) => void;
+  /**
+   * Called with the per-agent state at every check (the status layer); `stored` when the check
+   * wrote it as the waiter's `wait_status` itself (see storeStatus).
+   */
+  onProgress?: (entries: FanInEntry[], stored: boolean) => void;
+  /**
+   * A fan-in's look also writes the per-agent state as the waiter's `wait_status` when it
+   * changed, in its own statement (fenced like any write of the turn): the status layer's
+   * source, one statement fewer per change than writing it after the look.
+   */
+  storeStatus?: boolean;
   /** Called once when the wait first finds nothing and sleeps (its scheduler slot may be lent). */
   onBlock?: () => void;
   /**
@@ -292,29 +301,54 @@ async function insertResultEvent(
 }
 
 /**
- * A look at a fan-in without locks or a transaction, in one statement: the lease, then each
- * awaited agent's state and whether mail from it waits. Most checks find some still running and
- * end here; only a settled look (or the deadline) goes on to the transaction that takes the mail.
+ * A look at a fan-in without a transaction, in one statement: the lease, then each awaited agent's
+ * state and whether mail from it waits. Most checks find some still running and end here; only a
+ * settled look (or the deadline) goes on to the transaction that takes the mail. Asked to ($5),
+ * while some still run it also stores the per-agent state as the waiter's wait_status when that
+ * changed (the only lock it takes; the epoch fences it as setActivity's).
  */
 const FAN_IN_LOOK: Prepared = {
   name: "warren_fan_in_look",
   text: `
-    select $3::text is null
-           or exists (select 1 from agents where id = $1::uuid and lease_owner = $3::text
-                         and lease_epoch = $4::bigint) as held,
+    with held as (
+      select $3::text is null
+             or exists (select 1 from agents where id = $1::uuid and lease_owner = $3::text
+                           and lease_epoch = $4::bigint) as held
+    ), look as (
+      select t.ord, a.id, a.name, a.state, m.id is not null as mailed
+        from unnest($2::uuid[]) with ordinality as t(id, ord)
+        join agents a on a.id = t.id
+        left join lateral (
+          select id from mail
+           where to_id = $1::uuid and from_id = t.id and consumed_at is null and kind = 'mail'
+           order by id limit 1
+        ) m on true
+    ), status as (
+      select jsonb_agg(jsonb_build_object(
+               'agent_id', id, 'name', name,
+               'status', case when mailed then 'received' when state = 'dead' then 'dead'
+                              when state = 'idle' then 'idle' else 'running' end)
+             order by ord) as value
+        from look
+       where $5::boolean and (select held from held)
+         and exists (select 1 from look where not mailed and state not in ('dead', 'idle'))
+    ), stored as (
+      update agents set wait_status = (select value from status),
+                        lease_epoch = coalesce($4::bigint, lease_epoch)
+       where id = $1::uuid and exists (select 1 from status where value is not null)
+         and wait_status is distinct from (select value from status)
+      returning 1
+    )
+    select (select held from held) as held,
            -- Arrays in the listed order, not JSON objects: building 100 objects a look cost
-           -- more than the look.
-           coalesce(array_agg(a.id order by t.ord), '{}') as ids,
-           coalesce(array_agg(a.name order by t.ord), '{}') as names,
-           coalesce(array_agg(a.state order by t.ord), '{}') as states,
-           coalesce(array_agg(m.id is not null order by t.ord), '{}') as mailed
-      from unnest($2::uuid[]) with ordinality as t(id, ord)
-      join agents a on a.id = t.id
-      left join lateral (
-        select id from mail
-         where to_id = $1::uuid and from_id = t.id and consumed_at is null and kind = 'mail'
-         order by id limit 1
-      ) m on true`,
+           -- more than the look (the status above is built only when asked for).
+           coalesce(array_agg(id order by ord), '{}') as ids,
+           coalesce(array_agg(name order by ord), '{}') as names,
+           coalesce(array_agg(state order by ord), '{}') as states,
+           coalesce(array_agg(mailed order by ord), '{}') as mailed,
+           -- Written now or already so: either way the row holds it.
+           (select value is not null from status) as stored
+      from look`,
 };
 
 /** One check of a fan-in: returns when every agent is received, idle or dead (or at the deadline). */
@@ -331,11 +365,13 @@ async function attemptFanIn(
       names: string[];
       states: string[];
       mailed: boolean[];
+      stored: boolean;
     }>(db, FAN_IN_LOOK, [
       request.agentId,
       fromAgents,
       request.fence?.owner ?? null,
       request.fence?.epoch ?? null,
+      request.storeStatus === true,
     ]);
     if (look?.held !== true) throw new LeaseLost(request.agentId);
     const statuses = look.states.map((state, i) =>
@@ -344,6 +380,7 @@ async function attemptFanIn(
     if (statuses.includes("running")) {
       request.onProgress?.(
         statuses.map((status, i) => ({ agent_id: look.ids[i]!, name: look.names[i]!, status })),
+        look.stored,
       );
       return undefined;
     }
@@ -374,7 +411,7 @@ async function attemptFanIn(
       }
       return { agent_id: r.id, name: r.name, status: fanInStatus(r.state) };
     });
-    request.onProgress?.(entries);
+    request.onProgress?.(entries, false);
     const settled = entries.every((e) => e.status !== "running");
     if (!settled && !final) return undefined;
     const mailIds = rows.rows.filter((r) => r.mail_id !== null).map((r) => Number(r.mail_id));

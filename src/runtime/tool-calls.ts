@@ -250,8 +250,8 @@ async function execute(
       });
     },
     onBlocked: () => deps.slot?.release(),
-    onWaitProgress: (entries) => {
-      (waitStatus ??= createWaitStatusWriter(db, agent.id, deps.fence)).progress(entries);
+    onWaitProgress: (entries, stored) => {
+      (waitStatus ??= createWaitStatusWriter(db, agent.id, deps.fence)).progress(entries, stored);
       deps.onWaitProgress?.(agent.id, entries);
     },
   };

@@ -341,7 +341,11 @@ async function askModel(
   // Retried on its own, so that a response the model already gave is not lost to a blip. Keyed by
   // the request it answers: when a retry finds the answer recorded (its first commit's reply was
   // lost), it goes on with that one and counts its tokens once. The epoch fences the write.
-  const { row: assistant, fresh, ended } = await withRetry(
+  const {
+    row: assistant,
+    fresh,
+    ended,
+  } = await withRetry(
     () =>
       recordAnswer(
         db,

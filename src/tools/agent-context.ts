@@ -39,8 +39,11 @@ export interface AgentToolContext extends BaseToolContext {
   setWaiting(waiting: boolean): Promise<void>;
   /** A wait found nothing yet and sleeps: its scheduler slot may run another agent meanwhile. */
   onBlocked?: () => void;
-  /** Fan-in progress, for anyone watching (the status layer). */
-  onWaitProgress?: (entries: FanInEntry[]) => void;
+  /**
+   * Fan-in progress, for anyone watching (the status layer). Given, the fan-in's looks store it
+   * as the agent's wait_status themselves (`stored`); the rest is this callback's to write.
+   */
+  onWaitProgress?: (entries: FanInEntry[], stored: boolean) => void;
 }
 
 /** Turns an AgentError into its error outcome; anything else is INTERNAL. */

@@ -97,6 +97,7 @@ export const waitTool: Tool<AgentToolContext> = {
               },
               replay: attempt > 1,
               onProgress: ctx.onWaitProgress,
+              storeStatus: ctx.onWaitProgress !== undefined,
               onBlock: ctx.onBlocked,
               fence: ctx.fence,
             }),

@@ -144,6 +144,35 @@ describe("fan-in", () => {
     expect(JSON.parse(event!.content)).toEqual(outcome.result);
   });
 
+  it("a look stores the per-agent state as the waiter's wait_status while some still run", async () => {
+    const { parent, children, send, fanIn } = await family("quick", "slow");
+    const [quick, slow] = children as [AgentRow, AgentRow];
+    const waitStatus = async () =>
+      (await db.select().from(agents).where(eq(agents.id, parent.id)))[0]!.wait_status;
+    const stored: boolean[] = [];
+    const waiting = fanIn(children, {
+      timeoutSeconds: 30,
+      recheckMs: 60_000,
+      storeStatus: true,
+      onProgress: (_, wrote) => stored.push(wrote),
+    });
+    await blocked();
+    expect(await waitStatus()).toEqual([
+      { agent_id: quick.id, name: "quick", status: "running" },
+      { agent_id: slow.id, name: "slow", status: "running" },
+    ]);
+    await send(quick, "done");
+    await vi.waitFor(async () =>
+      expect((await waitStatus())?.map((e) => e.status)).toEqual(["received", "running"]),
+    );
+    await setState(db, slow.id, "idle");
+    await waiting;
+    expect(stored.length).toBeGreaterThanOrEqual(2);
+    // The last report is the settled one, from the transaction that took the mail: not stored.
+    expect(stored.slice(0, -1).every(Boolean)).toBe(true);
+    expect(stored.at(-1)).toBe(false);
+  });
+
   it("an unknown agent is UNKNOWN_AGENT at once, before subscribing", async () => {
     const { children, fanIn } = await family("known");
     const unknown = { id: "00000000-0000-4000-8000-000000000000" } as AgentRow;
