@@ -13,6 +13,7 @@ import { sendMail } from "../../src/mail/send.js";
 import { waitForMail } from "../../src/mail/wait.js";
 import { listenBackends, sleep } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
+import { startPgProxy } from "../support/pg-proxy.js";
 
 const database = useTestDatabase();
 let db: Db;
@@ -162,5 +163,30 @@ describe("connections do not grow with agents", () => {
     const poolMax = db.$client.options.max;
     expect(connections.rows[0]?.listen).toBe(1);
     expect(connections.rows[0]?.total).toBeLessThanOrEqual(poolMax + 1);
+  });
+});
+
+describe("subscribing to many channels", () => {
+  it("sends their LISTENs without waiting for each answer, and a NOTIFY on each is heard", async () => {
+    const url = new URL(database().url);
+    const proxy = await startPgProxy(url.hostname || "127.0.0.1", Number(url.port || 5432));
+    const many = await createBus(proxy.urlFor(database().url));
+    try {
+      const channels = Array.from({ length: 50 }, (_, i) => `warren_test_many_${i}`);
+      const heard = new Set<string>();
+      proxy.resetTraffic();
+      const off = await many.subscribeAll(channels, (payload) => heard.add(payload));
+      // One round trip for the 50, not 50 one after another (pg's pipeline mode).
+      expect(proxy.traffic().mostUnanswered).toBeGreaterThan(1);
+      for (const channel of channels) {
+        await db.execute(sql`select pg_notify(${channel}, ${channel})`);
+      }
+      await vi.waitFor(() => expect(heard.size).toBe(channels.length));
+      off();
+      await vi.waitFor(() => expect(many.channelCount()).toBe(0));
+    } finally {
+      await many.close();
+      await proxy.close();
+    }
   });
 });

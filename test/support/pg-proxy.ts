@@ -104,6 +104,7 @@ class CommitTracker {
   writes: string[] = [];
 
   fromClient(message: PgMessage): void {
+    if (message.type === "Q" || message.type === "S") this.traffic().asked();
     if (message.type === "Q" || message.type === "E") {
       if (message.type === "Q") this.current = cString(message.body)[0];
       this.traffic().statement(this.current);
@@ -143,6 +144,7 @@ class CommitTracker {
         return "pass";
       case "Z": {
         this.traffic().roundTrips++;
+        this.traffic().answered();
         const status = String.fromCharCode(message.body[0] ?? 0);
         // Inside a transaction block the client must hear each reply to send COMMIT at all.
         if (status === "T") return "pass";
@@ -171,6 +173,19 @@ export class Traffic {
   roundTrips = 0;
   /** Statement text (whitespace folded) → times executed. */
   readonly byStatement = new Map<string, number>();
+  /** Queries (or Syncs) sent and not yet answered, and the most there were at once: above 1,
+   *  a client sent one without waiting for the answer to the one before (pipelining). */
+  unanswered = 0;
+  mostUnanswered = 0;
+
+  asked(): void {
+    this.unanswered++;
+    this.mostUnanswered = Math.max(this.mostUnanswered, this.unanswered);
+  }
+
+  answered(): void {
+    this.unanswered = Math.max(0, this.unanswered - 1);
+  }
 
   statement(text: string): void {
     this.statements++;
