@@ -84,7 +84,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     rootId: root.id,
     onChange: clock.request,
     // What the person reads as it streams is not held back for the frame interval.
-    onText: clock.requestNow,
+    onText: clock.requestText,
     onError: (message) => controller.notice(message, "error"),
     onResync: () => update({ type: "outage-over" }),
   });
