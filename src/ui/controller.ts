@@ -102,6 +102,11 @@ export interface ControllerOptions {
   onChange: () => void;
   /** The viewed agent's live text moved on (and nothing else did): defaults to onChange. */
   onText?: () => void;
+  /**
+   * The history of an agent just switched to arrived: the answer to the person's key (or pick,
+   * or command), which the frame shows as it would the key. Defaults to onChange.
+   */
+  onShown?: () => void;
   /** The listener reconnected (hints may have been lost; the connection is back). */
   onResync?: () => void;
   /** Called with a one-line message when a background read fails. */
@@ -334,7 +339,7 @@ export function createController(options: ControllerOptions): Controller {
       state.hasOlder = rows.length === (around === undefined ? PAGE_SIZE : half);
       state.hasNewer = newer.length > PAGE_SIZE;
       state.pending = pending;
-      onChange();
+      (options.onShown ?? onChange)();
     },
     async loadOlder() {
       if (!state.hasOlder || loadingOlder) return;
