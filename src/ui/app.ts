@@ -87,6 +87,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     // the history of the agent they switched to.
     onText: clock.requestText,
     onShown: clock.requestNow,
+    firstPage: () => layout.height(),
     onError: (message) => controller.notice(message, "error"),
     onResync: () => update({ type: "outage-over" }),
   });
