@@ -1,5 +1,5 @@
 // Appending to and reading an agent's transcript.
-import { and, asc, desc, eq, gt, lt, sql } from "drizzle-orm";
+import { and, asc, eq, gt, lt, sql } from "drizzle-orm";
 import { DURABLE_COMMIT, type Queryable } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import { events, type EventKind, type EventRow } from "./events.sql.js";
@@ -169,22 +169,25 @@ export async function listEvents(
   return range.limit === undefined ? query : query.limit(range.limit);
 }
 
-/** The newest `limit` events (before `before`, when given), oldest first: one page of history. */
+/**
+ * The newest `limit` events (before `before`, when given), oldest first: one page of history.
+ * Read by warren_recent_events (migrations/0013_recent_events.sql), which walks the agent's index
+ * backwards: a page costs the page, however long the history and whatever the statistics say.
+ */
 export async function listRecentEvents(
   q: Queryable,
   agentId: string,
   options: { before?: number; limit: number },
 ): Promise<EventRow[]> {
-  const rows = await q
-    .select()
-    .from(events)
-    .where(
-      and(
-        eq(events.agent_id, agentId),
-        options.before !== undefined ? lt(events.id, options.before) : undefined,
-      ),
-    )
-    .orderBy(desc(events.id))
-    .limit(options.limit);
-  return rows.reverse();
+  const rows = await runPrepared<RawEvent>(q, RECENT_EVENTS, [
+    agentId,
+    options.before ?? null,
+    options.limit,
+  ]);
+  return rows.map(eventFromRaw).reverse();
 }
+
+const RECENT_EVENTS: Prepared = {
+  name: "warren_recent_events",
+  text: "select * from warren_recent_events($1::uuid, $2::bigint, $3::int)",
+};

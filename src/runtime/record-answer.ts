@@ -108,7 +108,7 @@ const RECORD_ANSWER: Prepared = {
       on conflict (agent_id, key) where key is not null do nothing
     ), ${streamEndCtesText("$1", "$2")}
     -- Called once the answer is in: its counters and activity, and the end of the turn when
-    -- asked (migrations/0013_answer_ends_turn.sql).
+    -- asked (migrations/0014_answer_ends_turn.sql).
     select ins.*, true as fresh, (select count(*) from stream_told) as told,
            warren_answered($1::uuid, $7::bigint, $8::bigint, $9::bigint, $10::bigint, $14::text,
                            $15::bigint, $16::boolean, $17::text, $6::bigint,

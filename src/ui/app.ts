@@ -83,8 +83,11 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     feed,
     rootId: root.id,
     onChange: clock.request,
-    // What the person reads as it streams is not held back for the frame interval.
-    onText: clock.requestNow,
+    // What the person reads as it streams is not held back for the frame interval, and neither is
+    // the history of the agent they switched to.
+    onText: clock.requestText,
+    onShown: clock.requestNow,
+    firstPage: () => layout.height(),
     onError: (message) => controller.notice(message, "error"),
     onResync: () => update({ type: "outage-over" }),
   });

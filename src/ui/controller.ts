@@ -102,6 +102,17 @@ export interface ControllerOptions {
   onChange: () => void;
   /** The viewed agent's live text moved on (and nothing else did): defaults to onChange. */
   onText?: () => void;
+  /**
+   * The history of an agent just switched to arrived: the answer to the person's key (or pick,
+   * or command), which the frame shows as it would the key. Defaults to onChange.
+   */
+  onShown?: () => void;
+  /**
+   * How many events to read when an agent is shown: the screen's rows (an event takes one at
+   * least) fill the screen, so opening a long history reads, parses and lays out what is seen;
+   * older events page in as the view reaches them. Default PAGE_SIZE.
+   */
+  firstPage?: () => number;
   /** The listener reconnected (hints may have been lost; the connection is back). */
   onResync?: () => void;
   /** Called with a one-line message when a background read fails. */
@@ -135,6 +146,7 @@ export function createController(options: ControllerOptions): Controller {
   let loadingOlder = false;
   let loadingNewer = false;
   let unsubscribe: (() => void) | undefined;
+  const firstPage = () => Math.min(PAGE_SIZE, Math.max(1, options.firstPage?.() ?? PAGE_SIZE));
 
   const lastEventId = () => {
     for (let i = state.placed.length - 1; i >= 0; i--) {
@@ -313,11 +325,11 @@ export function createController(options: ControllerOptions): Controller {
       let rows: EventRow[];
       let newer: EventRow[] = [];
       let pending: PendingInput[];
-      const half = PAGE_SIZE / 2;
+      const limit = around === undefined ? firstPage() : PAGE_SIZE / 2;
       try {
         [rows, newer, pending] = await Promise.all([
           listRecentEvents(db, agentId, {
-            limit: around === undefined ? PAGE_SIZE : half,
+            limit,
             ...(around === undefined ? {} : { before: around + 1 }),
           }),
           around === undefined
@@ -331,10 +343,10 @@ export function createController(options: ControllerOptions): Controller {
       if (mine !== generation) return;
       addEvents(rows);
       addEvents(newer.slice(0, PAGE_SIZE));
-      state.hasOlder = rows.length === (around === undefined ? PAGE_SIZE : half);
+      state.hasOlder = rows.length === limit;
       state.hasNewer = newer.length > PAGE_SIZE;
       state.pending = pending;
-      onChange();
+      (options.onShown ?? onChange)();
     },
     async loadOlder() {
       if (!state.hasOlder || loadingOlder) return;

@@ -1,7 +1,7 @@
 // The TUI's one frame clock: every change asks it for a paint, and nothing else schedules one.
 // At most one paint per interval; a change after a quiet interval paints at once (leading edge),
-// and so does a key or the viewed agent's text, whatever was painted just before it — at most one
-// such early paint per interval, so they cost at most twice the frame rate.
+// and so does a key, whatever was painted just before it. The viewed agent's text paints early
+// too, but at most once per interval, so it costs at most twice the frame rate.
 
 /** The shortest time between two paints: a burst of changes (50 streaming agents) is one paint. */
 export const FRAME_MS = 16;
@@ -13,12 +13,20 @@ export interface FrameClock {
    */
   request(): void;
   /**
-   * A person's key, or the text of the agent they watch: paint on the next turn of the event loop
-   * even within the interval, unless an early paint was already made in it (then as request()).
-   * The interval bounds what updates from elsewhere cost (200 streaming agents); a key or a delta
-   * waiting for it would wait up to a frame whenever a spinner tick had just painted.
+   * A person's key, or what answers it (the history of the agent a key switched to): paint on the
+   * next turn of the event loop even within the interval. The interval bounds what updates from
+   * elsewhere cost (200 streaming agents); a key waiting for it would wait up to a frame whenever
+   * anything had just painted. Keys come at a person's pace, and the keys of one read of the
+   * terminal (a paste) are one paint; so they need no budget, and the text's must not hold them.
    */
   requestNow(): void;
+  /**
+   * The text of the agent the person watches moved on: paint on the next turn even within the
+   * interval, unless the text already had an early paint in it (then as request()). A delta
+   * waiting for the interval would wait up to a frame whenever a spinner tick had just painted;
+   * 50 agents' deltas come faster than frames, hence the budget.
+   */
+  requestText(): void;
   /** Asks for a paint `ms` from now (a flash that expires, a status line that times out). */
   requestIn(ms: number): void;
   /** Cancels every pending paint; requests after this do nothing. */
@@ -42,7 +50,7 @@ export function createFrameClock(options: FrameClockOptions): FrameClock {
   let dirty = false;
   let closed = false;
   let lastPaint = -Infinity;
-  /** When the last paint asked for by requestNow within an interval was made. */
+  /** When the last paint asked for by requestText within an interval was made. */
   let lastEarly = -Infinity;
   let early = false;
   /** The next paint: on the next turn (leading edge) or when the interval ends. */
@@ -82,15 +90,24 @@ export function createFrameClock(options: FrameClockOptions): FrameClock {
     soon = wait <= 0 ? { immediate: setImmediate(run) } : { timer: setTimeout(run, wait) };
   };
 
+  /** Paints on the next turn, before the interval's timer. */
+  const paintNextTurn = () => {
+    dirty = true;
+    cancelSoon();
+    soon = { immediate: setImmediate(run) };
+  };
+
   return {
     request,
     requestNow() {
       if (closed || (soon && "immediate" in soon)) return void (dirty = true);
+      paintNextTurn();
+    },
+    requestText() {
+      if (closed || (soon && "immediate" in soon)) return void (dirty = true);
       if (now() - lastEarly < interval || now() - lastPaint >= interval) return request();
-      dirty = true;
       early = true;
-      cancelSoon();
-      soon = { immediate: setImmediate(run) };
+      paintNextTurn();
     },
     requestIn(ms) {
       if (closed) return;

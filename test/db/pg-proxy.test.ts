@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { migrationsFolder } from "../../src/db/migrate.js";
 import { useTestDatabase } from "../support/db.js";
 import {
+  FUNCTION_READS,
   FUNCTION_WRITES,
   isWriteSql,
   PgMessageReader,
@@ -77,6 +78,9 @@ describe("the message reader", () => {
     expect(isWriteSql("select * from mail for update skip locked")).toBe(false);
     expect(isWriteSql("delete from mail where id = 1")).toBe(true);
     expect(isWriteSql("select * from warren_fork($1::uuid, $2::uuid)")).toBe(true);
+    expect(isWriteSql("select * from warren_recent_events($1::uuid, $2::bigint, $3::int)")).toBe(
+      false,
+    );
   });
 
   it("knows what each function a client calls writes (the migrations' non-trigger functions)", () => {
@@ -90,7 +94,7 @@ describe("the message reader", () => {
       ])
       .filter((m) => m[2]!.toLowerCase() !== "trigger")
       .map((m) => m[1]!);
-    expect(new Set(called)).toEqual(new Set(Object.keys(FUNCTION_WRITES)));
+    expect(new Set(called)).toEqual(new Set([...Object.keys(FUNCTION_WRITES), ...FUNCTION_READS]));
   });
 });
 

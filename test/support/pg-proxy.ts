@@ -51,15 +51,22 @@ function cString(body: Buffer, offset = 0): [string, number] {
  * What the functions of warren's migrations that clients call write: the proxy sees only the
  * call, so it counts the call as a write and a statement filter (`/insert into "?events"?/`)
  * matches it as it matched the statements the function took over. test/db/pg-proxy.test.ts fails
- * when a migration adds a function that is not listed here.
+ * when a migration adds a function that is not listed here or in FUNCTION_READS.
  */
 export const FUNCTION_WRITES: Record<string, string> = {
   warren_fork: "insert into agents; insert into events; update agents set tool_calls",
   warren_turn_end: "update agents set state = 'idle'",
+  // Called by the statement that records an answer, which is known by its own text.
+  warren_answered: "update agents set input_tokens; update agents set state = 'idle'",
 };
 
+/** The functions of warren's migrations that clients call and that only read (not writes). */
+export const FUNCTION_READS: readonly string[] = ["warren_recent_events"];
+
+/** The function a statement is a call of (`select [* from] warren_x(…)`); a statement that calls
+ *  one among its own writes (the answer's warren_answered) is known by its own text. */
 function calledFunction(text: string): string | undefined {
-  return /\b(warren_\w+)\s*\(/.exec(text)?.[1];
+  return /^\s*select\s+(?:\*\s+from\s+)?(warren_\w+)\s*\(/i.exec(text)?.[1];
 }
 
 /**

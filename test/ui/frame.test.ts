@@ -1,5 +1,6 @@
-// The frame clock: a lone change paints at once, a burst at most once per interval, and a frame
-// that is not ready is tried again.
+// The frame clock: a lone change paints at once, a burst at most once per interval, a key at once
+// whatever painted before it, the viewed text early once per interval, and a frame that is not
+// ready is tried again.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createFrameClock } from "../../src/ui/frame.js";
 
@@ -58,22 +59,44 @@ describe("the frame clock", () => {
     clock.close();
   });
 
-  it("makes at most one early paint per interval", async () => {
+  it("paints the viewed text early at most once per interval", async () => {
     const paint = vi.fn();
     const clock = createFrameClock({ paint, intervalMs: 16 });
     clock.request();
     await vi.advanceTimersByTimeAsync(0);
     await vi.advanceTimersByTimeAsync(2);
-    clock.requestNow();
+    clock.requestText();
     await vi.advanceTimersByTimeAsync(0);
     expect(paint).toHaveBeenCalledTimes(2);
     // A second one within the interval of the first early paint waits for the interval.
     await vi.advanceTimersByTimeAsync(2);
-    clock.requestNow();
+    clock.requestText();
     await vi.advanceTimersByTimeAsync(0);
     expect(paint).toHaveBeenCalledTimes(2);
     await vi.advanceTimersByTimeAsync(16);
     expect(paint).toHaveBeenCalledTimes(3);
+    clock.close();
+  });
+
+  it("paints a key on the next turn right after the text's early paint, and after another key's", async () => {
+    const paint = vi.fn();
+    const clock = createFrameClock({ paint, intervalMs: 16 });
+    clock.request();
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(2);
+    clock.requestText();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(paint).toHaveBeenCalledTimes(2);
+    // A streaming agent's deltas spend the text's budget; a key typed then does not wait for it.
+    await vi.advanceTimersByTimeAsync(1);
+    clock.requestNow();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(paint).toHaveBeenCalledTimes(3);
+    // Nor does the next key (or the history of the agent a key switched to) a millisecond later.
+    await vi.advanceTimersByTimeAsync(1);
+    clock.requestNow();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(paint).toHaveBeenCalledTimes(4);
     clock.close();
   });
 
