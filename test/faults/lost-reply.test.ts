@@ -8,7 +8,7 @@ import { describe, it } from "vitest";
 import type { DropPolicy } from "../support/pg-proxy.js";
 import { usePgProxy } from "../support/use-pg-proxy.js";
 import { useE2E } from "../runtime/e2e-support.js";
-import { expectStormExactlyOnce, scriptMailStorm } from "./mail-storm.js";
+import { expectStormExactlyOnce, scriptMailStorm, stormStart } from "./mail-storm.js";
 
 const e2e = useE2E();
 const proxy = usePgProxy(() => e2e.db().$client.options.connectionString!);
@@ -16,7 +16,7 @@ const proxy = usePgProxy(() => e2e.db().$client.options.connectionString!);
 async function stormThrough(policy: DropPolicy): Promise<void> {
   scriptMailStorm(e2e.fake(), { waitSeconds: 15 });
   proxy().dropCommits(policy);
-  const since = new Date(Date.now() - 1_000);
+  const since = await stormStart(e2e.db());
   const started = Date.now();
   const url = e2e.db().$client.options.connectionString!;
   const run = await e2e.prompt("collect the reports", {

@@ -111,6 +111,15 @@ export interface StormRun {
 }
 
 /**
+ * The database's clock before a storm starts: its trees are those created since (by the same
+ * clock, so no margin for skew that would also count a tree of the test before it).
+ */
+export async function stormStart(db: Db): Promise<Date> {
+  const [row] = (await db.execute<{ now: string }>(sql`select now()::text as now`)).rows;
+  return new Date(row!.now);
+}
+
+/**
  * Asserts that the storm ended well: `-p` exited 0 in time with the root's full answer, and every
  * invariant of the tree holds. Everything wrong is listed in one failure, with `context` (e.g.
  * what the proxy dropped) and the processes' stderr.

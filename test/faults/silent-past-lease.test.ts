@@ -11,7 +11,7 @@ import type { DropPolicy } from "../support/pg-proxy.js";
 import { usePgProxy } from "../support/use-pg-proxy.js";
 import { startWarren, warrenEnv, type WarrenRun } from "../support/warren.js";
 import { useE2E } from "../runtime/e2e-support.js";
-import { expectStormExactlyOnce, scriptMailStorm } from "./mail-storm.js";
+import { expectStormExactlyOnce, scriptMailStorm, stormStart } from "./mail-storm.js";
 
 const e2e = useE2E();
 const proxy = usePgProxy(() => e2e.db().$client.options.connectionString!);
@@ -30,7 +30,7 @@ type Onset = { afterMs: number } | { atCommit: DropPolicy };
 async function stormThroughSilence(onset: Onset): Promise<void> {
   scriptMailStorm(e2e.fake(), { waitSeconds: 30, reaskFirst: true });
   const url = e2e.db().$client.options.connectionString!;
-  const since = new Date(Date.now() - 1_000);
+  const since = await stormStart(e2e.db());
   const started = Date.now();
   if ("atCommit" in onset) proxy().dropCommits({ ...onset.atCommit, max: 1, action: "silence" });
   const prompt = e2e.prompt("collect the reports", {
