@@ -37,6 +37,8 @@ export const UNLISTENED_POLL_MS = 1_000;
 const CHECK_MS = 10_000;
 const QUERY_TIMEOUT_MS = 5_000;
 const CONNECT_TIMEOUT_MS = 5_000;
+/** LISTEN/UNLISTENs sent and not yet answered, at most (see enqueue). */
+const PIPELINE_DEPTH = 32;
 
 export interface Bus {
   /**
@@ -157,8 +159,8 @@ export async function createBus(
       paranoidChecking: CHECK_MS,
     },
   );
-  // LISTEN/UNLISTEN are sent at once and run in the order sent (the client pipelines them), so
-  // a quick unsubscribe+subscribe of one channel is safe; `queue` settles when the last sent has.
+  // LISTEN/UNLISTEN run in the order asked (enqueue), so a quick unsubscribe+subscribe of one
+  // channel is safe; `queue` settles once the last asked for (and so every one before it) has.
   let queue: Promise<unknown> = Promise.resolve();
   let connectedOnce = false;
   // Set when NOTIFYs may have been missed (a lost connection, a subscribe while not listening):
@@ -213,44 +215,78 @@ export async function createBus(
     });
   });
 
-  function enqueue(op: () => Promise<unknown> | undefined): Promise<unknown> {
-    let sent: Promise<unknown>;
-    try {
-      sent = Promise.resolve(op());
-    } catch (err) {
-      sent = Promise.reject(err);
-    }
-    // Answered in order: once this one is, every one sent before it is too. A failed LISTEN
-    // while disconnected is fine: pg-listen re-LISTENs every channel on reconnect.
-    queue = sent.catch(() => undefined);
+  // LISTEN/UNLISTENs not yet sent, in order, and how many are sent but not yet answered.
+  const unsent: (() => void)[] = [];
+  let unanswered = 0;
+
+  /** Sends one LISTEN/UNLISTEN once fewer than PIPELINE_DEPTH are unanswered; settles when done. */
+  function send(op: () => Promise<unknown> | undefined): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const start = () => {
+        unanswered++;
+        let sent: Promise<unknown>;
+        try {
+          sent = Promise.resolve(op());
+        } catch (err) {
+          sent = Promise.reject(err);
+        }
+        // A failed LISTEN while disconnected is fine: pg-listen re-LISTENs every channel on
+        // reconnect.
+        void sent
+          .catch(() => undefined)
+          .then(() => {
+            unanswered--;
+            unsent.shift()?.();
+            resolve();
+          });
+      };
+      if (unanswered < PIPELINE_DEPTH && unsent.length === 0) start();
+      else unsent.push(start);
+    });
+  }
+
+  /**
+   * Sends LISTEN/UNLISTENs in order, pipelined: the client sends a query without waiting for the
+   * answer to the one before, up to PIPELINE_DEPTH at once, and they are answered in order. So a
+   * fan-in's 100 LISTENs, and the subscriptions of agents starting together, do not take a round
+   * trip each; the depth keeps a burst of 1,000 from running its waits' first checks all at once.
+   */
+  function enqueue(ops: (() => Promise<unknown> | undefined)[]): Promise<unknown> {
+    queue = Promise.all(ops.map(send));
     return queue;
   }
 
-  async function subscribe(channel: string, listener: Listener): Promise<() => void> {
-    let set = listeners.get(channel);
-    const first = !set;
-    if (!set) {
-      set = new Set();
-      listeners.set(channel, set);
+  async function subscribeAll(channels: string[], listener: Listener): Promise<() => void> {
+    const distinct = [...new Set(channels)];
+    const first: string[] = [];
+    for (const channel of distinct) {
+      let set = listeners.get(channel);
+      if (!set) {
+        listeners.set(channel, (set = new Set()));
+        first.push(channel);
+      }
+      set.add(listener);
     }
-    set.add(listener);
-    await (first ? enqueue(() => subscriber.listenTo(channel)) : queue);
+    await (first.length > 0 ? enqueue(first.map((c) => () => subscriber.listenTo(c))) : queue);
     // Not heard yet: whatever this subscriber checks now may be overtaken by a missed NOTIFY.
     if (!listening) missed = true;
     return () => {
-      const current = listeners.get(channel);
-      if (!current?.delete(listener) || current.size > 0) return;
-      listeners.delete(channel);
-      if (!closed) {
-        void enqueue(() => subscriber.unlisten(channel));
-      }
+      const last = distinct.filter((channel) => {
+        const current = listeners.get(channel);
+        if (!current?.delete(listener) || current.size > 0) return false;
+        listeners.delete(channel);
+        return true;
+      });
+      if (closed || last.length === 0) return;
+      // Checked when it is sent: a channel subscribed again meanwhile stays LISTENed.
+      void enqueue(last.map((c) => () => (listeners.has(c) ? undefined : subscriber.unlisten(c))));
     };
   }
 
   return {
     ...common,
-    subscribe,
-    subscribeAll: subscribingAll(subscribe),
+    subscribe: (channel, listener) => subscribeAll([channel], listener),
+    subscribeAll,
     async close() {
       closed = true;
       listeners.clear();
