@@ -21,6 +21,13 @@ export function treeChannel(treeId: string): string {
 /** "There is an agent with work to do": workers listen here. */
 export const WORK_CHANNEL = "warren_work";
 
+/**
+ * "Stop this agent's turn": `<agent id>:dead` (killed) or `<agent id>:interrupt`, sent with the
+ * same hint on the agent's own channel. Each scheduler LISTENs here once, for every turn it runs,
+ * instead of one LISTEN and UNLISTEN on the agent's channel per turn.
+ */
+export const STOP_CHANNEL = "warren_stop";
+
 export type AgentSignal = "mail" | "state" | "dead" | "interrupt";
 
 /** Sends a NOTIFY inside the caller's transaction (delivered on commit). */

@@ -7,7 +7,7 @@
 // its wait returns it takes a slot again, before any new claim.
 import { randomUUID } from "node:crypto";
 import { UNLISTENED_POLL_MS } from "../bus/bus.js";
-import { agentChannel, WORK_CHANNEL } from "../bus/channels.js";
+import { STOP_CHANNEL, WORK_CHANNEL } from "../bus/channels.js";
 import { isTransient, shownError } from "../db/retry.js";
 import { notice, outage, type Warning, type WarningSink } from "../db/warning.js";
 import { claimUpTo, heartbeat, release } from "./leases.js";
@@ -66,14 +66,9 @@ export async function startScheduler(
 
   async function launch(agentId: string, epoch: number): Promise<void> {
     const controller = new AbortController();
-    let unsubscribe = () => {};
     const done = (async () => {
       let end: RunEnd = "other";
       try {
-        unsubscribe = await deps.bus.subscribe(agentChannel(agentId), (payload) => {
-          if (payload === "dead") stopTurn(agentId, "dead");
-          else if (payload === "interrupt") stopTurn(agentId, "interrupt");
-        });
         end = await runAgent(turnDeps(agentId, epoch), agentId, controller.signal);
       } catch (err) {
         warn(
@@ -82,7 +77,6 @@ export async function startScheduler(
             : notice(`agent ${agentId.slice(0, 8)}: ${shownError(err)}`),
         );
       } finally {
-        unsubscribe();
         // Gone idle, the agent gave its lease back; after anything else (a stop, an interrupt
         // with mail pending, a failure) it is given back here, so a worker resumes at once.
         if (end !== "idle") await release(deps.db, owner, agentId).catch(() => undefined);
@@ -230,6 +224,13 @@ export async function startScheduler(
   }
 
   const unsubscribeWork = await deps.bus.subscribe(WORK_CHANNEL, () => kick());
+  // A kill or an interrupt of any agent: the turn of it this scheduler runs stops within
+  // milliseconds (one missed while not listening is seen by the turn's next pass read).
+  const unsubscribeStop = await deps.bus.subscribe(STOP_CHANNEL, (payload) => {
+    const [agentId, what] = payload.split(":");
+    if (what === "dead") stopTurn(agentId!, "dead");
+    else if (what === "interrupt") stopTurn(agentId!, "interrupt");
+  });
   // Without NOTIFYs (LISTEN off or down) the poll is all there is: then it runs every
   // UNLISTENED_POLL_MS instead of every pollMs.
   const pollMs = options.pollMs ?? 2_000;
@@ -252,6 +253,7 @@ export async function startScheduler(
       clearInterval(poll);
       clearInterval(beats);
       unsubscribeWork();
+      unsubscribeStop();
       await claimLoop;
       for (const id of running.keys()) stopTurn(id, "shutdown");
       await Promise.all([...running.values()].map((t) => t.done));
