@@ -7,6 +7,7 @@ import OpenAI from "openai";
 import type { ChatCompletionCreateParamsStreaming } from "openai/resources/chat/completions";
 import { sql } from "drizzle-orm";
 import { createTree } from "../src/agents/tree.js";
+import { agentChannel } from "../src/bus/channels.js";
 import type { Config } from "../src/config/config.js";
 import { closeDb, createDb, type Db } from "../src/db/client.js";
 import { wordWarning } from "../src/db/warning.js";
@@ -29,7 +30,7 @@ const WARMUP_ROUNDS = 1;
 const ROUNDS = 5;
 const ROUND_TIMEOUT_MS = 120_000;
 const WAIT_TIMEOUT_S = 120;
-/** How often the tree is checked for quiet; the wall time is this precise. */
+/** How often the tree is checked for quiet once its root is idle; the wall time is this precise. */
 const QUIET_POLL_MS = 5;
 const ROOT = "root";
 const CHILD_NAMES = Array.from(
@@ -290,22 +291,74 @@ async function fanInRound(
     budget: config.rootBudget,
   });
   let states = await countStates(db, root.id);
+  // Checked every QUIET_POLL_MS only once the root has gone idle (woken by its channel's NOTIFY
+  // of a state change): before that, a check every 5 ms would take CPU from the run it measures.
+  const rootEnded = await rootEndWatch(db, root.id);
   const quiet = async () => {
     states = await countStates(db, root.id);
     const total = states.idle + states.running + states.waiting + states.dead;
+    if (!rootEnded.idle) rootEnded.idle = (await stateOf(db, root.id)) === "idle";
     return total === CHILDREN + 1 && states.running + states.waiting === 0;
   };
-  await pollUntil(db, quiet, {
-    what: "fan-in",
-    timeoutMs: ROUND_TIMEOUT_MS,
-    intervalMs: QUIET_POLL_MS,
-    signal,
-    describe: async () =>
-      `agents by state ${JSON.stringify(states)}, ${fake.requests.length} requests`,
-  });
+  try {
+    await pollUntil(db, quiet, {
+      what: "fan-in",
+      timeoutMs: ROUND_TIMEOUT_MS,
+      intervalMs: QUIET_POLL_MS,
+      signal,
+      pause: () => rootEnded.pause(),
+      describe: async () =>
+        `agents by state ${JSON.stringify(states)}, ${fake.requests.length} requests`,
+    });
+  } finally {
+    await rootEnded.close();
+  }
   const wallMs = nowMs() - start;
   await verify(db, fake, root.id);
   return { wallMs, requests: [...fake.requests] };
+}
+
+/** Before the root's turn ends, how long a check waits for its NOTIFY at most. */
+const BEFORE_END_POLL_MS = 250;
+
+/**
+ * The pause between quiet checks: until the root's channel says its state changed (its turn
+ * ended) or BEFORE_END_POLL_MS, then QUIET_POLL_MS once it has. LISTENs on a client of its own.
+ */
+async function rootEndWatch(db: Db, rootId: string) {
+  const client = await db.$client.connect();
+  let wake: (() => void) | undefined;
+  const onNotification = (message: { payload?: string }) => {
+    if (message.payload === "state") wake?.();
+  };
+  client.on("notification", onNotification);
+  await client.query(`LISTEN "${agentChannel(rootId)}"`);
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  const watch = {
+    /** Set by the caller once a check found the root idle. */
+    idle: false,
+    pause: () => sleep(watch.idle ? QUIET_POLL_MS : BEFORE_END_POLL_MS),
+    async close() {
+      client.off("notification", onNotification);
+      await client.query("UNLISTEN *").catch(() => undefined);
+      client.release();
+    },
+  };
+  return watch;
+}
+
+async function stateOf(db: Db, agentId: string): Promise<string | undefined> {
+  const rows = await db.execute<{ state: string }>(
+    sql`select state from agents where id = ${agentId}`,
+  );
+  return rows.rows[0]?.state;
 }
 
 /** The root's wait received one mail from every child, and it answered: else fail loudly. */

@@ -55,6 +55,8 @@ export async function pollUntil(
     intervalMs: number;
     signal: AbortSignal;
     describe: () => Promise<string>;
+    /** Waits between checks instead of `intervalMs` (e.g. until a NOTIFY, or less often). */
+    pause?: () => Promise<void>;
   },
 ): Promise<void> {
   const deadline = Date.now() + options.timeoutMs;
@@ -76,6 +78,6 @@ export async function pollUntil(
           (errors.length ? `\n  ${errors.join("\n  ")}` : ""),
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
+    await (options.pause?.() ?? new Promise((resolve) => setTimeout(resolve, options.intervalMs)));
   }
 }
