@@ -80,10 +80,11 @@ interface Goal {
 // From the issue; printed as notes beside the table, never asserted.
 const GOALS: Goal[] = [
   {
-    text: "wake p50 ≤ 2× raw NOTIFY round trip",
-    rowName: "wake p50 (0 idle)",
-    met: (r) => r.ratio <= 2,
-    show: (r) => `${r.ratio.toFixed(2)}×`,
+    // As the issue states it: the median of the five runs of one invocation.
+    text: "wake p50 ≤ 2× raw NOTIFY round trip, median of 5 runs",
+    rowName: "wake p50 ÷ raw, median of 5 runs",
+    met: (r) => r.figure <= 2,
+    show: (r) => `${r.figure.toFixed(2)}×`,
   },
   {
     text: "wake p99 ≤ 5 ms",
