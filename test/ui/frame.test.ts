@@ -60,14 +60,7 @@ describe("the frame clock", () => {
   });
 
   it("paints the viewed text early at most once per interval", async () => {
-    const paint = vi.fn();
-    const clock = createFrameClock({ paint, intervalMs: 16 });
-    clock.request();
-    await vi.advanceTimersByTimeAsync(0);
-    await vi.advanceTimersByTimeAsync(2);
-    clock.requestText();
-    await vi.advanceTimersByTimeAsync(0);
-    expect(paint).toHaveBeenCalledTimes(2);
+    const { paint, clock } = await afterTextPaint();
     // A second one within the interval of the first early paint waits for the interval.
     await vi.advanceTimersByTimeAsync(2);
     clock.requestText();
@@ -79,14 +72,7 @@ describe("the frame clock", () => {
   });
 
   it("paints a key on the next turn right after the text's early paint, and after another key's", async () => {
-    const paint = vi.fn();
-    const clock = createFrameClock({ paint, intervalMs: 16 });
-    clock.request();
-    await vi.advanceTimersByTimeAsync(0);
-    await vi.advanceTimersByTimeAsync(2);
-    clock.requestText();
-    await vi.advanceTimersByTimeAsync(0);
-    expect(paint).toHaveBeenCalledTimes(2);
+    const { paint, clock } = await afterTextPaint();
     // A streaming agent's deltas spend the text's budget; a key typed then does not wait for it.
     await vi.advanceTimersByTimeAsync(1);
     clock.requestNow();
@@ -131,3 +117,16 @@ describe("the frame clock", () => {
     clock.close();
   });
 });
+
+/** A clock that painted once, then the viewed text's early paint 2 ms later: two paints. */
+async function afterTextPaint() {
+  const paint = vi.fn();
+  const clock = createFrameClock({ paint, intervalMs: 16 });
+  clock.request();
+  await vi.advanceTimersByTimeAsync(0);
+  await vi.advanceTimersByTimeAsync(2);
+  clock.requestText();
+  await vi.advanceTimersByTimeAsync(0);
+  expect(paint).toHaveBeenCalledTimes(2);
+  return { paint, clock };
+}
