@@ -147,7 +147,7 @@ export async function createBus(
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       ...sessionConfig(sessionLimits({}, QUERY_TIMEOUT_MS)),
       // Queries are sent without waiting for the answer to the one before (pg's pipeline mode),
-      // still run and answered in order: a fan-in's 100 LISTENs take one round trip, not 100.
+      // still run and answered in order: a fan-in's 100 LISTENs do not wait for each other.
       pipeline: true,
     } as pg.ClientConfig,
     {
