@@ -9,7 +9,6 @@ import { spawn, type ChildProcess } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { readFileSync } from "node:fs";
 import { setTimeout as delay } from "node:timers/promises";
 import { eq, sql } from "drizzle-orm";
 import { agents } from "../src/agents/agents.sql.js";
@@ -20,7 +19,7 @@ import { FRAME_MS } from "../src/ui/frame.js";
 import { panelOrder } from "../src/ui/views/agent-panel.js";
 import { GLYPH } from "../src/ui/views/glyphs.js";
 import { row, type BenchContext, type BenchRow } from "./report.js";
-import { collectGarbage, median, nowMs, percentile } from "./stats.js";
+import { collectGarbage, median, nowMs, percentile, procStatCpuMs } from "./stats.js";
 import { openHarness, stopProcess, type Harness } from "./tui-harness.js";
 
 /** The shape of a benchmark tree under its root. */
@@ -48,8 +47,6 @@ const STATUS_VISIBLE = 10;
 const CPU_WINDOW_MS = 5_000;
 /** The loader's streams and agent hints run this long before anything is measured. */
 const WARM_MS = 3_000;
-/** Linux's USER_HZ: /proc reports CPU time in hundredths of a second. */
-const TICK_MS = 10;
 const NO_MODEL = "http://127.0.0.1:9/v1"; // nothing here asks a model
 
 const CTRL_T = "\x14";
@@ -375,14 +372,7 @@ async function mainThreadBusy(ms: number): Promise<{ threadMsPerS: number; cpuMs
 }
 
 function mainThreadCpuMs(): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
-    // After the command name: state, ppid, … utime (14th field) and stime (15th), in ticks.
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
-  } catch {
-    return undefined;
-  }
+  return procStatCpuMs(`/proc/self/task/${process.pid}/stat`);
 }
 
 function startLoader(url: string, treeId: string, agentIds: string[]): Promise<ChildProcess> {

@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { and, asc, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db, Queryable } from "../db/client.js";
-import { agentChannel, notify, STOP_CHANNEL, WORK_CHANNEL } from "../bus/channels.js";
+import { agentChannel, notify, stopNotifiesSql, WORK_CHANNEL } from "../bus/channels.js";
 import { escapeLine } from "../text/escape.js";
 import { agents, type AgentRow, type AgentState, type Budget } from "./agents.sql.js";
 import { events } from "./events.sql.js";
@@ -331,8 +331,7 @@ export async function killAgentIn(
     })),
   );
   await tx.execute(sql`
-    select pg_notify('agent_event_' || id, 'dead'), pg_notify(${STOP_CHANNEL}, id || ':dead')
-      from unnest(${sql.param(ids)}::uuid[]) as t(id)`);
+    select ${stopNotifiesSql(sql`id`, "dead")} from unnest(${sql.param(ids)}::uuid[]) as t(id)`);
   return ids;
 }
 

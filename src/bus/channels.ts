@@ -1,6 +1,6 @@
 // Channel names and the NOTIFY helper. Payloads are hints (a stream's may carry its newest text);
 // the rows are the truth.
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
 
 /** One channel per agent: mail to it, its state changes, its death, interrupts. */
@@ -27,6 +27,26 @@ export const WORK_CHANNEL = "warren_work";
  * instead of one LISTEN and UNLISTEN on the agent's channel per turn.
  */
 export const STOP_CHANNEL = "warren_stop";
+
+export type StopSignal = "dead" | "interrupt";
+
+/**
+ * The NOTIFYs (select-list items) that stop the turn of the agent whose id is the SQL expression
+ * `id`: the signal on its own channel (waits and approvals hear it there) and on STOP_CHANNEL.
+ */
+export function stopNotifiesSql(id: SQL, signal: StopSignal): SQL {
+  return sql`pg_notify(${agentChannel("")} || (${id})::text, ${signal}),
+             pg_notify(${STOP_CHANNEL}, (${id})::text || ${`:${signal}`})`;
+}
+
+/** The agent and signal of a STOP_CHANNEL payload; undefined for anything else. */
+export function parseStopHint(
+  payload: string,
+): { agentId: string; signal: StopSignal } | undefined {
+  const [agentId, signal] = payload.split(":");
+  if (!agentId || (signal !== "dead" && signal !== "interrupt")) return undefined;
+  return { agentId, signal };
+}
 
 export type AgentSignal = "mail" | "state" | "dead" | "interrupt";
 

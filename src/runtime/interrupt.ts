@@ -3,7 +3,7 @@
 // running the turn abort within milliseconds. Interrupted agents stay alive and take mail after.
 import { sql } from "drizzle-orm";
 import { LOCK_ORDER } from "../agents/lock-order.js";
-import { STOP_CHANNEL } from "../bus/channels.js";
+import { stopNotifiesSql } from "../bus/channels.js";
 import type { Queryable } from "../db/client.js";
 
 /** Returns false when the agent has no turn to interrupt (idle, dead or unknown). */
@@ -14,8 +14,7 @@ export async function interruptAgent(q: Queryable, agentId: string): Promise<boo
        where id = ${agentId} and state in ('running', 'waiting')
       returning id
     )
-    select pg_notify('agent_event_' || id, 'interrupt'),
-           pg_notify(${STOP_CHANNEL}, id || ':interrupt') from r`);
+    select ${stopNotifiesSql(sql`id`, "interrupt")} from r`);
   return rows.rows.length > 0;
 }
 
@@ -44,7 +43,6 @@ export async function interruptSubtree(q: Queryable, agentId: string): Promise<s
         from locked where a.id = locked.id and a.state in ('running', 'waiting')
       returning a.id
     )
-    select id, pg_notify('agent_event_' || id, 'interrupt'),
-           pg_notify(${STOP_CHANNEL}, id || ':interrupt') from r`);
+    select id, ${stopNotifiesSql(sql`id`, "interrupt")} from r`);
   return rows.rows.map((row) => row.id);
 }

@@ -7,7 +7,7 @@
 // its wait returns it takes a slot again, before any new claim.
 import { randomUUID } from "node:crypto";
 import { UNLISTENED_POLL_MS } from "../bus/bus.js";
-import { STOP_CHANNEL, WORK_CHANNEL } from "../bus/channels.js";
+import { parseStopHint, STOP_CHANNEL, WORK_CHANNEL } from "../bus/channels.js";
 import { isTransient, shownError } from "../db/retry.js";
 import { notice, outage, type Warning, type WarningSink } from "../db/warning.js";
 import { claimUpTo, heartbeat, release } from "./leases.js";
@@ -227,9 +227,8 @@ export async function startScheduler(
   // A kill or an interrupt of any agent: the turn of it this scheduler runs stops within
   // milliseconds (one missed while not listening is seen by the turn's next pass read).
   const unsubscribeStop = await deps.bus.subscribe(STOP_CHANNEL, (payload) => {
-    const [agentId, what] = payload.split(":");
-    if (what === "dead") stopTurn(agentId!, "dead");
-    else if (what === "interrupt") stopTurn(agentId!, "interrupt");
+    const stop = parseStopHint(payload);
+    if (stop) stopTurn(stop.agentId, stop.signal);
   });
   // Without NOTIFYs (LISTEN off or down) the poll is all there is: then it runs every
   // UNLISTENED_POLL_MS instead of every pollMs.

@@ -185,12 +185,12 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     // rows, so it ends without that read (the turn's end checks the lease itself). Mostly the
     // answer's own statement ended it; a stop that came meanwhile goes through the pass, which
     // handles it.
-    if (ended && ended !== "called") {
-      if (ended.end !== null) {
-        if ((await settleTurnEnd(db, agent, ended.end, deps.fence)) === "idle") return "idle";
-      } else if (!signal.aborted) {
-        if ((await takePendingMail(db, agent, deps.fence)) === "idle") return "idle";
-      }
+    if (ended !== undefined && ended !== "called" && (ended.end !== null || !signal.aborted)) {
+      const next =
+        ended.end === null
+          ? await takePendingMail(db, agent, deps.fence)
+          : await settleTurnEnd(db, agent, ended.end, deps.fence);
+      if (next === "idle") return "idle";
     }
   }
 }
