@@ -108,10 +108,7 @@ export async function forkAgentIn(
   /** A fork tool call: its `tool_result` (and count) is written by the same statement. */
   record?: ResultStamp,
 ): Promise<ForkMade> {
-  const name = validateName(options.name);
-  validateNewAgent(options);
-  if (!isUuid(parentId)) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
-  const prompt = options.prompt === undefined ? null : scrubText(options.prompt);
+  const { name, prompt } = checkedFork(parentId, options);
   const [made] = await runPrepared<ForkRow>(q, FORK, [
     parentId,
     options.treeId ?? null,
@@ -126,13 +123,44 @@ export async function forkAgentIn(
     options.profile ?? null,
     options.cwd ?? null,
     JSON.stringify(options.budget ?? {}),
-    (options.context ?? "inherit") === "inherit" ? "inherit" : "fresh",
+    contextMode(options),
     options.inheritUntilEvent ?? null,
     JSON.stringify(options.policy ?? []),
     record?.key ?? null,
     record?.epoch ?? null,
-    record ? JSON.stringify({ tool_call_id: record.toolCallId, name: "fork" }) : null,
+    record ? JSON.stringify(forkResultData(record)) : null,
   ]);
+  return forkMade(parentId, name, options, limits, made);
+}
+
+/** A fork's name and task as stored, once its texts pass the checks (SPEC §2); else throws. */
+export function checkedFork(
+  parentId: string,
+  options: ForkOptions,
+): { name: string; prompt: string | null } {
+  const name = validateName(options.name);
+  validateNewAgent(options);
+  if (!isUuid(parentId)) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
+  return { name, prompt: options.prompt === undefined ? null : scrubText(options.prompt) };
+}
+
+export const contextMode = (options: ForkOptions) =>
+  (options.context ?? "inherit") === "inherit" ? "inherit" : "fresh";
+
+/** The `data` of a fork call's `tool_result`. */
+export const forkResultData = (record: ResultStamp) => ({
+  tool_call_id: record.toolCallId,
+  name: "fork",
+});
+
+/** What warren_fork's row says: the fork made, or why it was refused (thrown). */
+export function forkMade(
+  parentId: string,
+  name: string,
+  options: { leaseOwner?: string },
+  limits: Limits,
+  made: ForkRow | undefined,
+): ForkMade {
   if (!made?.known) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
   // As the row spells its id (the argument may be upper-case), for displayName.
   const parent = { id: parentId.toLowerCase(), name: made.parent_name };
@@ -164,7 +192,7 @@ export interface ForkMade {
 }
 
 /** What warren_fork returns: the parent's row as the checks read it, the counts, what it made. */
-type ForkRow = ForkCounts & {
+export type ForkRow = ForkCounts & {
   known: boolean;
   parent_name: string;
   parent_state: string;

@@ -1,6 +1,6 @@
 // fork {name, prompt, profile?, context?, budget?} → {agent_id, name}: creates a running child.
 import type { Budget } from "../agents/agents.sql.js";
-import { forkAgentIn } from "../agents/tree.js";
+import { forkCall } from "../agents/fork-batch.js";
 import { commitOnce, resultStamp } from "./effects.js";
 import { fail, type Tool } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
@@ -75,10 +75,11 @@ export const forkTool: Tool<AgentToolContext> = {
     const parsedBudget = parseBudget(budget);
     if (typeof parsedBudget === "string") return fail("INVALID_ARGS", parsedBudget);
     try {
-      // The child and this call's result commit together, in one call that locks the root
-      // first and is fenced by the lease (effects.ts): its own transaction, one round trip.
+      // The child and this call's result commit together, in one statement that locks the root
+      // first and is fenced by the lease (effects.ts), with the response's other forks
+      // (fork-batch.ts): one transaction, one round trip for them all.
       return await commitOnce(ctx, async () => {
-        const made = await forkAgentIn(
+        const result = await forkCall(
           ctx.db,
           ctx.agent.id,
           {
@@ -99,8 +100,8 @@ export const forkTool: Tool<AgentToolContext> = {
         );
         return {
           ok: true as const,
-          value: JSON.parse(made.result!.content) as unknown,
-          recordedEventId: made.result!.eventId,
+          value: JSON.parse(result.content) as unknown,
+          recordedEventId: result.eventId,
         };
       });
     } catch (err) {

@@ -9,6 +9,7 @@ import { migrationsFolder } from "../../src/db/migrate.js";
 import { useTestDatabase } from "../support/db.js";
 import {
   FUNCTION_READS,
+  FUNCTION_INTERNAL,
   FUNCTION_WRITES,
   isWriteSql,
   PgMessageReader,
@@ -94,7 +95,9 @@ describe("the message reader", () => {
       ])
       .filter((m) => m[2]!.toLowerCase() !== "trigger")
       .map((m) => m[1]!);
-    expect(new Set(called)).toEqual(new Set([...Object.keys(FUNCTION_WRITES), ...FUNCTION_READS]));
+    expect(new Set(called)).toEqual(
+      new Set([...Object.keys(FUNCTION_WRITES), ...FUNCTION_READS, ...FUNCTION_INTERNAL]),
+    );
   });
 });
 

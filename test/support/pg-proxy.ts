@@ -55,6 +55,7 @@ function cString(body: Buffer, offset = 0): [string, number] {
  */
 export const FUNCTION_WRITES: Record<string, string> = {
   warren_fork: "insert into agents; insert into events; update agents set tool_calls",
+  warren_fork_batch: "insert into agents; insert into events; update agents set tool_calls",
   warren_turn_end: "update agents set state = 'idle'",
   // Called by the statement that records an answer, which is known by its own text.
   warren_answered: "update agents set input_tokens; update agents set state = 'idle'",
@@ -62,6 +63,9 @@ export const FUNCTION_WRITES: Record<string, string> = {
 
 /** The functions of warren's migrations that clients call and that only read (not writes). */
 export const FUNCTION_READS: readonly string[] = ["warren_recent_events"];
+
+/** The functions of warren's migrations that only other functions call. */
+export const FUNCTION_INTERNAL: readonly string[] = ["warren_fork_locked"];
 
 /** The function a statement is a call of (`select [* from] warren_x(…)`); a statement that calls
  *  one among its own writes (the answer's warren_answered) is known by its own text. */
