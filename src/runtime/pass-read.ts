@@ -38,21 +38,6 @@ export interface PassRead {
 
 type Json = Record<string, unknown>;
 
-type PassRow = {
-  n: string;
-  agent: Json;
-  parent: Json | null;
-  events: Json[];
-  tail_from: string;
-  own_after: string;
-  summary: (Omit<SummaryRow, "id"> & { id: string }) | null;
-  first_user: string | null;
-  last_calls: ToolCall[] | null;
-  answered: string[] | null;
-  watched: boolean;
-  thinking: boolean;
-};
-
 /**
  * `epoch`: the turn's lease epoch (undefined: not leased); the "thinking" line is written only
  * while the row still carries it, as any of the turn's writes.
@@ -63,30 +48,21 @@ export async function readPass(
   first: boolean,
   epoch?: number,
 ): Promise<PassRead | undefined> {
-  return (await readPasses(db, [{ id: agentId, epoch }], first)).get(agentId);
-}
-
-/**
- * The passes of several agents in one statement, as readPass reads each: a scheduler reads the
- * first passes of the agents one claim gave it together (one statement per claim, not per agent).
- */
-export async function readPasses(
-  db: Db,
-  turns: readonly { id: string; epoch?: number }[],
-  first: boolean,
-): Promise<Map<string, PassRead>> {
-  const valid = turns.filter((t) => isUuid(t.id));
-  const reads = new Map<string, PassRead>();
-  if (valid.length === 0) return reads;
-  const rows = await runPrepared<PassRow>(db, first ? FIRST_PASS : PASS, [
-    valid.map((t) => t.id),
-    valid.map((t) => t.epoch ?? null),
-  ]);
-  for (const row of rows) reads.set(valid[Number(row.n) - 1]!.id, passOf(row));
-  return reads;
-}
-
-function passOf(row: PassRow): PassRead {
+  if (!isUuid(agentId)) return undefined;
+  const [row] = await runPrepared<{
+    agent: Json;
+    parent: Json | null;
+    events: Json[];
+    tail_from: string;
+    own_after: string;
+    summary: (Omit<SummaryRow, "id"> & { id: string }) | null;
+    first_user: string | null;
+    last_calls: ToolCall[] | null;
+    answered: string[] | null;
+    watched: boolean;
+    thinking: boolean;
+  }>(db, first ? FIRST_PASS : PASS, [agentId, epoch ?? null]);
+  if (!row) return undefined;
   const answered = new Set(row.answered ?? []);
   // One list of events serves both: the tail and the conversation overlap, nearly always whole.
   const read = row.events.map((event) => rowFromJson(events, event));
@@ -121,31 +97,35 @@ const DECIDING_KINDS_SQL = [...CONTEXT_KINDS, ...TURN_ENDERS].map((k) => `'${k}'
 // is asked next (nearly always: a /wait's result, a budget or a missing model ends the turn
 // instead, and the end of the turn clears the line a moment later), so the read shows the agent
 // "thinking" itself rather than leave it to a statement of its own. Only while the agent runs or
-// waits, not interrupted, under the turn's epoch.
-// $1 the agents, $2 their turns' epochs (null: not leased); a row per agent found, `n` its place.
+// waits, not interrupted, under the turn's epoch ($2).
 const passText = (first: boolean) => `
-  with t as (
-    select * from unnest($1::uuid[], $2::bigint[]) with ordinality as t(id, epoch, n)
-  ), thinking as (
-    update agents a set activity = 'thinking', lease_epoch = coalesce(t.epoch, a.lease_epoch)
-      from t
-     where a.id = t.id and a.state in ('running', 'waiting') and a.interrupt_requested_at is null
-       and a.activity is distinct from 'thinking'
-       and (t.epoch is null or a.lease_epoch = t.epoch)
+  with thinking as (
+    update agents set activity = 'thinking', lease_epoch = coalesce($2::bigint, lease_epoch)
+     where id = $1::uuid and state in ('running', 'waiting') and interrupt_requested_at is null
+       and activity is distinct from 'thinking'
+       and ($2::bigint is null or lease_epoch = $2::bigint)
        and (select kind from events
-             where agent_id = t.id and kind in (${DECIDING_KINDS_SQL})
+             where agent_id = $1::uuid and kind in (${DECIDING_KINDS_SQL})
              order by id desc limit 1) in ('user', 'mail_in', 'tool_result')
-    returning a.id
+    returning 1
+  ), s as (
+    ${newestSummarySql("$1::uuid")}
+  ), b as (
+    select coalesce((select id from events
+                      where agent_id = $1::uuid and kind in ('user', 'mail_in')
+                      order by id desc limit 1), 0) as tail_from,
+           ${summaryThroughSql("s")} as own_after
   )
-  select t.n, to_jsonb(a) as agent, to_jsonb(p) as parent, b.tail_from, b.own_after, b.summary,
-         ${firstUserSql("a.id")} as first_user,
+  select to_jsonb(a) as agent, to_jsonb(p) as parent, b.tail_from, b.own_after,
+         (select to_jsonb(s) from s) as summary,
+         ${firstUserSql("$1::uuid")} as first_user,
          (select coalesce(jsonb_agg(to_jsonb(e) order by e.id), '[]')
             from events e
            where e.agent_id = a.id and e.id >= least(b.tail_from, b.own_after + 1)) as events,
          exists (select 1 from feed_watchers w
                   where w.tree_id = a.tree_id and w.expires_at > now()
                     and a.id = any(w.streams)) as watched,
-         exists (select 1 from thinking where thinking.id = a.id) as thinking
+         exists (select 1 from thinking) as thinking
          ${
            first
              ? `, l.data->'tool_calls' as last_calls,
@@ -153,16 +133,8 @@ const passText = (first: boolean) => `
                   where r.agent_id = a.id and r.kind = 'tool_result' and r.id > l.id) as answered`
              : ""
          }
-    from t
-    join agents a on a.id = t.id
-    cross join lateral (
-      with s as (${newestSummarySql("t.id")})
-      select coalesce((select id from events
-                        where agent_id = t.id and kind in ('user', 'mail_in')
-                        order by id desc limit 1), 0) as tail_from,
-             ${summaryThroughSql("s")} as own_after,
-             (select to_jsonb(s) from s) as summary
-    ) b
+    from agents a
+    cross join b
     left join agents p on p.id = a.parent_id
     ${
       first
@@ -171,7 +143,7 @@ const passText = (first: boolean) => `
                                order by id desc limit 1) l on true`
         : ""
     }
-   order by t.n`;
+   where a.id = $1::uuid`;
 
 const PASS: Prepared = { name: "warren_pass", text: passText(false) };
 const FIRST_PASS: Prepared = { name: "warren_first_pass", text: passText(true) };

@@ -11,7 +11,6 @@ import { parseStopHint, STOP_CHANNEL, WORK_CHANNEL } from "../bus/channels.js";
 import { isTransient, shownError } from "../db/retry.js";
 import { notice, outage, type Warning, type WarningSink } from "../db/warning.js";
 import { claimUpTo, heartbeat, release } from "./leases.js";
-import { readPasses, type PassRead } from "./pass-read.js";
 import {
   runAgent,
   TurnStopped,
@@ -65,12 +64,12 @@ export async function startScheduler(
     if (turn && !turn.controller.signal.aborted) turn.controller.abort(new TurnStopped(reason));
   };
 
-  async function launch(agentId: string, epoch: number, first?: PassRead): Promise<void> {
+  async function launch(agentId: string, epoch: number): Promise<void> {
     const controller = new AbortController();
     const done = (async () => {
       let end: RunEnd = "other";
       try {
-        end = await runAgent(turnDeps(agentId, epoch), agentId, controller.signal, first);
+        end = await runAgent(turnDeps(agentId, epoch), agentId, controller.signal);
       } catch (err) {
         warn(
           isTransient(err)
@@ -188,13 +187,7 @@ export async function startScheduler(
               for (const agent of claimed) await release(deps.db, owner, agent.id);
               break;
             }
-            // Their first passes in one statement, not one a turn (pass-read.ts); if it fails,
-            // each turn reads its own.
-            const turns = claimed.map((a) => ({ id: a.id, epoch: a.lease_epoch }));
-            const firsts = await readPasses(deps.db, turns, true).catch(() => undefined);
-            for (const agent of claimed) {
-              await launch(agent.id, agent.lease_epoch, firsts?.get(agent.id));
-            }
+            for (const agent of claimed) await launch(agent.id, agent.lease_epoch);
             // Only now: until the claimed are running, their slots stay taken.
             claimingSlots = 0;
             // A short answer: no more work now (a NOTIFY or the poll kicks again).

@@ -6,7 +6,7 @@ import { appendEvent, appendEventOnce } from "../agents/events.js";
 import { eventKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
 import { getAgent } from "../agents/refs.js";
-import { CONTEXT_KINDS, readPass, TURN_ENDERS, type PassRead } from "./pass-read.js";
+import { CONTEXT_KINDS, readPass, TURN_ENDERS } from "./pass-read.js";
 import type { Bus } from "../bus/bus.js";
 import { modelProblem, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
@@ -82,8 +82,6 @@ export async function runAgent(
   deps: TurnDeps,
   agentId: string,
   signal: AbortSignal,
-  /** The run's first pass, read already with its claim's (scheduler.ts); a retry reads again. */
-  first?: PassRead,
 ): Promise<RunEnd> {
   // The turn's own signal also aborts when one of its writes is refused for a stale epoch: a
   // worker that lost its lease abandons its model call and tools at once.
@@ -107,17 +105,10 @@ export async function runAgent(
     slot: deps.slot,
   };
   try {
-    return await withRetry(
-      () => {
-        const read = first;
-        first = undefined;
-        return runAgentLoop(inner, agentId, turn.signal, read);
-      },
-      {
-        signal: turn.signal,
-        onRetry: (err) => deps.onWarning?.(outage(err)),
-      },
-    );
+    return await withRetry(() => runAgentLoop(inner, agentId, turn.signal), {
+      signal: turn.signal,
+      onRetry: (err) => deps.onWarning?.(outage(err)),
+    });
   } catch (err) {
     if (isLeaseLost(err) || stopReason(turn.signal) === "lease-lost") return "other";
     throw err;
@@ -129,19 +120,12 @@ export async function runAgent(
 /** How a run ended: "idle" gave the lease back with the agent's state; "other" may hold it. */
 export type RunEnd = "idle" | "other";
 
-async function runAgentLoop(
-  deps: TurnDeps,
-  agentId: string,
-  signal: AbortSignal,
-  first: PassRead | undefined,
-): Promise<RunEnd> {
+async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal): Promise<RunEnd> {
   const { db } = deps;
   // First, calls left without a result (a crash, or the person's /wait): see resumeDanglingCalls.
   let resuming = true;
   while (true) {
-    // The first pass may come read with the claim; every later one is read here.
-    const read = first ?? (await readPass(db, agentId, resuming, deps.fence?.epoch));
-    first = undefined;
+    const read = await readPass(db, agentId, resuming, deps.fence?.epoch);
     const agent = read?.agent;
     if (!agent || agent.state === "dead") return "other";
     // Checked on every pass, so a worker back from an outage longer than its lease stops here

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { appendEvent } from "../../src/agents/events.js";
 import { createTree, forkAgent } from "../../src/agents/tree.js";
 import { conversation } from "../../src/runtime/context.js";
-import { readPass, readPasses } from "../../src/runtime/pass-read.js";
+import { readPass } from "../../src/runtime/pass-read.js";
 import { useTestDatabase } from "../support/db.js";
 
 const database = useTestDatabase();
@@ -73,32 +73,5 @@ describe("readPass", () => {
     expect(second.fromPass).toEqual(second.own);
     expect(second.fromPass[0]!.message.content).toContain("list the dirs");
     expect(second.pass.tail).toEqual(second.pass.conversation.own);
-  });
-
-  it("reads several agents' passes in one statement, each its own, an unknown one left out", async () => {
-    const { db } = database();
-    const root = await createTree(db, { name: "many" });
-    const kids = [];
-    for (const name of ["k1", "k2", "k3"]) {
-      kids.push(await forkAgent(db, root.id, { name, prompt: `task of ${name}` }));
-    }
-    await toolStep(kids[1]!.id, "only-k2");
-    const nobody = "00000000-0000-4000-8000-000000000000";
-    const turns = [...kids.map((k) => ({ id: k.id })), { id: nobody }];
-    const reads = await readPasses(db, turns, true);
-    expect([...reads.keys()]).toEqual(kids.map((k) => k.id));
-    for (const kid of kids) {
-      const read = reads.get(kid.id)!;
-      expect(read.agent.id).toBe(kid.id);
-      expect(read.parent?.id).toBe(root.id);
-      expect(read.tail[0]!.content).toBe(`task of ${kid.name}`);
-      expect(read.tail).toEqual((await readPass(db, kid.id, true))!.tail);
-    }
-    expect(reads.get(kids[1]!.id)!.tail.map((e) => e.kind)).toEqual([
-      "user",
-      "assistant",
-      "tool_call",
-      "tool_result",
-    ]);
   });
 });
