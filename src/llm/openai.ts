@@ -24,6 +24,7 @@ import {
   type OptionalParam,
 } from "./server-quirks.js";
 import { listModels, type ListedModel } from "./model-list.js";
+import { nodeFetch } from "./node-fetch.js";
 import { createAssembly, estimateTokens } from "./stream-assembly.js";
 
 export interface OpenAIModelOptions {
@@ -66,7 +67,7 @@ export function createOpenAIModel(options: OpenAIModelOptions = {}): Model {
     baseURL: options.baseURL,
     timeout: timeoutMs,
     maxRetries: options.maxRetries ?? 2,
-    fetch: noSdkRetryOn429(),
+    fetch: noSdkRetryOn429(nodeFetch),
   });
   const settings: Settings = {
     client,
