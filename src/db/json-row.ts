@@ -1,6 +1,18 @@
 // A table's row from its `to_jsonb(…)`: for a statement that returns rows it wrote in a CTE (or
 // rows of several tables at once) as JSON, mapped to what drizzle's own query would return.
-import { getTableColumns, type Table } from "drizzle-orm";
+import { getTableColumns, type Column, type Table } from "drizzle-orm";
+
+/** A table's columns as [field, column] pairs, listed once per table: every row read maps them. */
+const columnsOf = new WeakMap<Table, [string, Column][]>();
+
+function columnList(table: Table): [string, Column][] {
+  let list = columnsOf.get(table);
+  if (!list) {
+    list = Object.entries(getTableColumns(table));
+    columnsOf.set(table, list);
+  }
+  return list;
+}
 
 /** Maps `json` (keyed by column name, as to_jsonb writes it) to the table's row type. */
 export function rowFromJson<T extends Table>(
@@ -8,7 +20,7 @@ export function rowFromJson<T extends Table>(
   json: Record<string, unknown>,
 ): T["$inferSelect"] {
   const row: Record<string, unknown> = {};
-  for (const [field, column] of Object.entries(getTableColumns(table))) {
+  for (const [field, column] of columnList(table)) {
     const value = json[column.name];
     // JSON has no timestamps: a timestamp column gets its ISO text, which Date parses.
     row[field] = value === null || value === undefined ? null : column.mapFromDriverValue(value);

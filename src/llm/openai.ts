@@ -184,7 +184,7 @@ function toParams(
   };
   if (!dropped.has("stream_options")) params.stream_options = { include_usage: true };
   if (request.tools.length > 0) {
-    params.tools = request.tools.map(toToolParam);
+    params.tools = toolParams(request.tools);
     if (!dropped.has("parallel_tool_calls")) params.parallel_tool_calls = true;
   }
   return params;
@@ -219,6 +219,18 @@ function toMessageParam(message: ChatMessage): ChatCompletionMessageParam {
       function: { name: call.name, arguments: call.arguments },
     })),
   };
+}
+
+/** The callers send the same tool list on every request (registry.ts): converted once per list. */
+const toolParamsOf = new WeakMap<ToolSpec[], ChatCompletionTool[]>();
+
+function toolParams(tools: ToolSpec[]): ChatCompletionTool[] {
+  let params = toolParamsOf.get(tools);
+  if (!params) {
+    params = tools.map(toToolParam);
+    toolParamsOf.set(tools, params);
+  }
+  return params;
 }
 
 function toToolParam(tool: ToolSpec): ChatCompletionTool {

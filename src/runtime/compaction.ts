@@ -65,8 +65,16 @@ export function contextWindowFor(deps: CompactionDeps, modelName: string): Promi
   return found;
 }
 
+/** Tokens of a tool list, by the list: the turn loop sends the same array every time (registry.ts). */
+const toolTokens = new WeakMap<ToolSpec[], number>();
+
 export function estimateRequest(messages: ChatMessage[], tools: ToolSpec[]): number {
-  return estimateTokens(JSON.stringify(messages)) + estimateTokens(JSON.stringify(tools));
+  let forTools = toolTokens.get(tools);
+  if (forTools === undefined) {
+    forTools = estimateTokens(JSON.stringify(tools));
+    toolTokens.set(tools, forTools);
+  }
+  return estimateTokens(JSON.stringify(messages)) + forTools;
 }
 
 /**

@@ -15,13 +15,33 @@ export const allTools: AnyTool[] = [forkTool, killTool, sendTool, waitTool, ...w
   (a, b) => a.name.localeCompare(b.name),
 );
 
+// Both lists are asked for on every model request and never change for a profile (the config is
+// read once), so each is built once: the same array each time also lets the model adapter and
+// the context estimate keep what they derive from it (openai.ts, compaction.ts). Read-only.
+const profileTools = new WeakMap<Profile, AnyTool[]>();
+const specsOf = new WeakMap<AnyTool[], ToolSpec[]>();
+
 /** The tools an agent may use: its profile's list, or all of them. */
 export function toolsFor(profile: Profile | undefined): AnyTool[] {
   if (!profile?.tools) return allTools;
-  const allowed = new Set(profile.tools);
-  return allTools.filter((t) => allowed.has(t.name));
+  let tools = profileTools.get(profile);
+  if (!tools) {
+    const allowed = new Set(profile.tools);
+    tools = allTools.filter((t) => allowed.has(t.name));
+    profileTools.set(profile, tools);
+  }
+  return tools;
 }
 
 export function toolSpecs(tools: AnyTool[]): ToolSpec[] {
-  return tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+  let specs = specsOf.get(tools);
+  if (!specs) {
+    specs = tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters,
+    }));
+    specsOf.set(tools, specs);
+  }
+  return specs;
 }
