@@ -70,6 +70,18 @@ describe("nodeFetch", () => {
     expect(empty.body).toBeNull();
   });
 
+  it("fails the body's read, and only that, when the connection drops mid-body", async () => {
+    const url = await serve((_req, _body, res) => {
+      res.writeHead(200);
+      res.write("partial");
+      setTimeout(() => res.socket!.destroy(), 20);
+    });
+    for (let i = 0; i < 3; i++) {
+      const response = await nodeFetch(url, { method: "POST", body: "x" });
+      await expect(response.text()).rejects.toThrow();
+    }
+  });
+
   it("follows a redirect as the global fetch does, body and all", async () => {
     const url = await serve((req, body, res) => {
       if (req.url === "/old") res.writeHead(307, { location: "/new" }).end();
