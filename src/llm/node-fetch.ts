@@ -7,11 +7,22 @@
 // other than http(s), and redirects (the request is sent again there, and followed as before).
 import http, { type IncomingMessage } from "node:http";
 import https from "node:https";
-import { Readable } from "node:stream";
+import { pipeline, Readable, type Transform } from "node:stream";
+import zlib from "node:zlib";
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** A Response has no body for these. */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
+/**
+ * Content codings decoded as the global fetch decodes them. Without an Accept-Encoding (none is
+ * sent) a server may still compress; any other coding is passed on as it came, as there.
+ */
+const DECODERS: Record<string, () => Transform> = {
+  gzip: () => zlib.createGunzip(),
+  "x-gzip": () => zlib.createGunzip(),
+  deflate: () => zlib.createInflate(),
+  br: () => zlib.createBrotliDecompress(),
+};
 
 export const nodeFetch: typeof fetch = (input, init) => {
   if (input instanceof Request) return fetch(input, init);
@@ -44,7 +55,9 @@ export const nodeFetch: typeof fetch = (input, init) => {
       const empty = NULL_BODY.has(status) || init?.method === "HEAD";
       // An unread body would hold the connection: one without content is drained at once.
       if (empty) drain(response);
-      const stream = empty ? null : (Readable.toWeb(response) as ReadableStream<Uint8Array>);
+      const stream = empty
+        ? null
+        : (Readable.toWeb(decoded(response)) as ReadableStream<Uint8Array>);
       try {
         resolve(new Response(stream, { status, statusText: response.statusMessage, headers }));
       } catch (err) {
@@ -56,6 +69,14 @@ export const nodeFetch: typeof fetch = (input, init) => {
     request.end(body);
   });
 };
+
+/** The body as sent, decoded if it came compressed; a failure of either reaches its reader. */
+function decoded(response: IncomingMessage): Readable {
+  const coding = response.headers["content-encoding"]?.trim().toLowerCase();
+  const decoder = coding === undefined ? undefined : DECODERS[coding];
+  if (!decoder) return response;
+  return pipeline(response, decoder(), () => {});
+}
 
 /** Reads a body nobody will, so its connection is free again; a failure there concerns no one. */
 function drain(response: IncomingMessage): void {

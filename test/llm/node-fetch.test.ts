@@ -3,6 +3,7 @@
 // which it leaves to the global fetch.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import zlib from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { nodeFetch } from "../../src/llm/node-fetch.js";
 
@@ -51,6 +52,24 @@ describe("nodeFetch", () => {
     expect(response.headers.get("x-echo")).toBe("hi");
     expect(response.headers.get("content-type")).toBe("text/event-stream");
     expect(await response.text()).toBe('POST {"a":1}|done');
+  });
+
+  it("decodes a body the server compressed (gzip, deflate, br), as the global fetch does", async () => {
+    const text = "data: streamed\n\n".repeat(50);
+    const encoders: Record<string, (b: Buffer) => Buffer> = {
+      gzip: (b) => zlib.gzipSync(b),
+      deflate: (b) => zlib.deflateSync(b),
+      br: (b) => zlib.brotliCompressSync(b),
+    };
+    const url = await serve((req, _body, res) => {
+      const coding = req.url!.slice(1);
+      res.writeHead(200, { "content-encoding": coding });
+      res.end(encoders[coding]!(Buffer.from(text)));
+    });
+    for (const coding of Object.keys(encoders)) {
+      const response = await nodeFetch(`${url}/${coding}`, { method: "POST", body: "{}" });
+      expect(await response.text()).toBe(text);
+    }
   });
 
   it("gives an error status with its body, and a 204 without one", async () => {
