@@ -21,7 +21,11 @@ import {
 
 export interface PassRead {
   agent: AgentRow;
-  /** Undefined for a root. */
+  /**
+   * Undefined for a root. Without its `wait_status` and `system_prompt` (read as null): a pass
+   * needs its parent's name and context, and a fan-in's parent carries a line for every child,
+   * which each child's every pass would otherwise read.
+   */
   parent: AgentRow | undefined;
   /** From the last `user` or `mail_in` event on (everything when there is none), oldest first. */
   tail: EventRow[];
@@ -116,7 +120,8 @@ const passText = (first: boolean) => `
                       order by id desc limit 1), 0) as tail_from,
            ${summaryThroughSql("s")} as own_after
   )
-  select to_jsonb(a) as agent, to_jsonb(p) as parent, b.tail_from, b.own_after,
+  select to_jsonb(a) as agent, to_jsonb(p) - '{wait_status,system_prompt}'::text[] as parent,
+         b.tail_from, b.own_after,
          (select to_jsonb(s) from s) as summary,
          ${firstUserSql("$1::uuid")} as first_user,
          (select coalesce(jsonb_agg(to_jsonb(e) order by e.id), '[]')
