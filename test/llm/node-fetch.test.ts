@@ -110,6 +110,12 @@ describe("nodeFetch", () => {
     expect(await response.text()).toBe("POST /new payload");
   });
 
+  it("leaves a body that is not text (a Blob, a form) to the global fetch", async () => {
+    const url = await serve((req, body, res) => res.end(`${req.method} ${body}`));
+    const response = await nodeFetch(url, { method: "POST", body: new Blob(["in a blob"]) });
+    expect(await response.text()).toBe("POST in a blob");
+  });
+
   it("fails as the global fetch does: an AbortError when aborted, 'fetch failed' when refused", async () => {
     const url = await serve((_req, _body, res) => {
       res.writeHead(200);
