@@ -26,6 +26,7 @@ import {
 import { listModels, type ListedModel } from "./model-list.js";
 import { nodeFetch } from "./node-fetch.js";
 import { createAssembly, estimateTokens } from "./stream-assembly.js";
+import { derived } from "../derived.js";
 
 export interface OpenAIModelOptions {
   /** Missing means a local server that ignores keys; a placeholder is sent. */
@@ -224,14 +225,8 @@ function toMessageParam(message: ChatMessage): ChatCompletionMessageParam {
 /** The callers send the same tool list on every request (registry.ts): converted once per list. */
 const toolParamsOf = new WeakMap<ToolSpec[], ChatCompletionTool[]>();
 
-function toolParams(tools: ToolSpec[]): ChatCompletionTool[] {
-  let params = toolParamsOf.get(tools);
-  if (!params) {
-    params = tools.map(toToolParam);
-    toolParamsOf.set(tools, params);
-  }
-  return params;
-}
+const toolParams = (tools: ToolSpec[]) =>
+  derived(toolParamsOf, tools, (list) => list.map(toToolParam));
 
 function toToolParam(tool: ToolSpec): ChatCompletionTool {
   return {

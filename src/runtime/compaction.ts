@@ -25,6 +25,7 @@ import {
   type ConversationRead,
 } from "./context.js";
 import { addUsage } from "./usage-counters.js";
+import { derived } from "../derived.js";
 
 /** When neither the config nor the server's /models says: small enough for most local servers. */
 export const DEFAULT_CONTEXT_WINDOW = 32_768;
@@ -69,11 +70,7 @@ export function contextWindowFor(deps: CompactionDeps, modelName: string): Promi
 const toolTokens = new WeakMap<ToolSpec[], number>();
 
 export function estimateRequest(messages: ChatMessage[], tools: ToolSpec[]): number {
-  let forTools = toolTokens.get(tools);
-  if (forTools === undefined) {
-    forTools = estimateTokens(JSON.stringify(tools));
-    toolTokens.set(tools, forTools);
-  }
+  const forTools = derived(toolTokens, tools, (list) => estimateTokens(JSON.stringify(list)));
   return estimateTokens(JSON.stringify(messages)) + forTools;
 }
 

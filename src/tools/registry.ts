@@ -8,6 +8,7 @@ import { sendTool } from "./send.js";
 import type { Tool } from "./tool.js";
 import { waitTool } from "./wait.js";
 import { workTools } from "./work-tools.js";
+import { derived } from "../derived.js";
 
 export type AnyTool = Tool<AgentToolContext>;
 
@@ -24,24 +25,14 @@ const specsOf = new WeakMap<AnyTool[], ToolSpec[]>();
 /** The tools an agent may use: its profile's list, or all of them. */
 export function toolsFor(profile: Profile | undefined): AnyTool[] {
   if (!profile?.tools) return allTools;
-  let tools = profileTools.get(profile);
-  if (!tools) {
-    const allowed = new Set(profile.tools);
-    tools = allTools.filter((t) => allowed.has(t.name));
-    profileTools.set(profile, tools);
-  }
-  return tools;
+  return derived(profileTools, profile, ({ tools }) => {
+    const allowed = new Set(tools);
+    return allTools.filter((t) => allowed.has(t.name));
+  });
 }
 
 export function toolSpecs(tools: AnyTool[]): ToolSpec[] {
-  let specs = specsOf.get(tools);
-  if (!specs) {
-    specs = tools.map((t) => ({
-      name: t.name,
-      description: t.description,
-      parameters: t.parameters,
-    }));
-    specsOf.set(tools, specs);
-  }
-  return specs;
+  return derived(specsOf, tools, (list) =>
+    list.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+  );
 }
