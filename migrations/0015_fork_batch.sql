@@ -1,8 +1,8 @@
--- A response's forks in one statement (issue 15): a fan-in of 100 forks was 100 statements, each
--- taking the root's lock and committing on its own, one after another. warren_fork_batch locks the
--- root and the parent once, then forks each item in a command of its own (as warren_fork does:
--- each command's snapshot follows the lock and the items before it, so the counts see them), and
--- commits once. warren_fork keeps its contract; both share the forking in warren_fork_locked.
+-- A response's forks in one statement (issue 15): a fan-in of 100 forks was 100 calls of
+-- warren_fork (0012), each taking the root's lock and committing on its own, one after another.
+-- warren_fork_batch locks the root and the parent once, then forks each item in a command of its
+-- own (as warren_fork did: each command's snapshot follows the lock and the items before it, so
+-- the counts see them), and commits once. warren_fork_locked is warren_fork's forking, unchanged.
 CREATE FUNCTION "warren_fork_locked"(
   p_parent uuid, v_tree uuid, p_name text, p_max_children int, p_max_living int,
   p_max_depth int, p_lease_owner text, p_prompt text, p_system_prompt text, p_model text,
@@ -70,33 +70,16 @@ BEGIN
       FROM c LEFT JOIN pa ON true;
 END $$;
 --> statement-breakpoint
-CREATE OR REPLACE FUNCTION "warren_fork"(
-  p_parent uuid, p_tree uuid, p_name text, p_max_children int, p_max_living int,
-  p_max_depth int, p_lease_owner text, p_prompt text, p_system_prompt text, p_model text,
-  p_profile text, p_cwd text, p_budget jsonb, p_context text, p_cutoff bigint, p_policy jsonb,
-  p_key text, p_epoch bigint, p_data jsonb, p_channel text)
-  RETURNS TABLE (known boolean, parent_name text, parent_state text, parent_depth int,
-                 parent_lease_owner text, children int, living int, twins int, child_row jsonb,
-                 woken int, event_id bigint, result_text text)
-  LANGUAGE plpgsql VOLATILE AS $$
-#variable_conflict use_column
-DECLARE
-  v_tree uuid := coalesce(p_tree, (SELECT tree_id FROM agents WHERE id = p_parent));
-BEGIN
-  -- Roots first, then by id: LOCK_ORDER_TEXT.
-  PERFORM 1 FROM agents WHERE id IN (v_tree, p_parent)
-   ORDER BY (id <> tree_id), id FOR NO KEY UPDATE;
-  RETURN QUERY SELECT * FROM warren_fork_locked(
-    p_parent, v_tree, p_name, p_max_children, p_max_living, p_max_depth, p_lease_owner, p_prompt,
-    p_system_prompt, p_model, p_profile, p_cwd, p_budget, p_context, p_cutoff, p_policy, p_key,
-    p_epoch, p_data, p_channel);
-END $$;
+-- Every fork goes through warren_fork_batch now (one fork is a batch of one).
+DROP FUNCTION "warren_fork"(uuid, uuid, text, int, int, int, text, text, text, text, text, text,
+                            jsonb, text, bigint, jsonb, text, bigint, jsonb, text);
 --> statement-breakpoint
 -- p_items: [{name, prompt, system_prompt, model, profile, cwd, budget, context, cutoff, policy,
--- key, data}], one per fork call; the parent, lease and epoch are the batch's. An item whose key
--- is recorded already (an earlier attempt committed, its reply lost) is not forked again: it
--- comes back as `recorded`, with that result. The check runs under the parent's lock, which
--- every fork of the parent takes, so no fork with the key can commit between it and the insert.
+-- key, data}], one per fork (src/agents/tree.ts runForks); the parent, lease and epoch are the
+-- batch's. An item whose key is recorded already (an earlier attempt committed, its reply lost)
+-- is not forked again: it comes back as `recorded`, with that result. The check runs under the
+-- parent's lock, which every fork of the parent takes, so no fork with the key can commit
+-- between it and the insert.
 CREATE FUNCTION "warren_fork_batch"(
   p_parent uuid, p_tree uuid, p_max_children int, p_max_living int, p_max_depth int,
   p_lease_owner text, p_epoch bigint, p_items jsonb, p_channel text)

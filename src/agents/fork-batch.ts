@@ -1,21 +1,20 @@
 // The fork calls of one response in one statement (issue 15). A response of 100 forks ran 100
-// warren_fork statements, each taking the root's lock and committing on its own, one after
-// another; the children started one lock-hold apart. Calls made in the same turn of the event
-// loop (runToolCalls starts a response's calls together) are gathered here and forked by one
-// warren_fork_batch (migrations/0015_fork_batch.sql): one lock, one commit, one round trip, each
-// call with its own result or refusal as warren_fork would give it.
+// statements, each taking the root's lock and committing on its own, one after another; the
+// children started one lock-hold apart. Calls made in the same turn of the event loop
+// (runToolCalls starts a response's calls together) are gathered here and forked by one
+// runForks (tree.ts): one lock, one commit, one round trip, each call with its own result or
+// refusal as it would have had alone.
 import type { Db } from "../db/client.js";
-import { runPrepared, type Prepared } from "../db/prepared.js";
-import { WORK_CHANNEL } from "../bus/channels.js";
 import type { ResultStamp } from "./event-keys.js";
 import type { Limits } from "./limits.js";
 import {
   checkedFork,
-  contextMode,
   forkMade,
-  forkResultData,
+  runForks,
+  type BatchRow,
+  type CheckedFork,
   type ForkOptions,
-  type ForkRow,
+  type SharedForkOptions,
 } from "./tree.js";
 
 /** A fork call's `tool_result`: made by this call, or by an earlier attempt whose reply was lost. */
@@ -24,14 +23,8 @@ export interface ForkResult {
   content: string;
 }
 
-type Options = ForkOptions & { leaseOwner?: string; treeId?: string };
-
 interface Call {
-  options: Options;
-  /** As checkedFork stores them. */
-  name: string;
-  prompt: string | null;
-  record: ResultStamp;
+  fork: CheckedFork;
   resolve: (result: ForkResult) => void;
   reject: (err: unknown) => void;
 }
@@ -39,6 +32,7 @@ interface Call {
 interface Batch {
   db: Db;
   parentId: string;
+  shared: SharedForkOptions;
   limits: Limits;
   calls: Call[];
 }
@@ -50,22 +44,22 @@ const MAX_BATCH = 128;
 const gathering = new Map<string, Batch>();
 
 /**
- * Forks a child for a fork tool call and records the call's result, as forkAgentIn with a
- * ResultStamp does, together with the calls the same parent makes in this turn of the event loop.
- * A call whose result an earlier attempt recorded gets that result, and forks nothing.
+ * Forks a child for a fork tool call and records the call's result, together with the calls the
+ * same parent makes in this turn of the event loop. A call whose result an earlier attempt
+ * recorded gets that result, and forks nothing.
  */
 export function forkCall(
   db: Db,
   parentId: string,
-  options: Options,
+  options: ForkOptions & SharedForkOptions,
   limits: Limits,
   record: ResultStamp,
 ): Promise<ForkResult> {
-  const { name, prompt } = checkedFork(parentId, options);
+  const fork = checkedFork(parentId, options, record);
   const key = `${parentId}\u0000${options.leaseOwner ?? ""}\u0000${record.epoch ?? ""}`;
   let batch = gathering.get(key);
   if (!batch || batch.calls.length >= MAX_BATCH || batch.db !== db || batch.limits !== limits) {
-    batch = { db, parentId, limits, calls: [] };
+    batch = { db, parentId, shared: options, limits, calls: [] };
     gathering.set(key, batch);
     const started = batch;
     // After this turn's promise callbacks: every call of the response has joined by then.
@@ -74,82 +68,35 @@ export function forkCall(
       void runBatch(started);
     });
   }
-  return new Promise((resolve, reject) =>
-    batch.calls.push({ options, name, prompt, record, resolve, reject }),
-  );
+  return new Promise((resolve, reject) => batch.calls.push({ fork, resolve, reject }));
 }
 
 async function runBatch(batch: Batch): Promise<void> {
   const { calls } = batch;
   let rows: BatchRow[];
   try {
-    rows = await runPrepared<BatchRow>(batch.db, FORK_BATCH, batchValues(batch));
+    const forks = calls.map((c) => c.fork);
+    rows = await runForks(batch.db, batch.parentId, batch.shared, batch.limits, forks);
   } catch (err) {
     // The whole statement failed (the lease lost, the database away): each call fails or
     // retries with it (commitOnce), as it would have alone.
     for (const call of calls) call.reject(err);
     return;
   }
-  const answered = new Set<number>();
-  for (const row of rows) {
-    const call = calls[row.ord - 1]!;
-    answered.add(row.ord);
+  const byOrd = new Map(rows.map((row) => [row.ord, row]));
+  calls.forEach((call, i) => {
+    const row = byOrd.get(i + 1);
+    // Every fork returns a row; a call without one would wait for ever.
+    if (!row) return call.reject(new Error("the fork batch returned no row for a call"));
     try {
-      call.resolve(resultOf(batch, call, row));
+      call.resolve(resultOf(batch, call.fork, row));
     } catch (err) {
       call.reject(err);
     }
-  }
-  // Every item returns a row; a call without one would wait for ever.
-  calls.forEach((call, i) => {
-    if (!answered.has(i + 1)) call.reject(new Error("the fork batch returned no row for a call"));
   });
 }
 
-function resultOf(batch: Batch, call: Call, row: BatchRow): ForkResult {
+function resultOf(batch: Batch, fork: CheckedFork, row: BatchRow): ForkResult {
   if (row.recorded) return { eventId: Number(row.event_id), content: row.result_text! };
-  const made = forkMade(batch.parentId, call.name, call.options, batch.limits, row);
-  return made.result!;
+  return forkMade(batch.parentId, fork.name, batch.shared, batch.limits, row).result!;
 }
-
-function batchValues(batch: Batch): unknown[] {
-  const [first] = batch.calls;
-  const items = batch.calls.map(({ options, name, prompt, record }) => {
-    return {
-      name,
-      prompt,
-      system_prompt: options.systemPrompt ?? null,
-      model: options.model ?? null,
-      profile: options.profile ?? null,
-      cwd: options.cwd ?? null,
-      budget: options.budget ?? {},
-      context: contextMode(options),
-      cutoff: options.inheritUntilEvent ?? null,
-      policy: options.policy ?? [],
-      key: record.key,
-      data: forkResultData(record),
-    };
-  });
-  return [
-    batch.parentId,
-    first!.options.treeId ?? null,
-    batch.limits.maxChildren,
-    batch.limits.maxAgentsPerTree,
-    batch.limits.maxDepth,
-    first!.options.leaseOwner ?? null,
-    first!.record.epoch,
-    JSON.stringify(items),
-  ];
-}
-
-type BatchRow = ForkRow & { ord: number; recorded: boolean };
-
-/**
- * $1 parent, $2 tree (null: the parent's), $3 max children, $4 max living agents, $5 max depth,
- * $6 lease owner (null: none checked), $7 epoch, $8 the calls (see the migration).
- */
-const FORK_BATCH: Prepared = {
-  name: "warren_fork_batch",
-  text: `select * from warren_fork_batch($1::uuid, $2::uuid, $3::int, $4::int, $5::int, $6::text,
-           $7::bigint, $8::jsonb, '${WORK_CHANNEL}')`,
-};

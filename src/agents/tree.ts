@@ -89,7 +89,7 @@ export async function forkAgent(
 }
 
 /**
- * A fork in one call of warren_fork (migrations/0012_locked_one_trip.sql), on the pool (its own
+ * A fork in one call of warren_fork_batch (migrations/0015_fork_batch.sql), on the pool (its own
  * transaction) or in the caller's transaction. It locks the tree's root, then the parent
  * (lock-order.ts); with `leaseOwner`, the parent's lease must still be held by that worker, else
  * LeaseLost. Then, in a command of its own, the checks, the child, its task and the parent's
@@ -103,68 +103,96 @@ export async function forkAgent(
 export async function forkAgentIn(
   q: Queryable,
   parentId: string,
-  options: ForkOptions & { leaseOwner?: string; treeId?: string },
+  options: SharedForkOptions & ForkOptions,
   limits: Limits = DEFAULT_LIMITS,
-  /** A fork tool call: its `tool_result` (and count) is written by the same statement. */
-  record?: ResultStamp,
 ): Promise<ForkMade> {
-  const { name, prompt } = checkedFork(parentId, options);
-  const [made] = await runPrepared<ForkRow>(q, FORK, [
-    parentId,
-    options.treeId ?? null,
+  const fork = checkedFork(parentId, options);
+  const [made] = await runForks(q, parentId, options, limits, [fork]);
+  return forkMade(parentId, fork.name, options, limits, made);
+}
+
+/** What the forks of one statement share: the lease that makes them, the tree. */
+export interface SharedForkOptions {
+  leaseOwner?: string;
+  treeId?: string;
+}
+
+/** One fork of a batch, checked (checkedFork); with `record`, a fork tool call's. */
+export interface CheckedFork {
+  options: ForkOptions;
+  name: string;
+  prompt: string | null;
+  record?: ResultStamp;
+}
+
+/** What warren_fork_batch returns for each fork, in the order given (`ord` from 1). */
+export type BatchRow = ForkRow & { ord: number; recorded: boolean };
+
+/**
+ * Forks `forks` of one parent in one statement, each in a command of its own after the locks
+ * (see forkAgentIn), one row each. A fork whose `record` key an earlier attempt recorded makes
+ * nothing and comes back `recorded`, with that result.
+ */
+export function runForks(
+  q: Queryable,
+  parentId: string,
+  shared: SharedForkOptions,
+  limits: Limits,
+  forks: CheckedFork[],
+): Promise<BatchRow[]> {
+  const items = forks.map(({ options, name, prompt, record }) => ({
     name,
+    prompt,
+    system_prompt: options.systemPrompt ?? null,
+    model: options.model ?? null,
+    profile: options.profile ?? null,
+    cwd: options.cwd ?? null,
+    budget: options.budget ?? {},
+    context: (options.context ?? "inherit") === "inherit" ? "inherit" : "fresh",
+    cutoff: options.inheritUntilEvent ?? null,
+    policy: options.policy ?? [],
+    key: record?.key ?? null,
+    data: record ? { tool_call_id: record.toolCallId, name: "fork" } : null,
+  }));
+  // One epoch for the batch: its forks are one turn's (fork-batch.ts gathers by epoch).
+  const epoch = forks.find((f) => f.record)?.record?.epoch ?? null;
+  return runPrepared<BatchRow>(q, FORK_BATCH, [
+    parentId,
+    shared.treeId ?? null,
     limits.maxChildren,
     limits.maxAgentsPerTree,
     limits.maxDepth,
-    options.leaseOwner ?? null,
-    prompt,
-    options.systemPrompt ?? null,
-    options.model ?? null,
-    options.profile ?? null,
-    options.cwd ?? null,
-    JSON.stringify(options.budget ?? {}),
-    contextMode(options),
-    options.inheritUntilEvent ?? null,
-    JSON.stringify(options.policy ?? []),
-    record?.key ?? null,
-    record?.epoch ?? null,
-    record ? JSON.stringify(forkResultData(record)) : null,
+    shared.leaseOwner ?? null,
+    epoch,
+    JSON.stringify(items),
   ]);
-  return forkMade(parentId, name, options, limits, made);
 }
 
-/** A fork's name and task as stored, once its texts pass the checks (SPEC §2); else throws. */
+/** A fork with its name and task as stored, once its texts pass the checks (SPEC §2); else throws. */
 export function checkedFork(
   parentId: string,
   options: ForkOptions,
-): { name: string; prompt: string | null } {
+  record?: ResultStamp,
+): CheckedFork {
   const name = validateName(options.name);
   validateNewAgent(options);
   if (!isUuid(parentId)) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
-  return { name, prompt: options.prompt === undefined ? null : scrubText(options.prompt) };
+  const prompt = options.prompt === undefined ? null : scrubText(options.prompt);
+  return { options, name, prompt, ...(record ? { record } : {}) };
 }
 
-export const contextMode = (options: ForkOptions) =>
-  (options.context ?? "inherit") === "inherit" ? "inherit" : "fresh";
-
-/** The `data` of a fork call's `tool_result`. */
-export const forkResultData = (record: ResultStamp) => ({
-  tool_call_id: record.toolCallId,
-  name: "fork",
-});
-
-/** What warren_fork's row says: the fork made, or why it was refused (thrown). */
+/** What a fork's row says: the fork made, or why it was refused (thrown). */
 export function forkMade(
   parentId: string,
   name: string,
-  options: { leaseOwner?: string },
+  shared: SharedForkOptions,
   limits: Limits,
   made: ForkRow | undefined,
 ): ForkMade {
   if (!made?.known) throw new AgentError("UNKNOWN_AGENT", `no agent ${parentId}`);
   // As the row spells its id (the argument may be upper-case), for displayName.
   const parent = { id: parentId.toLowerCase(), name: made.parent_name };
-  if (options.leaseOwner !== undefined && made.parent_lease_owner !== options.leaseOwner) {
+  if (shared.leaseOwner !== undefined && made.parent_lease_owner !== shared.leaseOwner) {
     throw new LeaseLost(parentId);
   }
   if (made.parent_state === "dead") {
@@ -191,8 +219,8 @@ export interface ForkMade {
   result?: { eventId: number; content: string };
 }
 
-/** What warren_fork returns: the parent's row as the checks read it, the counts, what it made. */
-export type ForkRow = ForkCounts & {
+/** A fork's row: the parent's row as the checks read it, the counts, what it made. */
+type ForkRow = ForkCounts & {
   known: boolean;
   parent_name: string;
   parent_state: string;
@@ -204,16 +232,13 @@ export type ForkRow = ForkCounts & {
 };
 
 /**
- * $1 parent, $2 tree (null: the parent's), $3 name, $4 max children, $5 max living agents,
- * $6 max depth, $7 lease owner (null: none checked), $8 prompt (null: idle), $9 system prompt,
- * $10 model, $11 profile, $12 cwd, $13 budget, $14 context mode, $15 inherited cutoff (null:
- * all so far), $16 policy; a tool call's result: $17 key (null: none), $18 epoch, $19 data.
+ * $1 parent, $2 tree (null: the parent's), $3 max children, $4 max living agents, $5 max depth,
+ * $6 lease owner (null: none checked), $7 epoch, $8 the forks (see the migration).
  */
-const FORK: Prepared = {
-  name: "warren_fork",
-  text: `select * from warren_fork($1::uuid, $2::uuid, $3::text, $4::int, $5::int, $6::int,
-           $7::text, $8::text, $9::text, $10::text, $11::text, $12::text, $13::jsonb, $14::text,
-           $15::bigint, $16::jsonb, $17::text, $18::bigint, $19::jsonb, '${WORK_CHANNEL}')`,
+const FORK_BATCH: Prepared = {
+  name: "warren_fork_batch",
+  text: `select * from warren_fork_batch($1::uuid, $2::uuid, $3::int, $4::int, $5::int, $6::text,
+           $7::bigint, $8::jsonb, '${WORK_CHANNEL}')`,
 };
 
 type ForkCounts = {

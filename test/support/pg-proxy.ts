@@ -54,7 +54,6 @@ function cString(body: Buffer, offset = 0): [string, number] {
  * when a migration adds a function that is not listed here or in FUNCTION_READS.
  */
 export const FUNCTION_WRITES: Record<string, string> = {
-  warren_fork: "insert into agents; insert into events; update agents set tool_calls",
   warren_fork_batch: "insert into agents; insert into events; update agents set tool_calls",
   warren_turn_end: "update agents set state = 'idle'",
   // Called by the statement that records an answer, which is known by its own text.
