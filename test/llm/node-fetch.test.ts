@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import zlib from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { nodeFetch } from "../../src/llm/node-fetch.js";
+import { rejectionOf } from "../support/rejection.js";
 
 let server: Server | undefined;
 
@@ -24,15 +25,6 @@ async function serve(handler: (req: IncomingMessage, body: string, res: ServerRe
   });
   await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function caught(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("expected a rejection");
 }
 
 describe("nodeFetch", () => {
@@ -130,12 +122,12 @@ describe("nodeFetch", () => {
 
     const before = new AbortController();
     before.abort();
-    expect((await caught(nodeFetch(url, { signal: before.signal }))).name).toBe("AbortError");
+    expect((await rejectionOf(nodeFetch(url, { signal: before.signal }))).name).toBe("AbortError");
 
     server!.closeAllConnections();
     await new Promise<void>((resolve) => server!.close(() => resolve()));
     server = undefined;
-    const refused = await caught(nodeFetch(url));
+    const refused = await rejectionOf(nodeFetch(url));
     expect(refused).toBeInstanceOf(TypeError);
     expect(refused.message).toBe("fetch failed");
     expect(String((refused.cause as Error).message)).toMatch(/ECONNREFUSED/);

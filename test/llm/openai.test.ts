@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createOpenAIModel, type OpenAIModelOptions } from "../../src/llm/openai.js";
 import { ModelError, type ModelRequest } from "../../src/llm/model.js";
 import { startFakeModel, type FakeModel } from "../support/fake-model.js";
+import { rejectionOf } from "../support/rejection.js";
 
 let fake: FakeModel;
 
@@ -40,15 +41,6 @@ async function freePort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("expected a rejection");
 }
 
 describe("openai adapter", () => {

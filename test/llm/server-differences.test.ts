@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createOpenAIModel, type OpenAIModelOptions } from "../../src/llm/openai.js";
 import { ModelError, type ModelRequest, type ToolSpec } from "../../src/llm/model.js";
 import { startFakeModel, type FakeModel } from "../support/fake-model.js";
+import { rejectionOf } from "../support/rejection.js";
 
 let fake: FakeModel;
 
@@ -35,15 +36,6 @@ function request(overrides: Partial<ModelRequest> = {}): ModelRequest {
     signal: new AbortController().signal,
     ...overrides,
   };
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error("expected a rejection");
 }
 
 describe("usage", () => {
