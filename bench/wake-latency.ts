@@ -1,6 +1,7 @@
-// Wake latency: how long after sendMail a waitForMail blocked on its NOTIFY returns the mail, beside
-// the raw floor (INSERT + NOTIFY on one plain client, woken LISTENer on another), with 0, 100 and
-// 1,000 other idle agents in the database. Samples of both are interleaved so load drift hits both.
+// Wake latency: how long after sendMail a keyed waitForMail (as the wait tool makes) blocked on its
+// NOTIFY returns the mail, beside the raw floor (INSERT + NOTIFY on one plain client, woken LISTENer
+// on another), with 0, 100 and 1,000 other idle agents in the database. Samples of both are
+// interleaved so load drift hits both.
 import pg from "pg";
 import { createBus, type Bus } from "../src/bus/bus.js";
 import { closeDb, createDb, type Db } from "../src/db/client.js";
@@ -170,11 +171,13 @@ function createWakeProbe(
         waiterDb.$client.once("release", () => setImmediate(resolve));
       };
     });
+    // Keyed like the wait tool's call (one result per key): a send hands its mail to the wait.
     const waiting = waitForMail(waiterDb, trackedBus, {
       agentId,
       timeoutSeconds: 120,
       recheckMs: 600_000,
       signal,
+      record: { kind: "tool_result", key: `bench-wake:${agentId}:${sequence}` },
     });
     waiting.catch(() => {}); // observed below; an abort while parking must not go unhandled
     await untilAborted(parked, signal);

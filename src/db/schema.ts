@@ -2,6 +2,7 @@
 export * from "../agents/agents.sql.js";
 export * from "../agents/events.sql.js";
 export * from "../mail/mail.sql.js";
+export * from "../mail/waits.sql.js";
 export * from "../feed/streams.sql.js";
 export * from "../feed/watchers.sql.js";
 export * from "../approvals/approvals.sql.js";

@@ -13,6 +13,8 @@ export interface BlockedWait {
   agentId: string;
   /** A fan-in's awaited agents: one that went idle or died settles it. */
   fromAgents?: readonly string[];
+  /** A registered wait's call key (handoff.ts): a result recorded under it answers the wait. */
+  key?: string;
   wake(): void;
 }
 
@@ -23,7 +25,11 @@ const SWEEP: Prepared = {
      where to_id = any($1::uuid[]) and consumed_at is null and kind = 'mail'
      group by to_id
     union all
-    select 's', id::text from agents where id = any($2::uuid[]) and state in ('idle', 'dead')`,
+    select 's', id::text from agents where id = any($2::uuid[]) and state in ('idle', 'dead')
+    union all
+    select 'r', e.agent_id::text || ' ' || e.key
+      from unnest($3::uuid[], $4::text[]) as t(agent_id, key)
+      join events e on e.agent_id = t.agent_id and e.key = t.key`,
 };
 
 interface Sweeper {
@@ -66,11 +72,23 @@ function createSweeper(db: Db, bus: Bus): Sweeper {
     try {
       const agents = [...new Set(current.map((w) => w.agentId))];
       const awaited = [...new Set(current.flatMap((w) => w.fromAgents ?? []))];
-      const rows = await runPrepared<{ k: string; id: string }>(db, SWEEP, [agents, awaited]);
-      const mail = new Set(rows.filter((r) => r.k === "m").map((r) => r.id));
-      const settled = new Set(rows.filter((r) => r.k === "s").map((r) => r.id));
+      const keyed = current.filter((w) => w.key !== undefined);
+      const rows = await runPrepared<{ k: string; id: string }>(db, SWEEP, [
+        agents,
+        awaited,
+        keyed.map((w) => w.agentId),
+        keyed.map((w) => w.key),
+      ]);
+      const found = (k: string) => new Set(rows.filter((r) => r.k === k).map((r) => r.id));
+      const [mail, settled, answered] = [found("m"), found("s"), found("r")];
       for (const w of current) {
-        if (mail.has(w.agentId) || w.fromAgents?.some((id) => settled.has(id))) w.wake();
+        if (
+          mail.has(w.agentId) ||
+          w.fromAgents?.some((id) => settled.has(id)) ||
+          answered.has(`${w.agentId} ${w.key}`)
+        ) {
+          w.wake();
+        }
       }
     } catch {
       // The database is away: the next sweep asks again (and a reconnecting bus re-checks all).

@@ -7,9 +7,9 @@ import type { ResultStamp } from "../agents/event-keys.js";
 import { countedCte } from "../agents/events.js";
 import { LOCK_ORDER_TEXT } from "../agents/lock-order.js";
 import { isUuid } from "../agents/refs.js";
-import { agentChannel, WORK_CHANNEL } from "../bus/channels.js";
 import type { Queryable } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
+import { mailCtes } from "./handoff.js";
 import { validateBody, type SendReceipt, type SendRequest } from "./send.js";
 
 export interface FencedReceipt extends SendReceipt {
@@ -27,6 +27,7 @@ type SendRow = {
   lease_held: boolean;
   mail_id: string | null;
   woke: boolean;
+  handed: boolean;
   event_id: string | null;
   content: string | null;
 };
@@ -63,6 +64,7 @@ export async function sendMailIn(
   return {
     mailId: Number(row.mail_id),
     woke: row.woke,
+    handed: row.handed,
     toName: row.to_name!,
     ...(row.event_id === null ? {} : { eventId: Number(row.event_id), content: row.content! }),
   };
@@ -78,30 +80,22 @@ export async function sendMailIn(
  */
 const sendText = (record: boolean) => `
   with locked as (
-    select id, tree_id, name, state, lease_owner from agents
+    select id, tree_id, name, state, lease_owner, lease_epoch from agents
      where id = any(array_remove(array[$1::uuid, $2::uuid], null))
      order by ${LOCK_ORDER_TEXT}
      for key share
   ), recipient as (
-    select id, tree_id, name, state from locked where id = $2::uuid
+    select id, tree_id, name, state, lease_owner, lease_epoch from locked where id = $2::uuid
   ), held as (
     select $4::text is null or $1::uuid is null
            or exists (select 1 from locked where id = $1::uuid and lease_owner = $4::text) as ok
-  ), m as (
-    insert into mail (tree_id, from_id, to_id, body)
-    select $3::uuid, $1::uuid, r.id, $5::text from recipient r, held
-     where r.tree_id = $3::uuid and r.state <> 'dead' and held.ok
-    returning id
-  ), w as (
-    update agents set state = 'running', last_activity_at = now()
-     where id = $2::uuid and exists (select 1 from m)
-       and (select state from recipient) = 'idle'
-    returning id
-  ), told as (
-    select pg_notify('${agentChannel("")}' || $2::text, 'mail'),
-           (select pg_notify('${WORK_CHANNEL}', $2::text) from w)
-      from m
-  )${
+  ),${mailCtes({
+    to: "$2::uuid",
+    from: "$1::uuid",
+    body: "$5::text",
+    may: "(select tree_id = $3::uuid and state <> 'dead' from recipient) and (select ok from held)",
+    lockSender: record,
+  })}${
     record
       ? `, ${countedCte("$1", "$7", "exists (select 1 from m)")}, result as (
     -- The same text as JSON.stringify({status, to, to_name, mail_id}).
@@ -118,6 +112,7 @@ const sendText = (record: boolean) => `
   select (select tree_id from recipient) as to_tree, (select state from recipient) as to_state,
          (select name from recipient) as to_name, (select ok from held) as lease_held,
          (select id from m) as mail_id, exists (select 1 from w) as woke,
+         exists (select 1 from he) as handed,
          ${record ? "(select id from result)" : "null::bigint"} as event_id,
          ${record ? "(select content from result)" : "null::text"} as content,
          (select count(*) from told) as told`;

@@ -5,6 +5,7 @@ import { AgentError } from "../agents/errors.js";
 import { isUuid } from "../agents/refs.js";
 import { DEFAULT_LIMITS } from "../agents/limits.js";
 import { validateText } from "../agents/text.js";
+import { mailCtes } from "./handoff.js";
 
 export interface SendRequest {
   treeId: string;
@@ -19,6 +20,8 @@ export interface SendReceipt {
   mailId: number;
   /** The recipient was idle and now has a turn to run. */
   woke: boolean;
+  /** A wait of the recipient's, blocked for mail, received it as its result (handoff.ts). */
+  handed: boolean;
 }
 
 export function validateBody(body: unknown, maxBytes = DEFAULT_LIMITS.maxMessageBytes): string {
@@ -37,33 +40,30 @@ export function validateBody(body: unknown, maxBytes = DEFAULT_LIMITS.maxMessage
 
 // `for key share` orders a send against its recipient going idle (takePendingMail holds `for
 // update`, which conflicts; other senders do not): either that sees this mail, or this reads the
-// committed `idle` (a locking read returns the newest row version) and wakes it. `w` tests r's
-// state because its own scan would test the statement's snapshot, which may predate that `idle`.
-// A single statement is its own transaction: the row, the wake-up and the NOTIFYs commit together.
+// committed `idle` (a locking read returns the newest row version) and wakes it. `w` tests the
+// recipient's state because its own scan would test the statement's snapshot, which may predate
+// that `idle`. A single statement is its own transaction: the row, its handing over to a blocked
+// wait (handoff.ts), the wake-up and the NOTIFYs commit together.
 const SEND: Prepared = {
   name: "warren_send_mail",
   text: `
-    with r as (
-      select id, tree_id, state from agents where id = $1::uuid for key share
-    ), m as (
-      insert into mail (tree_id, from_id, to_id, body)
-      select r.tree_id, $2::uuid, r.id, $3::text from r
-       where r.tree_id = $4::uuid and r.state <> 'dead'
-      returning id
-    ), w as (
-      update agents set state = 'running', last_activity_at = now()
-       where id = $1::uuid and (select state from r) = 'idle' and exists (select 1 from m)
-      returning id
-    ), n as (
-      select pg_notify('agent_event_' || $1::text, 'mail') from m
-      union all
-      select pg_notify('warren_work', $1::text) from w
-    )
-    select exists (select 1 from r) as found,
-           (select tree_id = $4::uuid from r) as same_tree,
+    with recipient as (
+      select id, tree_id, state, lease_owner, lease_epoch from agents
+       where id = $1::uuid
+         for key share
+    ),${mailCtes({
+      to: "$1::uuid",
+      from: "$2::uuid",
+      body: "$3::text",
+      may: "(select tree_id = $4::uuid and state <> 'dead' from recipient)",
+      lockSender: false,
+    })}
+    select exists (select 1 from recipient) as found,
+           (select tree_id = $4::uuid from recipient) as same_tree,
            (select id from m) as mail_id,
            exists (select 1 from w) as woke,
-           (select count(*) from n)::int as notified`,
+           exists (select 1 from he) as handed,
+           (select count(*) from told)::int as notified`,
 };
 
 export async function sendMail(db: Db, request: SendRequest): Promise<SendReceipt> {
@@ -74,10 +74,11 @@ export async function sendMail(db: Db, request: SendRequest): Promise<SendReceip
     same_tree: boolean | null;
     mail_id: string | null;
     woke: boolean;
+    handed: boolean;
   }>(db, SEND, [request.toId, request.fromId, body, request.treeId]);
   if (!row?.found || !row.same_tree) {
     throw new AgentError("UNKNOWN_AGENT", `no agent ${request.toId} in this tree`);
   }
   if (row.mail_id === null) throw new AgentError("AGENT_DEAD", `agent ${request.toId} is dead`);
-  return { mailId: Number(row.mail_id), woke: row.woke };
+  return { mailId: Number(row.mail_id), woke: row.woke, handed: row.handed };
 }

@@ -13,6 +13,7 @@ import { isUuid } from "../agents/refs.js";
 import { agentChannel } from "../bus/channels.js";
 import { UNLISTENED_POLL_MS, type Bus } from "../bus/bus.js";
 import { blockUntilRechecked } from "./recheck.js";
+import { parseHanded, type Handed } from "./handoff.js";
 
 export type NextMail = { from: string; from_name: string; message: string };
 export type WaitTimeout = { status: "timeout" };
@@ -91,7 +92,17 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
   let rearm: (() => void) | undefined;
   let dirty = true;
   let blocked = false;
-  const wake = () => {
+  // A keyed wait for the oldest mail registers before it blocks, so that a send hands the mail
+  // over (handoff.ts): its result then comes in the notification, committed and recorded.
+  const key = request.record?.key;
+  const register = key !== undefined && !fromAgents && timeoutMs > 0;
+  let registered = false;
+  let handed: Handed | undefined;
+  const wake = (payload?: unknown) => {
+    if (register && typeof payload === "string") {
+      const note = parseHanded(payload);
+      if (note?.key === key) handed = note;
+    }
     dirty = true;
     pulse?.();
   };
@@ -110,18 +121,39 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
   const offListening = bus.onListeningChange(() => rearm?.());
   const leaveSweep =
     ownRecheck === undefined && timeoutMs > 0
-      ? blockUntilRechecked(db, bus, { agentId: request.agentId, fromAgents, wake })
+      ? blockUntilRechecked(db, bus, {
+          agentId: request.agentId,
+          fromAgents,
+          key: register ? key : undefined,
+          wake,
+        })
       : () => {};
+  let settled = false;
   try {
     while (true) {
       if (request.signal?.aborted) throw abortError();
+      if (handed) {
+        // Handed over (handoff.ts): the send recorded this call's result and consumed the mail.
+        const outcome = handed.result
+          ? {
+              result: handed.result as WaitResult,
+              eventId: handed.event,
+              consumedMailIds: [handed.mail],
+            }
+          : await recordedOutcome(db, request);
+        if (outcome) {
+          settled = true;
+          return outcome;
+        }
+        handed = undefined;
+      }
       const final = Date.now() >= deadline;
       if (dirty || final) {
         dirty = false;
         const outcome = await (
           fromAgents
             ? attemptFanIn(db, request, fromAgents, final)
-            : attemptNext(db, request, final)
+            : attemptNext(db, request, final, register)
         ).catch(async (err: unknown) => {
           // The database refused a second result for this call: the first stands (and only it
           // consumed mail; this attempt rolled back).
@@ -129,7 +161,11 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
           if (!recorded) throw err;
           return recorded;
         });
-        if (outcome) return outcome;
+        if (outcome) {
+          settled = true;
+          return outcome;
+        }
+        registered = register;
       }
       const remaining = deadline - Date.now();
       if (remaining > 0 && !blocked) {
@@ -159,7 +195,14 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
     offListening();
     request.signal?.removeEventListener("abort", wake);
     unsubscribe();
+    // Left by an abort or an error: no send should hand mail to this wait any more. If this
+    // fails, the key still admits one result, and a takeover's lease never matches this one.
+    if (registered && !settled) void unregister(db, request.agentId, key!).catch(() => {});
   }
+}
+
+async function unregister(db: Db, agentId: string, key: string): Promise<void> {
+  await db.execute(sql`delete from mail_waits where agent_id = ${agentId} and key = ${key}`);
 }
 
 async function assertAgentsExist(db: Db, ids: string[]): Promise<void> {
@@ -190,11 +233,19 @@ async function recordedOutcome(db: Db, request: WaitRequest): Promise<WaitOutcom
   const key = request.record?.key;
   if (!key) return undefined;
   const row = await recordedEvent(db, request.agentId, key);
-  if (!row) return undefined;
+  return row ? recordedAs(row) : undefined;
+}
+
+/** A recorded result event as the outcome of the wait that it answered. */
+function recordedAs(row: {
+  id: number | string;
+  content: string;
+  data: Record<string, unknown> | null;
+}): WaitOutcome {
   const mailIds = (row.data?.mail_ids as number[] | undefined) ?? [];
   return {
     result: JSON.parse(row.content) as WaitResult,
-    eventId: row.id,
+    eventId: Number(row.id),
     consumedMailIds: mailIds.map(Number),
   };
 }
@@ -204,6 +255,10 @@ async function recordedOutcome(db: Db, request: WaitRequest): Promise<WaitOutcom
  * Its commit is asynchronous (no wait for the WAL flush): a crash can lose it only together with
  * everything after it, since any later commit flushes the WAL up to it — so the mail is then simply
  * unconsumed again, with no event that saw it. Never lost, never delivered twice.
+ *
+ * A keyed wait ($5) first looks for its own result (`d`: a send handed it mail, handoff.ts) and
+ * returns that instead. Finding neither, and asked to ($7: it is about to block), it registers in
+ * mail_waits so the next send hands it the mail; every other outcome takes its registration out.
  */
 const TAKE_NEXT: Prepared = {
   name: "warren_take_next_mail",
@@ -216,16 +271,25 @@ const TAKE_NEXT: Prepared = {
              tree_id
         from agents where id = $1::uuid
          for key share
+    ), d as (
+      select id, content, data from events where agent_id = $1::uuid and key = $5::text
     ), m as (
       select id, from_id, body from mail
        where to_id = $1::uuid and consumed_at is null and kind = 'mail'
-         and (select held from l)
+         and (select held from l) and not exists (select 1 from d)
        order by id limit 1
        for update skip locked
     ), f as (
       select m.id, m.from_id, m.body, coalesce(a.name, 'human') as from_name
         from m left join agents a on a.id = m.from_id
+    ), g as (
+      delete from mail_waits
+       where agent_id = $1::uuid and key = $5::text
+         and (not $7::boolean or exists (select 1 from f) or exists (select 1 from d))
+      returning 1
     ), e as (
+      -- After g (which waits for a send handing mail to this wait): that send's result is then
+      -- committed, and this insert is refused by the key instead of waiting for it.
       insert into events (agent_id, tree_id, kind, content, data, key, epoch)
       select $1::uuid, (select tree_id from l), $2::text,
              json_build_object('from', coalesce(f.from_id::text, 'human'),
@@ -233,6 +297,7 @@ const TAKE_NEXT: Prepared = {
              $3::jsonb || jsonb_build_object('mail_ids', jsonb_build_array(f.id)),
              $5::text, $6::bigint
         from f
+       where (select count(*) from g) >= 0
       returning id
     ), u as (
       update mail set consumed_at = now(), consumed_by_event = (select id from e)
@@ -241,9 +306,19 @@ const TAKE_NEXT: Prepared = {
     ), k as (
       update agents set tool_calls = tool_calls + 1, last_activity_at = now()
        where id = $1::uuid and $2::text = 'tool_result' and exists (select 1 from e)
+    ), r as (
+      insert into mail_waits (agent_id, tree_id, key, kind, data, lease_owner, epoch)
+      select $1::uuid, l.tree_id, $5::text, $2::text, $3::jsonb, $4::text, $6::bigint from l
+       where $7::boolean and $5::text is not null and l.held
+         and not exists (select 1 from f) and not exists (select 1 from d)
+      on conflict (agent_id, key) do update
+        set kind = excluded.kind, data = excluded.data,
+            lease_owner = excluded.lease_owner, epoch = excluded.epoch
     )
     select coalesce((select held from l), false) as held, f.id as mail_id, f.from_id,
-           f.from_name, f.body, (select id from e) as event_id
+           f.from_name, f.body, (select id from e) as event_id,
+           (select id from d) as done_id, (select content from d) as done_content,
+           (select data from d) as done_data
       from c left join f on exists (select 1 from u)`,
 };
 
@@ -251,6 +326,7 @@ async function attemptNext(
   db: Db,
   request: WaitRequest,
   final: boolean,
+  register: boolean,
 ): Promise<WaitOutcome | undefined> {
   const { kind, data, key, epoch } = recordSpec(request);
   const [row] = await runPrepared<{
@@ -260,8 +336,22 @@ async function attemptNext(
     from_name: string;
     body: string;
     event_id: string;
-  }>(db, TAKE_NEXT, [request.agentId, kind, data, request.fence?.owner ?? null, key, epoch]);
+    done_id: string | null;
+    done_content: string | null;
+    done_data: Record<string, unknown> | null;
+  }>(db, TAKE_NEXT, [
+    request.agentId,
+    kind,
+    data,
+    request.fence?.owner ?? null,
+    key,
+    epoch,
+    register && !final,
+  ]);
   if (!row?.held) throw new LeaseLost(request.agentId);
+  if (row.done_id !== null) {
+    return recordedAs({ id: row.done_id, content: row.done_content!, data: row.done_data });
+  }
   if (row.mail_id !== null) {
     return {
       result: { from: row.from_id ?? "human", from_name: row.from_name, message: row.body },
