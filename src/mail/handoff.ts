@@ -44,10 +44,9 @@ export function mailCtes(p: HandoffSql): string {
   return `
   hw as (
     select w.key, w.kind, w.data, w.epoch from mail_waits w, recipient r
-     where w.agent_id = ${p.to} and ${p.may}
+     where w.agent_id = ${p.to} and w.key is not null and ${p.may}
        and w.lease_owner is not distinct from r.lease_owner
        and (w.epoch is null or w.epoch = r.lease_epoch)
-     order by w.created_at limit 1
        for update of w skip locked
   ),${
     p.lockSender
@@ -82,7 +81,7 @@ export function mailCtes(p: HandoffSql): string {
      where id = ${p.to} and exists (select 1 from he) and (select kind from hw) = 'tool_result'
     returning id
   ), hg as (
-    delete from mail_waits w using hw
+    update mail_waits w set key = null from hw
      where w.agent_id = ${p.to} and w.key = hw.key and exists (select 1 from hb)
     returning 1
   ), m as (

@@ -202,7 +202,9 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
 }
 
 async function unregister(db: Db, agentId: string, key: string): Promise<void> {
-  await db.execute(sql`delete from mail_waits where agent_id = ${agentId} and key = ${key}`);
+  await db.execute(
+    sql`update mail_waits set key = null where agent_id = ${agentId} and key = ${key}`,
+  );
 }
 
 async function assertAgentsExist(db: Db, ids: string[]): Promise<void> {
@@ -283,7 +285,7 @@ const TAKE_NEXT: Prepared = {
       select m.id, m.from_id, m.body, coalesce(a.name, 'human') as from_name
         from m left join agents a on a.id = m.from_id
     ), g as (
-      delete from mail_waits
+      update mail_waits set key = null
        where agent_id = $1::uuid and key = $5::text
          and (not $7::boolean or exists (select 1 from f) or exists (select 1 from d))
       returning 1
@@ -311,9 +313,9 @@ const TAKE_NEXT: Prepared = {
       select $1::uuid, l.tree_id, $5::text, $2::text, $3::jsonb, $4::text, $6::bigint from l
        where $7::boolean and $5::text is not null and l.held
          and not exists (select 1 from f) and not exists (select 1 from d)
-      on conflict (agent_id, key) do update
-        set kind = excluded.kind, data = excluded.data,
-            lease_owner = excluded.lease_owner, epoch = excluded.epoch
+      on conflict (agent_id) do update
+        set key = excluded.key, kind = excluded.kind, data = excluded.data,
+            lease_owner = excluded.lease_owner, epoch = excluded.epoch, registered_at = now()
     )
     select coalesce((select held from l), false) as held, f.id as mail_id, f.from_id,
            f.from_name, f.body, (select id from e) as event_id,

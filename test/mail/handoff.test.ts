@@ -49,7 +49,7 @@ async function registered(agentId: string, key?: string): Promise<void> {
   await vi.waitFor(
     async () => {
       const rows = await db.execute(
-        sql`select 1 from mail_waits where agent_id = ${agentId}
+        sql`select 1 from mail_waits where agent_id = ${agentId} and key is not null
              and (${key ?? null}::text is null or key = ${key ?? null})`,
       );
       expect(rows.rows).toHaveLength(1);
@@ -66,7 +66,9 @@ async function mailRow(id: number) {
 }
 
 async function registrations(agentId: string): Promise<number> {
-  const rows = await db.execute(sql`select 1 from mail_waits where agent_id = ${agentId}`);
+  const rows = await db.execute(
+    sql`select 1 from mail_waits where agent_id = ${agentId} and key is not null`,
+  );
   return rows.rows.length;
 }
 
@@ -159,7 +161,9 @@ describe("handoff", () => {
         insert into events (agent_id, kind, content, data, key)
         values (${parent.id}, 'tool_result', '{"from":"human","from_name":"human","message":"mine"}',
                 '{"mail_ids":[]}', ${key})`);
-      await tx.execute(sql`delete from mail_waits where agent_id = ${parent.id} and key = ${key}`);
+      await tx.execute(
+        sql`update mail_waits set key = null where agent_id = ${parent.id} and key = ${key}`,
+      );
     });
     await inside;
     // Other mail wakes the wait (this send skips the locked registration), whose look must wait
@@ -206,6 +210,27 @@ describe("handoff", () => {
     const receipt = await send("later");
     expect(receipt.handed).toBe(false);
     expect((await mailRow(receipt.mailId)).consumed_by_event).toBeNull();
+  });
+
+  it("a second wait of the agent blocking at once takes the registration over; each gets one mail", async () => {
+    const { parent, send } = await family();
+    const first = keyedWait(parent.id);
+    await registered(parent.id, first.key);
+    const second = keyedWait(parent.id);
+    await registered(parent.id, second.key);
+    const one = await send("one");
+    expect(one.handed).toBe(true);
+    expect((await second.waiting).result).toMatchObject({ message: "one" });
+    // The first heard that NOTIFY too, found nothing for itself and registered again.
+    await registered(parent.id, first.key);
+    const two = await send("two");
+    expect(two.handed).toBe(true);
+    expect((await first.waiting).result).toMatchObject({ message: "two" });
+    // One row per agent, kept and cleared: no row (and no dead index entry) per past wait.
+    const rows = await db.execute<{ key: string | null }>(
+      sql`select key from mail_waits where agent_id = ${parent.id}`,
+    );
+    expect(rows.rows).toEqual([{ key: null }]);
   });
 
   it("a handoff whose notification never arrives is found by the wait's next look", async () => {
