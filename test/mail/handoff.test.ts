@@ -233,6 +233,29 @@ describe("handoff", () => {
     expect(rows.rows).toEqual([{ key: null }]);
   });
 
+  it("a fan-in wait does not register: its child's mail goes in unconsumed and the wait takes it", async () => {
+    const parent = await createTree(db, { name: "boss" });
+    // A running child: an idle one would end the fan-in at once.
+    const child = await forkAgent(db, parent.id, { name: "worker", prompt: "go" });
+    let blocked!: () => void;
+    const isBlocked = new Promise<void>((resolve) => (blocked = resolve));
+    const { waiting } = keyedWait(parent.id, { fromAgents: [child.id], onBlock: () => blocked() });
+    await Promise.race([isBlocked, waiting]);
+    expect(await registrations(parent.id)).toBe(0);
+    const receipt = await sendMail(db, {
+      treeId: parent.id,
+      fromId: child.id,
+      toId: parent.id,
+      body: "from the fan-in's child",
+    });
+    expect(receipt.handed).toBe(false);
+    const outcome = await waiting;
+    expect(outcome.result).toMatchObject({
+      results: [{ agent_id: child.id, message: "from the fan-in's child" }],
+    });
+    expect(outcome.consumedMailIds).toEqual([receipt.mailId]);
+  });
+
   it("a handoff whose notification never arrives is found by the wait's next look", async () => {
     const { parent, send } = await family();
     // A bus that does not listen: the wait re-checks every second instead of hearing NOTIFYs.
