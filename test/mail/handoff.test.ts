@@ -302,6 +302,40 @@ describe("handoff", () => {
 
   // Each send locks its sender's row before the recipient's (handoff.ts `hs`, then `hb` with SKIP
   // LOCKED): without that order the two statements deadlock (PostgreSQL detects it and fails one).
+  it("an agent's send repeated after its reply was lost hands nothing to the next wait", async () => {
+    const { parent, child } = await family();
+    await db.execute(sql`update agents set state = 'waiting', lease_owner = 'w', lease_epoch = 3 where id in
+      (${parent.id}, ${child.id})`);
+    const sendOnce = () =>
+      sendMailIn(
+        db,
+        { treeId: parent.id, fromId: child.id, toId: parent.id, body: "once", leaseOwner: "w" },
+        { key: "r:send:lost", epoch: 3, toolCallId: "call_lost" },
+      );
+    const first = keyedWait(parent.id, { fence: { owner: "w", epoch: 3 } });
+    await registered(parent.id, first.key);
+    expect((await sendOnce()).handed).toBe(true);
+    expect((await first.waiting).result).toMatchObject({ message: "once" });
+    // The parent waits again; the child's retry of the same call is refused whole by its key,
+    // the handoff to the new wait with it.
+    const controller = new AbortController();
+    const next = keyedWait(parent.id, {
+      fence: { owner: "w", epoch: 3 },
+      signal: controller.signal,
+    });
+    await registered(parent.id, next.key);
+    await expect(sendOnce()).rejects.toMatchObject({ code: "23505" });
+    expect(await registrations(parent.id)).toBe(1);
+    const mail = await db.execute(sql`select id from mail where to_id = ${parent.id}`);
+    expect(mail.rows).toHaveLength(1);
+    const counted = await db.execute<{ tool_calls: number }>(
+      sql`select tool_calls from agents where id = ${parent.id}`,
+    );
+    expect(counted.rows[0]!.tool_calls).toBe(1);
+    controller.abort();
+    await expect(next.waiting).rejects.toMatchObject({ name: "AbortError" });
+  });
+
   it("two agents waiting while they send to each other neither deadlock nor lose mail", async () => {
     const { parent, child } = await family();
     await db.execute(sql`update agents set state = 'waiting', lease_owner = 'w', lease_epoch = 1 where id in
