@@ -3,7 +3,10 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
 
-/** One channel per agent: mail to it, its state changes, its death, interrupts. */
+/**
+ * One channel per agent: mail to it, its state changes, its death, interrupts, and `child` when
+ * one of its children enters or leaves idle or dead (trigger agents_tell_parent, migration 0017).
+ */
 export function agentChannel(agentId: string): string {
   return `agent_event_${agentId}`;
 }
@@ -48,7 +51,10 @@ export function parseStopHint(
   return { agentId, signal };
 }
 
-export type AgentSignal = "mail" | "state" | "dead" | "interrupt";
+export type AgentSignal = "mail" | "state" | "dead" | "interrupt" | typeof CHILD_HINT;
+
+/** On a parent's channel: a child's state moved a fan-in entry (migrations/0017). */
+export const CHILD_HINT = "child";
 
 /** Sends a NOTIFY inside the caller's transaction (delivered on commit). */
 export async function notify(q: Queryable, channel: string, payload: string): Promise<void> {

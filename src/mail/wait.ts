@@ -10,7 +10,7 @@ import { assertLease } from "../agents/lock-order.js";
 import { isDuplicateKey, recordedEvent } from "../agents/event-keys.js";
 import { countToolCall } from "../agents/events.js";
 import { isUuid } from "../agents/refs.js";
-import { agentChannel } from "../bus/channels.js";
+import { agentChannel, CHILD_HINT } from "../bus/channels.js";
 import { UNLISTENED_POLL_MS, type Bus } from "../bus/bus.js";
 import { blockUntilRechecked } from "./recheck.js";
 import { parseHanded, type Handed } from "./handoff.js";
@@ -99,6 +99,8 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
   let registered = false;
   let handed: Handed | undefined;
   const wake = (payload?: unknown) => {
+    // A child's state matters only to a fan-in; a wait for mail has nothing new to look for.
+    if (payload === CHILD_HINT && !fromAgents) return;
     if (register && typeof payload === "string") {
       const note = parseHanded(payload);
       if (note?.key === key) handed = note;
@@ -106,8 +108,9 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
     dirty = true;
     pulse?.();
   };
-  const channels = [request.agentId, ...(fromAgents ?? [])].map(agentChannel);
-  const unsubscribe = timeoutMs > 0 ? await bus.subscribeAll(channels, wake) : () => {};
+  // Its own channel only: mail, and a fan-in's children's state changes (CHILD_HINT).
+  const unsubscribe =
+    timeoutMs > 0 ? await bus.subscribeAll([agentChannel(request.agentId)], wake) : () => {};
   request.signal?.addEventListener("abort", wake);
   // The safety re-check: the thread's shared sweep (recheck.ts), or this wait's own timer when
   // the request sets an interval. Without NOTIFYs (LISTEN off or down) either runs every second.

@@ -5,7 +5,7 @@ import { treeCost } from "../agents/cost.js";
 import { createTree, listTree } from "../agents/tree.js";
 import type { ApproveMode } from "../config/policy.js";
 import { createBus } from "../bus/bus.js";
-import { agentChannel } from "../bus/channels.js";
+import { agentChannel, CHILD_HINT } from "../bus/channels.js";
 import { listenUrlFor, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { startRuntime } from "./pool.js";
@@ -106,7 +106,11 @@ async function settled(
 ): Promise<boolean> {
   const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
   let wake: () => void = () => {};
-  const unsubscribe = await bus.subscribe(agentChannel(treeId), () => wake());
+  // The root's own changes; its children's (CHILD_HINT) are left to the poll below, as deeper
+  // descendants' are.
+  const unsubscribe = await bus.subscribe(agentChannel(treeId), (payload) => {
+    if (payload !== CHILD_HINT) wake();
+  });
   signal?.addEventListener("abort", () => wake());
   try {
     while (true) {

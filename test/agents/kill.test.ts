@@ -5,7 +5,7 @@ import { agents, type AgentRow } from "../../src/agents/agents.sql.js";
 import { events } from "../../src/agents/events.sql.js";
 import { getAgent } from "../../src/agents/refs.js";
 import { createTree, forkAgent, killAgent } from "../../src/agents/tree.js";
-import { agentChannel } from "../../src/bus/channels.js";
+import { agentChannel, CHILD_HINT } from "../../src/bus/channels.js";
 import type { Db } from "../../src/db/client.js";
 import { expectAgentError, recordNotifications, useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
@@ -58,7 +58,16 @@ describe("killAgent cascade", () => {
     expect(killedEvents.map((e) => e.agent_id).sort()).toEqual([...killed].sort());
 
     await vi.waitFor(() => {
-      for (const channel of channels) expect(recorder.payloads(channel)).toEqual(["dead"]);
+      for (const channel of channels) {
+        expect(recorder.payloads(channel).filter((p) => p !== CHILD_HINT)).toEqual(["dead"]);
+      }
+      // Each parent also hears of its children's deaths (a fan-in of theirs would end): once,
+      // as Postgres folds a transaction's identical NOTIFYs into one.
+      const hints = (id: string) =>
+        recorder.payloads(agentChannel(id)).filter((p) => p === CHILD_HINT).length;
+      expect(hints(target.id)).toBe(1);
+      expect(hints(subtree[1]!.id)).toBe(1);
+      expect(hints(subtree[2]!.id)).toBe(0);
     });
     recorder.stop();
 

@@ -183,10 +183,14 @@ describe("fan-in", () => {
   it("a wait blocked on a running child returns when the child goes idle", async () => {
     const { children, fanIn } = await family("worker");
     const [worker] = children as [AgentRow];
+    const started = Date.now();
     const waiting = fanIn([worker], { timeoutSeconds: 30, recheckMs: 60_000 });
     await blocked();
+    // The wait LISTENs on its own channel only, where the child's change is told (CHILD_HINT).
+    expect(bus().channelCount()).toBe(1);
     await setState(db, worker.id, "idle");
     expect(statuses((await waiting).results)).toEqual(["idle"]);
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it("a waiter whose lease is gone takes nothing, whether its children still run or not", async () => {
