@@ -105,13 +105,14 @@ export function eventFromRaw(row: RawEvent): EventRow {
 }
 
 /**
- * The CTE `counted` of a statement that records a call's `tool_result`: the agent's call count,
- * moved with the result (a call replayed after a crash is counted once). `agent` and `epoch` are
- * the statement's parameters ("$1"); `when` must hold for the count (e.g. the effect happened).
- * Moving the epoch to the turn's lets agents_fence refuse the count of a stale worker.
+ * The CTE `counted` (or `name`) of a statement that records a call's `tool_result`: the agent's
+ * call count, moved with the result (a call replayed after a crash is counted once). `agent` and
+ * `epoch` are SQL expressions, usually the statement's parameters ("$1"); `when` must hold for
+ * the count (e.g. the effect happened). Moving the epoch to the turn's lets agents_fence refuse
+ * the count of a stale worker.
  */
-export function countedCte(agent: string, epoch: string, when: string): string {
-  return `counted as (
+export function countedCte(agent: string, epoch: string, when: string, name = "counted"): string {
+  return `${name} as (
     update agents set tool_calls = tool_calls + 1, last_activity_at = now(),
                       lease_epoch = coalesce(${epoch}::bigint, lease_epoch)
      where id = ${agent}::uuid and ${when}

@@ -16,6 +16,7 @@
 // It never waits for a lock: the registration and the recipient's row (for the result's call
 // count) are taken with SKIP LOCKED, and whoever holds either is mid-way through its own write;
 // the mail is then sent as usual and that writer, or the wait's next look, takes it.
+import { countedCte } from "../agents/events.js";
 import { agentChannel, WORK_CHANNEL } from "../bus/channels.js";
 
 /** A NOTIFY payload carries a handed result up to this size; a larger one is read by its key. */
@@ -76,11 +77,12 @@ export function mailCtes(p: HandoffSql): string {
       from hw, hb, hm, recipient r
     on conflict (agent_id, key) where key is not null do nothing
     returning id, content
-  ), hk as (
-    update agents set tool_calls = tool_calls + 1, last_activity_at = now()
-     where id = ${p.to} and exists (select 1 from he) and (select kind from hw) = 'tool_result'
-    returning id
-  ), hg as (
+  ), ${countedCte(
+    p.to,
+    "(select epoch from hw)",
+    "exists (select 1 from he) and (select kind from hw) = 'tool_result'",
+    "hk",
+  )}, hg as (
     update mail_waits w set key = null from hw
      where w.agent_id = ${p.to} and w.key = hw.key and exists (select 1 from hb)
     returning 1
