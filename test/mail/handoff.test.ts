@@ -4,7 +4,7 @@
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { LeaseLost } from "../../src/agents/errors.js";
-import { createTree, forkAgent } from "../../src/agents/tree.js";
+import { createTree, forkAgent, setState } from "../../src/agents/tree.js";
 import { createBus } from "../../src/bus/bus.js";
 import { closeDb, createDb, type Db } from "../../src/db/client.js";
 import { sendMail } from "../../src/mail/send.js";
@@ -254,6 +254,32 @@ describe("handoff", () => {
       results: [{ agent_id: child.id, message: "from the fan-in's child" }],
     });
     expect(outcome.consumedMailIds).toEqual([receipt.mailId]);
+  });
+
+  it("a wait for mail ignores its children's state hints: no look until mail comes", async () => {
+    const parent = await createTree(db, { name: "boss" });
+    const child = await forkAgent(db, parent.id, { name: "worker", prompt: "go" });
+    const waiterDb = createDb(database().url, { max: 1 });
+    try {
+      const { key, waiting } = keyedWait(parent.id, {}, waiterDb);
+      await registered(parent.id, key);
+      let statements = 0;
+      waiterDb.$client.on("acquire", () => statements++);
+      // The trigger tells the parent's channel (CHILD_HINT); only a fan-in has use for it.
+      await setState(db, child.id, "idle");
+      await sleep(300);
+      expect(statements).toBe(0);
+      const receipt = await sendMail(db, {
+        treeId: parent.id,
+        fromId: child.id,
+        toId: parent.id,
+        body: "now",
+      });
+      expect(receipt.handed).toBe(true);
+      expect((await waiting).result).toMatchObject({ message: "now" });
+    } finally {
+      await closeDb(waiterDb);
+    }
   });
 
   it("a handoff whose notification never arrives is found by the wait's next look", async () => {
