@@ -36,9 +36,10 @@ function keyedWait(agentId: string, options: Partial<WaitRequest> = {}, on: Db =
   return { key, waiting };
 }
 
-async function family() {
+/** A root and its child; `prompt` starts the child running (an idle one would end a fan-in). */
+async function family(prompt?: string) {
   const parent = await createTree(db, { name: "boss" });
-  const child = await forkAgent(db, parent.id, { name: "child", context: "fresh" });
+  const child = await forkAgent(db, parent.id, { name: "child", context: "fresh", prompt });
   const send = (body: string) =>
     sendMail(db, { treeId: parent.id, fromId: child.id, toId: parent.id, body });
   return { parent, child, send };
@@ -234,20 +235,14 @@ describe("handoff", () => {
   });
 
   it("a fan-in wait does not register: its child's mail goes in unconsumed and the wait takes it", async () => {
-    const parent = await createTree(db, { name: "boss" });
     // A running child: an idle one would end the fan-in at once.
-    const child = await forkAgent(db, parent.id, { name: "worker", prompt: "go" });
+    const { parent, child, send } = await family("go");
     let blocked!: () => void;
     const isBlocked = new Promise<void>((resolve) => (blocked = resolve));
     const { waiting } = keyedWait(parent.id, { fromAgents: [child.id], onBlock: () => blocked() });
     await Promise.race([isBlocked, waiting]);
     expect(await registrations(parent.id)).toBe(0);
-    const receipt = await sendMail(db, {
-      treeId: parent.id,
-      fromId: child.id,
-      toId: parent.id,
-      body: "from the fan-in's child",
-    });
+    const receipt = await send("from the fan-in's child");
     expect(receipt.handed).toBe(false);
     const outcome = await waiting;
     expect(outcome.result).toMatchObject({
@@ -257,8 +252,7 @@ describe("handoff", () => {
   });
 
   it("a wait for mail ignores its children's state hints: no look until mail comes", async () => {
-    const parent = await createTree(db, { name: "boss" });
-    const child = await forkAgent(db, parent.id, { name: "worker", prompt: "go" });
+    const { parent, child, send } = await family("go");
     const waiterDb = createDb(database().url, { max: 1 });
     try {
       const { key, waiting } = keyedWait(parent.id, {}, waiterDb);
@@ -269,12 +263,7 @@ describe("handoff", () => {
       await setState(db, child.id, "idle");
       await sleep(300);
       expect(statements).toBe(0);
-      const receipt = await sendMail(db, {
-        treeId: parent.id,
-        fromId: child.id,
-        toId: parent.id,
-        body: "now",
-      });
+      const receipt = await send("now");
       expect(receipt.handed).toBe(true);
       expect((await waiting).result).toMatchObject({ message: "now" });
     } finally {
