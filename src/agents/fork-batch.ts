@@ -29,12 +29,17 @@ interface Call {
   reject: (err: unknown) => void;
 }
 
+/** A call and the ones that repeat it (its key again: a model that sent one call twice). */
+interface Gathered extends Call {
+  repeats: Call[];
+}
+
 interface Batch {
   db: Db;
   parentId: string;
   shared: SharedForkOptions;
   limits: Limits;
-  calls: Call[];
+  calls: Gathered[];
 }
 
 /** At most this many forks hold the root's lock in one statement. */
@@ -68,7 +73,12 @@ export function forkCall(
       void runBatch(started);
     });
   }
-  return new Promise((resolve, reject) => batch.calls.push({ fork, resolve, reject }));
+  return new Promise((resolve, reject) => {
+    // The batch forks a key once (the migration refuses it twice): a repeat gets the first's result.
+    const first = batch.calls.find((c) => c.fork.record?.key === record.key);
+    if (first) first.repeats.push({ fork, resolve, reject });
+    else batch.calls.push({ fork, resolve, reject, repeats: [] });
+  });
 }
 
 async function runBatch(batch: Batch): Promise<void> {
@@ -80,20 +90,28 @@ async function runBatch(batch: Batch): Promise<void> {
   } catch (err) {
     // The whole statement failed (the lease lost, the database away): each call fails or
     // retries with it (commitOnce), as it would have alone.
-    for (const call of calls) call.reject(err);
+    for (const call of calls) settle(call, { err });
     return;
   }
   const byOrd = new Map(rows.map((row) => [row.ord, row]));
   calls.forEach((call, i) => {
     const row = byOrd.get(i + 1);
-    // Every fork returns a row; a call without one would wait for ever.
-    if (!row) return call.reject(new Error("the fork batch returned no row for a call"));
     try {
-      call.resolve(resultOf(batch, call.fork, row));
+      // Every fork returns a row; a call without one would wait for ever.
+      if (!row) throw new Error("the fork batch returned no row for a call");
+      settle(call, { result: resultOf(batch, call.fork, row) });
     } catch (err) {
-      call.reject(err);
+      settle(call, { err });
     }
   });
+}
+
+/** Settles a gathered call and its repeats alike. */
+function settle(call: Gathered, outcome: { result: ForkResult } | { err: unknown }): void {
+  for (const c of [call, ...call.repeats]) {
+    if ("result" in outcome) c.resolve(outcome.result);
+    else c.reject(outcome.err);
+  }
 }
 
 function resultOf(batch: Batch, fork: CheckedFork, row: BatchRow): ForkResult {

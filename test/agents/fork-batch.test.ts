@@ -1,4 +1,4 @@
-// A response's forks in one statement (fork-batch.ts, migrations/0015_fork_batch.sql): one
+// A response's forks in one statement (fork-batch.ts, migrations/0018_fork_set.sql): one
 // round trip and one commit for them all, each call with its own result or refusal exactly as
 // it would have had alone, and exactly once when the statement's reply is lost.
 import { sql } from "drizzle-orm";
@@ -109,6 +109,25 @@ describe("the forks of one response", () => {
     ]);
     expect(outcomes[2]).toMatchObject({ error: { message: expect.stringMatching(/named "a"/) } });
     expect(await children()).toEqual(["first", "a", "b"]);
+  });
+
+  it("a call sent twice in one response forks once, and both get its result", async () => {
+    // A model server that repeats a tool call id: one key, so one child and one result.
+    const first = await callContext("call_0");
+    const repeat = await callContext("call_0");
+    const other = await callContext("call_1");
+    proxy().resetTraffic();
+    const outcomes = await Promise.all([
+      forkTool.run({ name: "a", prompt: "work on a" }, first),
+      forkTool.run({ name: "a", prompt: "work on a" }, repeat),
+      forkTool.run({ name: "b", prompt: "work on b" }, other),
+    ]);
+    expect(batchStatements().map(([, n]) => n)).toEqual([1]);
+    expect(outcomes[0]).toMatchObject({ ok: true, value: { name: "a" } });
+    expect(outcomes[1]).toEqual(outcomes[0]);
+    expect(outcomes[2]).toMatchObject({ ok: true, value: { name: "b" } });
+    expect(await children()).toEqual(["first", "a", "b"]);
+    expect(await resultsRecorded()).toBe(2);
   });
 
   it("a lost reply: the retry answers each call with its recorded result, forking nothing twice", async () => {
