@@ -1,7 +1,10 @@
 // Registering an open feed in feed_watchers, so the triggers and the stream publisher NOTIFY its
-// tree (and only watched trees pay for NOTIFY). A row lives WATCH_TTL_MS unless refreshed.
+// tree (and only watched trees pay for NOTIFY). A row lives WATCH_TTL_MS unless refreshed. The
+// hint triggers are enabled only while some feed is registered: registering and closing sync
+// them in the same statement (migrations/0019_hints_when_watched.sql).
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
+import { backoffDelay, rootCause } from "../db/retry.js";
 
 export const WATCH_TTL_MS = 60_000;
 export const WATCH_REFRESH_MS = 20_000;
@@ -19,16 +22,36 @@ export async function watchTree(
   treeId: string,
   streams: readonly string[] = [],
 ): Promise<void> {
-  await db.execute(sql`
-    insert into feed_watchers (id, tree_id, expires_at, streams)
-    values (${watcherId}, ${treeId}, now() + make_interval(secs => ${WATCH_TTL_MS / 1000}),
-            ${sql.param([...streams])}::uuid[])
-    on conflict (id) do update set expires_at = excluded.expires_at, streams = excluded.streams`);
+  await whileTablesBusy(() =>
+    db.execute(sql`
+      select warren_feed_watch(${watcherId}::uuid, ${treeId}::uuid, ${WATCH_TTL_MS / 1000},
+                               ${sql.param([...streams])}::uuid[])`),
+  );
 }
 
+/** Ends a feed's registration; with none left, the hint triggers go off (if the tables let them). */
 export async function unwatchTree(db: Db, watcherId: string): Promise<void> {
-  await db.execute(sql`
-    delete from feed_watchers where id = ${watcherId} or expires_at < now() - interval '10 minutes'`);
+  await db.execute(sql`select warren_feed_unwatch(${watcherId}::uuid)`);
+}
+
+/** How many times turning the hints on waits for the tables before the feed gives up. */
+const BUSY_ATTEMPTS = 50;
+
+/**
+ * Runs `register` again while it fails because turning the hint triggers on waited longer than
+ * its lock timeout for a table's writers (SQLSTATE 55P03): each wait is short, so that writers
+ * never queue long behind it. Other errors are the caller's.
+ */
+async function whileTablesBusy<T>(register: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await register();
+    } catch (err) {
+      const code = (rootCause(err) as { code?: unknown } | null)?.code;
+      if (code !== "55P03" || attempt >= BUSY_ATTEMPTS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, backoffDelay(attempt, 20, 500)));
+    }
+  }
 }
 
 /**

@@ -58,13 +58,16 @@ export const FUNCTION_WRITES: Record<string, string> = {
   warren_turn_end: "update agents set state = 'idle'",
   // Called by the statement that records an answer, which is known by its own text.
   warren_answered: "update agents set input_tokens; update agents set state = 'idle'",
+  // A feed registering or closing (watchers.ts); either may turn the hint triggers on or off.
+  warren_feed_watch: "insert into feed_watchers; alter table agents enable trigger",
+  warren_feed_unwatch: "delete from feed_watchers; alter table agents disable trigger",
 };
 
 /** The functions of warren's migrations that clients call and that only read (not writes). */
 export const FUNCTION_READS: readonly string[] = ["warren_recent_events"];
 
 /** The functions of warren's migrations that only other functions call. */
-export const FUNCTION_INTERNAL: readonly string[] = [];
+export const FUNCTION_INTERNAL: readonly string[] = ["warren_feed_sync"];
 
 /** The function a statement is a call of (`select [* from] warren_x(…)`); a statement that calls
  *  one among its own writes (the answer's warren_answered) is known by its own text. */

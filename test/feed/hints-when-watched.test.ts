@@ -1,0 +1,147 @@
+// The hint triggers run only while a feed is open (migrations/0019_hints_when_watched.sql,
+// src/feed/watchers.ts): off with no feed, on from the first registration, off again when the
+// last one closes; turning them on waits for the writes in flight, so none commits unhinted
+// after it; and a role that only reads and writes the tables can open a feed.
+import { randomBytes, randomUUID } from "node:crypto";
+import { sql } from "drizzle-orm";
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { createTree } from "../../src/agents/tree.js";
+import { treeChannel } from "../../src/bus/channels.js";
+import { closeDb, createDb } from "../../src/db/client.js";
+import { unwatchTree, watchTree } from "../../src/feed/watchers.js";
+import { useTestDatabase } from "../support/db.js";
+
+const database = useTestDatabase();
+
+const HINT_TRIGGERS = [
+  "agents_feed_insert",
+  "agents_feed_update",
+  "events_feed_insert",
+  "mail_feed_input",
+];
+
+/** The hint triggers that are enabled, by name. */
+async function enabled(): Promise<string[]> {
+  const rows = await database().db.execute<{ name: string }>(sql`
+    select tgname as name from pg_trigger
+     where tgname in (${sql.join(
+       HINT_TRIGGERS.map((t) => sql`${t}`),
+       sql`, `,
+     )})
+       and tgenabled <> 'D'
+     order by tgname`);
+  return rows.rows.map((r) => r.name);
+}
+
+async function connected(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  client.on("error", () => {});
+  await client.connect();
+  return client;
+}
+
+describe("the hint triggers", () => {
+  it("are off with no feed, on while one is registered, off when the last one closes", async () => {
+    expect(await enabled()).toEqual([]);
+    const root = await createTree(database().db, { name: "watched" });
+    const [a, b] = [randomUUID(), randomUUID()];
+    await watchTree(database().db, a, root.id);
+    expect(await enabled()).toEqual(HINT_TRIGGERS);
+    await watchTree(database().db, b, root.id);
+    await unwatchTree(database().db, a);
+    expect(await enabled()).toEqual(HINT_TRIGGERS);
+    await unwatchTree(database().db, b);
+    expect(await enabled()).toEqual([]);
+  });
+
+  it("do not stay on for a registration that expired (a feed that crashed)", async () => {
+    const root = await createTree(database().db, { name: "crashed" });
+    const [crashed, other] = [randomUUID(), randomUUID()];
+    await watchTree(database().db, crashed, root.id);
+    await database().db.execute(
+      sql`update feed_watchers set expires_at = now() - interval '1 second' where id = ${crashed}`,
+    );
+    await watchTree(database().db, other, root.id);
+    await unwatchTree(database().db, other);
+    expect(await enabled()).toEqual([]);
+  });
+
+  it("go on only after the writes in flight commit; every later write hints", async () => {
+    const { url } = database();
+    const root = await createTree(database().db, { name: "in-flight" });
+    const writer = await connected(url);
+    const listener = await connected(url);
+    const hints: string[] = [];
+    listener.on("notification", (n) => hints.push(n.payload ?? ""));
+    await listener.query(`LISTEN "${treeChannel(root.id)}"`);
+    const watcher = randomUUID();
+    try {
+      // A write begun while the triggers are off: it sends no hint.
+      await writer.query("begin");
+      await writer.query(
+        `insert into events (agent_id, kind, content) values ($1, 'system', 'before')`,
+        [root.id],
+      );
+      let registered = false;
+      const registering = watchTree(database().db, watcher, root.id).then(() => {
+        registered = true;
+      });
+      // Several of the registration's lock waits (200 ms each) go by: it is still waiting.
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(registered).toBe(false);
+      await writer.query("commit");
+      await registering;
+      // So the unhinted write committed before the feed could read: its first read sees it.
+      const seen = await database().db.execute(
+        sql`select 1 from events where agent_id = ${root.id} and content = 'before'`,
+      );
+      expect(seen.rows).toHaveLength(1);
+      // And a write after the registration hints.
+      const after = await writer.query<{ id: string }>(
+        `insert into events (agent_id, kind, content) values ($1, 'system', 'after') returning id`,
+        [root.id],
+      );
+      await listener.query("select 1"); // a round trip: a NOTIFY sent before it has arrived
+      const deadline = Date.now() + 10_000;
+      while (!hints.includes(`e:${root.id}:${after.rows[0]!.id}`) && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(hints).toEqual([`e:${root.id}:${after.rows[0]!.id}`]);
+    } finally {
+      await writer.query("rollback").catch(() => {});
+      await unwatchTree(database().db, watcher);
+      await Promise.all([writer.end(), listener.end()]);
+    }
+  });
+
+  it("can be turned on by a role that may only read and write the tables", async () => {
+    const { url } = database();
+    const role = `warren_t_rw_${randomBytes(4).toString("hex")}`;
+    const password = randomBytes(12).toString("hex");
+    const admin = await connected(url);
+    await admin.query(`create role "${role}" login password '${password}'`);
+    await admin.query(`grant usage on schema public to "${role}"`);
+    await admin.query(
+      `grant select, insert, update, delete on all tables in schema public to "${role}"`,
+    );
+    await admin.query(`grant usage on all sequences in schema public to "${role}"`);
+    const asRole = new URL(url);
+    asRole.username = role;
+    asRole.password = password;
+    const db = createDb(asRole.toString());
+    try {
+      const root = await createTree(database().db, { name: "least-privilege" });
+      const watcher = randomUUID();
+      await watchTree(db, watcher, root.id);
+      expect(await enabled()).toEqual(HINT_TRIGGERS);
+      await unwatchTree(db, watcher);
+      expect(await enabled()).toEqual([]);
+    } finally {
+      await closeDb(db);
+      await admin.query(`drop owned by "${role}"`);
+      await admin.query(`drop role "${role}"`);
+      await admin.end();
+    }
+  });
+});
