@@ -2,10 +2,12 @@
 // NOTIFY returns the mail, beside the raw floor (INSERT + NOTIFY on one plain client, woken LISTENer
 // on another), with 0, 100 and 1,000 other idle agents in the database. Samples of both are
 // interleaved so load drift hits both.
+import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { createBus, type Bus } from "../src/bus/bus.js";
 import { closeDb, createDb, type Db } from "../src/db/client.js";
 import { createTree, forkAgent } from "../src/agents/tree.js";
+import { unwatchTree, watchTree } from "../src/feed/watchers.js";
 import { sendMail } from "../src/mail/send.js";
 import { waitForMail } from "../src/mail/wait.js";
 import { row, type BenchContext, type BenchRow } from "./report.js";
@@ -54,7 +56,10 @@ export async function wakeLatency(context: BenchContext): Promise<BenchRow[]> {
       log(`wake latency: ${level} idle agents, ${WARMUP} warm-up + ${SAMPLES} sends`);
       await samplePairs(WARMUP, raw, probe, signal);
       const { raw: rawMs, warren } = await samplePairs(SAMPLES, raw, probe, signal);
-      if (level === 0) rows.push(...(await fiveRuns(rawMs, warren, raw, probe, signal)));
+      if (level === 0) {
+        rows.push(...(await fiveRuns(rawMs, warren, raw, probe, signal)));
+        rows.push(await withFeedOpen(senderDb, raw, probe, signal));
+      }
       const rawP50 = percentile(rawMs, 50);
       const rawP99 = percentile(rawMs, 99);
       const p50 = percentile(warren, 50);
@@ -125,6 +130,34 @@ async function fiveRuns(
   const median = [...ratios].sort((x, y) => x - y)[2]!;
   rows.push(row("wake p50 ÷ raw, median of 5 runs", median, "× raw", "goal", 2));
   return rows;
+}
+
+/**
+ * The wake while a feed is open on another tree (a TUI somewhere): the hint triggers then run on
+ * every write (migrations/0019_hints_when_watched.sql), though they NOTIFY only that tree.
+ */
+async function withFeedOpen(
+  db: Db,
+  raw: RawNotify,
+  probe: () => Promise<number>,
+  signal: AbortSignal,
+): Promise<BenchRow> {
+  const watched = await createTree(db, { name: "watched-elsewhere" });
+  const watcher = randomUUID();
+  await watchTree(db, watcher, watched.id);
+  try {
+    await samplePairs(WARMUP, raw, probe, signal);
+    const run = await samplePairs(SAMPLES, raw, probe, signal);
+    return row(
+      "wake p50 (0 idle), a feed open on another tree",
+      percentile(run.warren, 50),
+      "ms",
+      "raw INSERT+NOTIFY p50",
+      percentile(run.raw, 50),
+    );
+  } finally {
+    await unwatchTree(db, watcher);
+  }
 }
 
 async function samplePairs(
