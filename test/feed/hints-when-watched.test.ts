@@ -1,14 +1,18 @@
 // The hint triggers run only while a feed is open (migrations/0019_hints_when_watched.sql,
 // src/feed/watchers.ts): off with no feed, on from the first registration, off again when the
 // last one closes; turning them on waits for the writes in flight, so none commits unhinted
-// after it; and a role that only reads and writes the tables can open a feed.
+// after it; with them on already, a feed hears of a write older than its registration that
+// commits after its first read; and a role that only reads and writes the tables can open a feed.
 import { randomBytes, randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { createTree } from "../../src/agents/tree.js";
 import { treeChannel } from "../../src/bus/channels.js";
+import { createBus } from "../../src/bus/bus.js";
 import { closeDb, createDb } from "../../src/db/client.js";
+import { openFeed } from "../../src/feed/feed.js";
+import type { FeedUpdate } from "../../src/feed/types.js";
 import { unwatchTree, watchTree } from "../../src/feed/watchers.js";
 import { useTestDatabase } from "../support/db.js";
 
@@ -112,6 +116,43 @@ describe("the hint triggers", () => {
       await writer.query("rollback").catch(() => {});
       await unwatchTree(database().db, watcher);
       await Promise.all([writer.end(), listener.end()]);
+    }
+  });
+
+  it("on already: a write begun before a feed registered and committed after its first read resyncs it", async () => {
+    const { url } = database();
+    const elsewhere = await createTree(database().db, { name: "elsewhere" });
+    const root = await createTree(database().db, { name: "late-writer" });
+    const other = randomUUID();
+    await watchTree(database().db, other, elsewhere.id); // a TUI on another tree: hints on
+    const writer = await connected(url);
+    const bus = await createBus(url);
+    try {
+      // Its trigger runs now, while no feed watches this tree: it sends no hint.
+      await writer.query("begin");
+      await writer.query(
+        `insert into events (agent_id, kind, content) values ($1, 'system', 'unhinted')`,
+        [root.id],
+      );
+      // The feed waits a second for it, then opens (and reads) without it.
+      const feed = await openFeed(database().db, bus, root.id);
+      const updates: FeedUpdate[] = [];
+      feed.subscribe((batch) => updates.push(...batch));
+      try {
+        await writer.query("commit");
+        const deadline = Date.now() + 10_000;
+        while (!updates.some((u) => u.type === "resync") && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        expect(updates.map((u) => u.type)).toContain("resync");
+      } finally {
+        await feed.close();
+      }
+    } finally {
+      await writer.query("rollback").catch(() => {});
+      await unwatchTree(database().db, other);
+      await bus.close();
+      await writer.end();
     }
   });
 
