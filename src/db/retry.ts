@@ -119,6 +119,8 @@ export interface RetryOptions {
   /** First pause; doubled each attempt up to maxDelayMs, with jitter. Defaults 100 ms / 5 s. */
   baseDelayMs?: number;
   maxDelayMs?: number;
+  /** Which failures are retried. Default: the transient ones (isTransient). */
+  retryable?: (err: unknown) => boolean;
 }
 
 export const DEFAULT_RETRY_MS = 60_000;
@@ -144,7 +146,7 @@ export async function withRetry<T>(
     try {
       return await fn(attempt);
     } catch (err) {
-      if (!isTransient(err) || options.signal?.aborted) throw err;
+      if (!(options.retryable ?? isTransient)(err) || options.signal?.aborted) throw err;
       failingSince ??= Date.now();
       const delay = backoffDelay(attempt, options.baseDelayMs, options.maxDelayMs);
       if (Date.now() - failingSince + delay > maxElapsed) throw err;

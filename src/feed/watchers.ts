@@ -4,7 +4,7 @@
 // them in the same statement (migrations/0019_hints_when_watched.sql).
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
-import { backoffDelay, rootCause } from "../db/retry.js";
+import { rootCause, withRetry } from "../db/retry.js";
 
 export const WATCH_TTL_MS = 60_000;
 export const WATCH_REFRESH_MS = 20_000;
@@ -22,10 +22,14 @@ export async function watchTree(
   treeId: string,
   streams: readonly string[] = [],
 ): Promise<void> {
-  await whileTablesBusy(() =>
-    db.execute(sql`
-      select warren_feed_watch(${watcherId}::uuid, ${treeId}::uuid, ${WATCH_TTL_MS / 1000},
-                               ${sql.param([...streams])}::uuid[])`),
+  // Turning the hint triggers on waits for the tables' writers at most its lock timeout (55P03),
+  // so that they never queue long behind it; it is tried again. Other errors are the caller's.
+  await withRetry(
+    () =>
+      db.execute(sql`
+        select warren_feed_watch(${watcherId}::uuid, ${treeId}::uuid, ${WATCH_TTL_MS / 1000},
+                                 ${sql.param([...streams])}::uuid[])`),
+    { retryable: tablesBusy, baseDelayMs: 20, maxDelayMs: 500, maxElapsedMs: 20_000 },
   );
 }
 
@@ -34,24 +38,9 @@ export async function unwatchTree(db: Db, watcherId: string): Promise<void> {
   await db.execute(sql`select warren_feed_unwatch(${watcherId}::uuid)`);
 }
 
-/** How many times turning the hints on waits for the tables before the feed gives up. */
-const BUSY_ATTEMPTS = 50;
-
-/**
- * Runs `register` again while it fails because turning the hint triggers on waited longer than
- * its lock timeout for a table's writers (SQLSTATE 55P03): each wait is short, so that writers
- * never queue long behind it. Other errors are the caller's.
- */
-async function whileTablesBusy<T>(register: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await register();
-    } catch (err) {
-      const code = (rootCause(err) as { code?: unknown } | null)?.code;
-      if (code !== "55P03" || attempt >= BUSY_ATTEMPTS) throw err;
-      await new Promise((resolve) => setTimeout(resolve, backoffDelay(attempt, 20, 500)));
-    }
-  }
+/** A lock wait that gave up at its timeout (SQLSTATE 55P03). */
+function tablesBusy(err: unknown): boolean {
+  return (rootCause(err) as { code?: unknown } | null)?.code === "55P03";
 }
 
 /**

@@ -15,6 +15,7 @@ import { openFeed } from "../../src/feed/feed.js";
 import type { FeedUpdate } from "../../src/feed/types.js";
 import { unwatchTree, watchTree } from "../../src/feed/watchers.js";
 import { useTestDatabase } from "../support/db.js";
+import { until } from "./rig.js";
 
 const database = useTestDatabase();
 
@@ -107,10 +108,8 @@ describe("the hint triggers", () => {
         [root.id],
       );
       await listener.query("select 1"); // a round trip: a NOTIFY sent before it has arrived
-      const deadline = Date.now() + 10_000;
-      while (!hints.includes(`e:${root.id}:${after.rows[0]!.id}`) && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      const hinted = `e:${root.id}:${after.rows[0]!.id}`;
+      await until("the hint", async () => hints.includes(hinted) || undefined, 10_000);
       expect(hints).toEqual([`e:${root.id}:${after.rows[0]!.id}`]);
     } finally {
       await writer.query("rollback").catch(() => {});
@@ -140,10 +139,11 @@ describe("the hint triggers", () => {
       feed.subscribe((batch) => updates.push(...batch));
       try {
         await writer.query("commit");
-        const deadline = Date.now() + 10_000;
-        while (!updates.some((u) => u.type === "resync") && Date.now() < deadline) {
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
+        await until(
+          "a resync",
+          async () => updates.some((u) => u.type === "resync") || undefined,
+          10_000,
+        );
         expect(updates.map((u) => u.type)).toContain("resync");
       } finally {
         await feed.close();
