@@ -1,7 +1,7 @@
 // The hint triggers run only while a feed is open (migrations/0019_hints_when_watched.sql,
 // src/feed/watchers.ts): off with no feed, on from the first registration, off again when the
 // last one closes; turning them on waits for the writes in flight, so none commits unhinted
-// after it; with them on already, a feed hears of a write older than its registration that
+// after it, and holds other writers up only for a short lock wait; with them on already, a feed hears of a write older than its registration that
 // commits after its first read; and a role that only reads and writes the tables can open a feed.
 import { randomBytes, randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
@@ -115,6 +115,40 @@ describe("the hint triggers", () => {
       await writer.query("rollback").catch(() => {});
       await unwatchTree(database().db, watcher);
       await Promise.all([writer.end(), listener.end()]);
+    }
+  });
+
+  it("hold other writers up for at most a short lock wait while they wait for one", async () => {
+    const { url } = database();
+    const root = await createTree(database().db, { name: "held-up" });
+    const [slow, quick] = [await connected(url), await connected(url)];
+    const watcher = randomUUID();
+    try {
+      await slow.query("begin");
+      await slow.query(
+        `insert into events (agent_id, kind, content) values ($1, 'system', 'slow')`,
+        [root.id],
+      );
+      // Turning the triggers on waits for the slow write; writers that come meanwhile queue
+      // behind that wait only until its lock timeout ends it, not until the slow one commits.
+      const registering = watchTree(database().db, watcher, root.id);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const quickWrite = quick.query(
+        `insert into events (agent_id, kind, content) values ($1, 'system', 'quick')`,
+        [root.id],
+      );
+      const outcome = await Promise.race([
+        quickWrite.then(() => "written"),
+        new Promise((resolve) => setTimeout(() => resolve("still queued"), 5_000)),
+      ]);
+      expect(outcome).toBe("written");
+      await slow.query("commit");
+      await registering;
+      expect(await enabled()).toEqual(HINT_TRIGGERS);
+    } finally {
+      await slow.query("rollback").catch(() => {});
+      await unwatchTree(database().db, watcher);
+      await Promise.all([slow.end(), quick.end()]);
     }
   });
 
