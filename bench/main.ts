@@ -9,6 +9,7 @@ import { maskUrl, resolveDatabaseUrl } from "../src/db/resolve.js";
 import { formatGoals, formatTable, writeJson, type Benchmark, type BenchRow } from "./report.js";
 import { approvalRoundTrip } from "./approvals.js";
 import { fanIn } from "./fan-in.js";
+import { forkBatch } from "./fork-batch.js";
 import { memory } from "./memory.js";
 import { scaleOut } from "./scale-out.js";
 import { startup } from "./startup.js";
@@ -22,6 +23,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "wake-latency": wakeLatency,
   throughput,
   "fan-in": fanIn,
+  "fork-batch": forkBatch,
   memory,
   "scale-out": scaleOut,
   startup,
