@@ -39,6 +39,15 @@ async function enabled(): Promise<string[]> {
   return rows.rows.map((r) => r.name);
 }
 
+/** A `system` event of `agentId` written on `client` (in its transaction, if one is open). */
+async function writeEvent(client: pg.Client, agentId: string, content: string): Promise<string> {
+  const { rows } = await client.query<{ id: string }>(
+    `insert into events (agent_id, kind, content) values ($1, 'system', $2) returning id`,
+    [agentId, content],
+  );
+  return rows[0]!.id;
+}
+
 async function connected(url: string): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url });
   client.on("error", () => {});
@@ -84,10 +93,7 @@ describe("the hint triggers", () => {
     try {
       // A write begun while the triggers are off: it sends no hint.
       await writer.query("begin");
-      await writer.query(
-        `insert into events (agent_id, kind, content) values ($1, 'system', 'before')`,
-        [root.id],
-      );
+      await writeEvent(writer, root.id, "before");
       let registered = false;
       const registering = watchTree(database().db, watcher, root.id).then(() => {
         registered = true;
@@ -103,14 +109,11 @@ describe("the hint triggers", () => {
       );
       expect(seen.rows).toHaveLength(1);
       // And a write after the registration hints.
-      const after = await writer.query<{ id: string }>(
-        `insert into events (agent_id, kind, content) values ($1, 'system', 'after') returning id`,
-        [root.id],
-      );
+      const after = await writeEvent(writer, root.id, "after");
       await listener.query("select 1"); // a round trip: a NOTIFY sent before it has arrived
-      const hinted = `e:${root.id}:${after.rows[0]!.id}`;
+      const hinted = `e:${root.id}:${after}`;
       await until("the hint", async () => hints.includes(hinted) || undefined, 10_000);
-      expect(hints).toEqual([`e:${root.id}:${after.rows[0]!.id}`]);
+      expect(hints).toEqual([`e:${root.id}:${after}`]);
     } finally {
       await writer.query("rollback").catch(() => {});
       await unwatchTree(database().db, watcher);
@@ -125,18 +128,12 @@ describe("the hint triggers", () => {
     const watcher = randomUUID();
     try {
       await slow.query("begin");
-      await slow.query(
-        `insert into events (agent_id, kind, content) values ($1, 'system', 'slow')`,
-        [root.id],
-      );
+      await writeEvent(slow, root.id, "slow");
       // Turning the triggers on waits for the slow write; writers that come meanwhile queue
       // behind that wait only until its lock timeout ends it, not until the slow one commits.
       const registering = watchTree(database().db, watcher, root.id);
       await new Promise((resolve) => setTimeout(resolve, 100));
-      const quickWrite = quick.query(
-        `insert into events (agent_id, kind, content) values ($1, 'system', 'quick')`,
-        [root.id],
-      );
+      const quickWrite = writeEvent(quick, root.id, "quick");
       const outcome = await Promise.race([
         quickWrite.then(() => "written"),
         new Promise((resolve) => setTimeout(() => resolve("still queued"), 5_000)),
@@ -163,10 +160,7 @@ describe("the hint triggers", () => {
     try {
       // Its trigger runs now, while no feed watches this tree: it sends no hint.
       await writer.query("begin");
-      await writer.query(
-        `insert into events (agent_id, kind, content) values ($1, 'system', 'unhinted')`,
-        [root.id],
-      );
+      await writeEvent(writer, root.id, "unhinted");
       // The feed waits a second for it, then opens (and reads) without it.
       const feed = await openFeed(database().db, bus, root.id);
       const updates: FeedUpdate[] = [];
