@@ -177,7 +177,7 @@ gracefully). Workers on other machines pointed at the same DATABASE_URL add capa
 
 Options:
   --concurrency N  agents this process runs at once (default: config "concurrency", 256)
-  --threads N      worker threads (default: config "worker_threads", up to 2)
+  --threads N      worker threads (default: config "worker_threads"; 2, or 1 on 2 cores)
   -h, --help       show this help`,
     exitWhenDone: true,
     load: () => import("./worker.js").then((m) => m.runWorker),
