@@ -13,6 +13,7 @@ import { closeDb, createDb, type Db } from "../src/db/client.js";
 import { wordWarning } from "../src/db/warning.js";
 import { sendMail } from "../src/mail/send.js";
 import { startRuntime, type Runtime } from "../src/runtime/pool.js";
+import { THREAD_POOL_SIZE } from "../src/runtime/services.js";
 import type { HoldModelMessage, HoldModelRequest } from "./hold-model.js";
 import { row, type BenchContext, type BenchRow } from "./report.js";
 import { benchConfig, countStates, pollUntil, type StateCounts } from "./rig.js";
@@ -108,6 +109,15 @@ export async function memory(context: BenchContext): Promise<BenchRow[]> {
         "conns",
         `with ${FEW} waiting agents`,
         total(few.peak),
+      ),
+      // The pools open connections on demand, so with 10 agents they may stop short of their
+      // size: what must not grow with agents is the ceiling, which 1,000 agents may reach.
+      row(
+        `DB connections, ${AGENTS} waiting agents, beside the ceiling`,
+        total(many.peak),
+        "conns",
+        "threads × (pool + listener)",
+        THREADS * (THREAD_POOL_SIZE + 1),
       ),
       row(
         `LISTEN connections, ${AGENTS} waiting agents`,

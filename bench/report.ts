@@ -105,11 +105,12 @@ const GOALS: Goal[] = [
     show: (r) => `${r.ratio.toFixed(2)}×`,
   },
   {
-    // Pools open connections on demand up to a fixed size, so 10 busy agents nearly fill them.
-    text: "database connections do not grow with agents: 1,000 live vs 10 ≤ 1.25×",
-    rowName: "DB connections, 1000 waiting agents",
-    met: (r) => r.ratio <= 1.25,
-    show: (r) => `${formatNumber(r.figure)} vs ${formatNumber(r.reference_figure)}`,
+    // Pools open connections on demand up to a fixed size: 10 agents may leave them short of it,
+    // so the count with 1,000 is held to that size (which does not depend on agents), not to 10's.
+    text: "database connections do not grow with agents: 1,000 live ≤ the threads' pools and listeners",
+    rowName: "DB connections, 1000 waiting agents, beside the ceiling",
+    met: (r) => r.ratio <= 1,
+    show: (r) => `${formatNumber(r.figure)} of ${formatNumber(r.reference_figure)}`,
   },
   {
     text: "LISTEN connections with 1,000 live agents = with 10 (one per worker thread)",

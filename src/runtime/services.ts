@@ -13,13 +13,20 @@ export interface Services {
   close(): Promise<void>;
 }
 
+/** Each worker thread's pool opens connections on demand, up to this many (and one listener). */
+export const THREAD_POOL_SIZE = 6;
+
 export async function openServices(
   url: string,
   config: Config,
   onWarning?: WarningSink,
 ): Promise<Services> {
   // Relaxed commits: see DbOptions.relaxedCommits for which writes still commit durably and why.
-  const db = createDb(url, { max: 6, applicationName: "warren-worker", relaxedCommits: true });
+  const db = createDb(url, {
+    max: THREAD_POOL_SIZE,
+    applicationName: "warren-worker",
+    relaxedCommits: true,
+  });
   const bus = await createBus(listenUrlFor(config, url), { onWarning });
   const model = createOpenAIModel({
     apiKey: config.model.apiKey,

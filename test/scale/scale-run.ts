@@ -7,15 +7,15 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { THREAD_POOL_SIZE } from "../../src/runtime/services.js";
 import { startFakeModel } from "../support/fake-model.js";
 import { warrenEnv, type WarrenRun } from "../support/warren.js";
 import { createTreeScript, treeNames, type StageRecord, type TreeShape } from "./tree-script.js";
 import { verifyTree, type Verdict } from "./verify-tree.js";
 
 // Connections one process may open (src/runtime/services.ts, src/db/client.ts, src/bus/bus.ts):
-// per worker thread a pool of 6 and one LISTEN connection; on the main thread a pool of 4, one
-// LISTEN connection (`-p` waits on its tree) and the migration client at start.
-const THREAD_POOL = 6;
+// per worker thread a pool of THREAD_POOL_SIZE and one LISTEN connection; on the main thread a
+// pool of 4, one LISTEN connection (`-p` waits on its tree) and the migration client at start.
 const MAIN_POOL = 4;
 const MAIN_EXTRA = 2;
 
@@ -51,7 +51,7 @@ export interface ScaleRunResult {
 }
 
 export function connectionBound(processes: number, threads: number): number {
-  return processes * (threads * (THREAD_POOL + 1) + MAIN_POOL + MAIN_EXTRA);
+  return processes * (threads * (THREAD_POOL_SIZE + 1) + MAIN_POOL + MAIN_EXTRA);
 }
 
 export async function runScaleOut(options: ScaleRunOptions): Promise<ScaleRunResult> {
