@@ -1,7 +1,8 @@
 // Registering an open feed in feed_watchers, so the triggers and the stream publisher NOTIFY its
 // tree (and only watched trees pay for NOTIFY). A row lives WATCH_TTL_MS unless refreshed. The
 // hint triggers are enabled only while some feed is registered: registering and closing sync
-// them in the same statement (migrations/0019_hints_when_watched.sql).
+// them in the same statement (migrations/0019_hints_when_watched.sql), and the runtime's
+// schedulers turn off what a crashed feed left on (expireHints).
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import { rootCause, withRetry } from "../db/retry.js";
@@ -36,6 +37,22 @@ export async function watchTree(
 /** Ends a feed's registration; with none left, the hint triggers go off (if the tables let them). */
 export async function unwatchTree(db: Db, watcherId: string): Promise<void> {
   await db.execute(sql`select warren_feed_unwatch(${watcherId}::uuid)`);
+}
+
+/** How often each worker thread's scheduler looks for hint triggers a crashed feed left on. */
+export const HINT_SWEEP_MS = 30_000;
+
+/**
+ * Turns the hint triggers off when they are on and no registration is live: a feed that crashed
+ * left its row to expire, and with no other feed open nothing else would sync them
+ * (migrations/0020_hints_expire.sql). A busy table leaves them on until the next sweep.
+ */
+export async function expireHints(db: Db): Promise<void> {
+  try {
+    await db.execute(sql`select warren_feed_expire()`);
+  } catch (err) {
+    if (!tablesBusy(err)) throw err;
+  }
 }
 
 /** A lock wait that gave up at its timeout (SQLSTATE 55P03). */

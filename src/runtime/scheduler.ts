@@ -10,6 +10,7 @@ import { UNLISTENED_POLL_MS } from "../bus/bus.js";
 import { parseStopHint, STOP_CHANNEL, WORK_CHANNEL } from "../bus/channels.js";
 import { isTransient, shownError } from "../db/retry.js";
 import { notice, outage, type Warning, type WarningSink } from "../db/warning.js";
+import { expireHints, HINT_SWEEP_MS } from "../feed/watchers.js";
 import { claimUpTo, heartbeat, release } from "./leases.js";
 import {
   runAgent,
@@ -27,6 +28,8 @@ export interface SchedulerOptions {
   treeId?: string;
   /** Safety poll for lost NOTIFYs and expired leases. */
   pollMs?: number;
+  /** How often hint triggers left on by a crashed feed are looked for (default HINT_SWEEP_MS). */
+  hintSweepMs?: number;
   onWarning?: WarningSink;
 }
 
@@ -223,6 +226,16 @@ export async function startScheduler(
     }
   }
 
+  // A database that is away is reported by the claims and beats; this only tries again later.
+  async function sweepHints(): Promise<void> {
+    try {
+      await expireHints(deps.db);
+    } catch (err) {
+      if (!isTransient(err))
+        warn(notice(`turning off stale feed hints failed: ${shownError(err)}`));
+    }
+  }
+
   const unsubscribeWork = await deps.bus.subscribe(WORK_CHANNEL, () => kick());
   // A kill or an interrupt of any agent: the turn of it this scheduler runs stops within
   // milliseconds (one missed while not listening is seen by the turn's next pass read).
@@ -241,6 +254,7 @@ export async function startScheduler(
     kick();
   }, tickMs);
   const beats = setInterval(() => void beat(), (options.leaseSeconds * 1000) / 3);
+  const hints = setInterval(() => void sweepHints(), options.hintSweepMs ?? HINT_SWEEP_MS);
   kick();
 
   return {
@@ -251,6 +265,7 @@ export async function startScheduler(
       stopping = true;
       clearInterval(poll);
       clearInterval(beats);
+      clearInterval(hints);
       unsubscribeWork();
       unsubscribeStop();
       await claimLoop;

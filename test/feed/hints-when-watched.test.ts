@@ -1,8 +1,10 @@
 // The hint triggers run only while a feed is open (migrations/0019_hints_when_watched.sql,
 // src/feed/watchers.ts): off with no feed, on from the first registration, off again when the
 // last one closes; turning them on waits for the writes in flight, so none commits unhinted
-// after it, and holds other writers up only for a short lock wait; with them on already, a feed hears of a write older than its registration that
-// commits after its first read; and a role that only reads and writes the tables can open a feed.
+// after it, and holds other writers up only for a short lock wait; with them on already, a feed
+// hears of a write older than its registration that commits after its first read; a worker's
+// scheduler turns them off once a crashed feed's registration expires (0020); and a role that
+// only reads and writes the tables can open a feed.
 import { randomBytes, randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import pg from "pg";
@@ -14,6 +16,9 @@ import { closeDb, createDb } from "../../src/db/client.js";
 import { openFeed } from "../../src/feed/feed.js";
 import type { FeedUpdate } from "../../src/feed/types.js";
 import { unwatchTree, watchTree } from "../../src/feed/watchers.js";
+import { loadConfig } from "../../src/config/config.js";
+import { createOpenAIModel } from "../../src/llm/openai.js";
+import { startScheduler } from "../../src/runtime/scheduler.js";
 import { useTestDatabase } from "../support/db.js";
 import { until } from "./rig.js";
 
@@ -79,6 +84,36 @@ describe("the hint triggers", () => {
     await watchTree(database().db, other, root.id);
     await unwatchTree(database().db, other);
     expect(await enabled()).toEqual([]);
+  });
+
+  it("are turned off by a worker's scheduler once a crashed feed's registration expires", async () => {
+    const { db, url } = database();
+    const root = await createTree(db, { name: "crashed-alone" });
+    const crashed = randomUUID();
+    await watchTree(db, crashed, root.id);
+    const bus = await createBus(url);
+    const scheduler = await startScheduler(
+      {
+        db,
+        bus,
+        model: createOpenAIModel({ baseURL: "http://127.0.0.1:9/v1", maxRetries: 0 }),
+        config: loadConfig({ XDG_CONFIG_HOME: "/nonexistent" }),
+      },
+      { concurrency: 1, leaseSeconds: 10, treeId: root.id, hintSweepMs: 50 },
+    );
+    try {
+      // While the registration lives, the sweeps leave the hints on.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(await enabled()).toEqual(HINT_TRIGGERS);
+      // The feed's process died: nothing closes it, and no other feed opens or closes.
+      await db.execute(
+        sql`update feed_watchers set expires_at = now() - interval '1 second' where id = ${crashed}`,
+      );
+      await until("the sweep", async () => ((await enabled()).length === 0 ? true : undefined));
+    } finally {
+      await scheduler.stop();
+      await bus.close();
+    }
   });
 
   it("go on only after the writes in flight commit; every later write hints", async () => {

@@ -61,6 +61,8 @@ export const FUNCTION_WRITES: Record<string, string> = {
   // A feed registering or closing (watchers.ts); either may turn the hint triggers on or off.
   warren_feed_watch: "insert into feed_watchers; alter table agents enable trigger",
   warren_feed_unwatch: "delete from feed_watchers; alter table agents disable trigger",
+  // A scheduler's sweep for triggers a crashed feed left on (watchers.ts expireHints).
+  warren_feed_expire: "alter table agents disable trigger",
 };
 
 /** The functions of warren's migrations that clients call and that only read (not writes). */
