@@ -261,19 +261,19 @@ export function fileAccessFor(config: Config, profileName: string | null | undef
   return profile?.file_access ?? config.fileAccess;
 }
 
-/** The URL the LISTEN connection uses beside the database at `databaseUrl`; null: LISTEN off. */
 /**
  * Two worker threads, but one on a machine with two cores or fewer: the main thread (the TUI)
  * and the database (embedded, on the same machine) need the rest. There a second thread costs
  * more CPU than it adds (one more LISTEN backend that every NOTIFY signals, another pool of
  * connections, another event loop to switch to): on this project's 2-core machine, fan-in
  * orchestration took 2.2–2.5 ms per child with one thread and 3.1–4.0 ms with two, and both
- * this process's and PostgreSQL's CPU per child went down (README, fan-in rows).
+ * this process's and PostgreSQL's CPU per child went down (README, "One worker thread").
  */
 export function defaultWorkerThreads(cores: number): number {
   return cores <= 2 ? 1 : 2;
 }
 
+/** The URL the LISTEN connection uses beside the database at `databaseUrl`; null: LISTEN off. */
 export function listenUrlFor(config: Config, databaseUrl: string): string | null {
   return config.listenUrl === undefined ? databaseUrl : config.listenUrl;
 }
