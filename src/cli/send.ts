@@ -1,4 +1,5 @@
 // `warren send AGENT MESSAGE`: mail from the person (shown to agents as `human`).
+import { loadConfig } from "../config/config.js";
 import { sendMail } from "../mail/send.js";
 import { parseCommandArgs, UsageError, type RunCommand } from "./command.js";
 import { shownName } from "../text/format.js";
@@ -15,6 +16,7 @@ export const runSend: RunCommand = async (args, io) => {
   if (words.length === 0) throw new UsageError("missing MESSAGE", "send");
   const message = words.length === 1 && words[0] === "-" ? await readStdin() : words.join(" ");
   if (!message.trim()) throw new UsageError("the message is empty", "send");
+  const { limits } = loadConfig(io.env);
   await withDatabase(io.env, async (db) => {
     const agent = await resolveAgent(db, ref, values.tree);
     const receipt = await sendMail(db, {
@@ -22,6 +24,7 @@ export const runSend: RunCommand = async (args, io) => {
       fromId: null,
       toId: agent.id,
       body: message,
+      maxBytes: limits.maxMessageBytes,
     });
     io.out(`sent mail #${receipt.mailId} to ${shownName(agent)}`);
   });

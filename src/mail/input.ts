@@ -21,9 +21,9 @@ export interface PendingInput {
 }
 
 /** Text a person typed: non-empty, valid UTF-8 (no lone surrogates), no NUL, within the size limit. */
-export function validateInput(text: unknown): string {
+export function validateInput(text: unknown, maxBytes?: number): string {
   if (typeof text === "string") validateText(text, "input");
-  return validateBody(text);
+  return validateBody(text, maxBytes);
 }
 
 // Same shape and locking as send's SEND (see src/mail/send.ts): `for key share` orders this
@@ -52,9 +52,17 @@ const SEND_INPUT: Prepared = {
            (select count(*) from n)::int as notified`,
 };
 
-/** Queues `text` as the person's input to `agentId`: AGENT_DEAD, UNKNOWN_AGENT or INVALID_ARGS. */
-export async function sendInput(db: Db, agentId: string, text: string): Promise<InputReceipt> {
-  const body = validateInput(text);
+/**
+ * Queues `text` as the person's input to `agentId`: AGENT_DEAD, UNKNOWN_AGENT, INVALID_ARGS or
+ * LIMIT_EXCEEDED (over `maxBytes`, the config's `limits.maxMessageBytes`; default 64 KiB).
+ */
+export async function sendInput(
+  db: Db,
+  agentId: string,
+  text: string,
+  maxBytes?: number,
+): Promise<InputReceipt> {
+  const body = validateInput(text, maxBytes);
   if (!isUuid(agentId)) throw new AgentError("UNKNOWN_AGENT", `no agent ${agentId}`);
   const [row] = await runPrepared<{ found: boolean; mail_id: string | null; woke: boolean }>(
     db,

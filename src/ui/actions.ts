@@ -347,7 +347,7 @@ export function createActions(options: ActionsOptions): Actions {
           captured.push(body);
           return true;
         }
-        await sendInput(db, state.currentId, body);
+        await sendInput(db, state.currentId, body, config.limits.maxMessageBytes);
         return true;
       } catch (error) {
         complain(describeFailure(error));

@@ -179,6 +179,18 @@ describe("against the database", () => {
     expect(lines(run.stderr)).toEqual(['warren: no agent "nobody" in this tree']);
   });
 
+  it("send honours the config's limits.maxMessageBytes, not the default 64 KiB", async () => {
+    const configFile = path.join(home, "small-mail.json");
+    await fs.writeFile(configFile, JSON.stringify({ limits: { maxMessageBytes: 10 } }));
+    const run = await warren(["send", "root", "eleven bytes"], { WARREN_CONFIG: configFile });
+    expect(run.code).toBe(1);
+    expect(lines(run.stderr)).toEqual([
+      "warren: message is 12 bytes; the limit is 10 bytes (0 KiB)",
+    ]);
+    const fits = await warren(["send", "root", "ten bytes!"], { WARREN_CONFIG: configFile });
+    expect(fits.code).toBe(0);
+  });
+
   it("send to an agent inserts mail from the person", async () => {
     const { db } = database();
     const rootAgent = (await latestRoot(db))!;

@@ -3,7 +3,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { createTree, forkAgent, killAgent } from "../../src/agents/tree.js";
-import { pendingInputs, sendInput } from "../../src/mail/input.js";
+import { pendingInputs, sendInput, validateInput } from "../../src/mail/input.js";
 import { interruptAgent } from "../../src/runtime/interrupt.js";
 import { expectAgentError } from "../support/agents.js";
 import { isAgent, isEvent, openObserver, useRuntime } from "./rig.js";
@@ -127,6 +127,9 @@ describe("sendInput", () => {
     await expectAgentError(sendInput(db, root.id, "a\u0000b"), "INVALID_ARGS");
     await expectAgentError(sendInput(db, root.id, "broken \ud800 surrogate"), "INVALID_ARGS");
     await expectAgentError(sendInput(db, root.id, "x".repeat(70_000)), "LIMIT_EXCEEDED");
+    // The config's limits.maxMessageBytes (the TUI passes it) replaces the default 64 KiB.
+    await expectAgentError(sendInput(db, root.id, "x".repeat(11), 10), "LIMIT_EXCEEDED");
+    expect(validateInput("x".repeat(10), 10)).toBe("x".repeat(10));
     const dead = await expectAgentError(sendInput(db, child.id, "hello?"), "AGENT_DEAD");
     expect(dead.message).toMatch(/dead/);
     await expectAgentError(
