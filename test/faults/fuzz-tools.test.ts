@@ -1,6 +1,10 @@
 // Property-based fuzzing (fast-check) of every tool's arguments and of agent references: hostile
 // JSON (wrong types, NUL, lone surrogates, control characters, SQL, huge numbers) is answered
 // with an error code the model can act on — never INTERNAL, never a throw, never a crash.
+// `bash` is fuzzed twice, and never runs a fuzzed command: its whole argument object through an
+// already interrupted context (validation runs, then it returns before spawning anything), and
+// fuzzed text only as one shell-quoted argument of `printf` in a temp directory (so the spawn
+// path sees NUL, surrogates and escapes, but the command is always that printf).
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -8,6 +12,7 @@ import fc from "fast-check";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isAgentError } from "../../src/agents/errors.js";
+import { bashTool } from "../../src/tools/bash.js";
 import { resolveAgentRef } from "../../src/agents/refs.js";
 import { createTree, forkAgent } from "../../src/agents/tree.js";
 import { editFileTool } from "../../src/tools/edit-file.js";
@@ -94,15 +99,24 @@ async function fuzz(
   arb: fc.Arbitrary<unknown>,
   prepare: (input: unknown) => unknown = (input) => input,
   fromId?: () => string,
+  options: { signal?: AbortSignal; runs?: number } = {},
 ): Promise<void> {
   await fc.assert(
     fc.asyncProperty(arb, async (input) => {
-      const ctx = await toolContext(database().db, bus(), fromId?.() ?? treeId, { cwd: dir });
+      const ctx = await toolContext(database().db, bus(), fromId?.() ?? treeId, {
+        cwd: dir,
+        ...(options.signal && { signal: options.signal }),
+      });
       const outcome = await tool.run(prepare(input), ctx as never);
       if (!acceptable(outcome)) throw new Error(`${tool.name}: ${JSON.stringify(outcome)}`);
     }),
-    { numRuns: RUNS },
+    { numRuns: options.runs ?? RUNS },
   );
+}
+
+/** `text` as one single-quoted shell word: bash reads it back verbatim, never as code. */
+function shellQuoted(text: string): string {
+  return `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 describe("fuzzed tool arguments", () => {
@@ -140,6 +154,26 @@ describe("fuzzed tool arguments", () => {
     await fuzz(globTool, args({ pattern: text, path: text }));
     await fuzz(grepTool, args({ pattern: text, path: text, glob: text, ignore_case: value }));
   });
+
+  it("bash: argument validation (an interrupted context, so nothing is spawned)", () => {
+    const interrupted = new AbortController();
+    interrupted.abort();
+    return fuzz(bashTool, args({ command: text, timeout: value }), undefined, undefined, {
+      signal: interrupted.signal,
+    });
+  });
+
+  it("bash: hostile text reaches the spawn only as printf's quoted argument", () =>
+    fuzz(
+      bashTool,
+      fc.record({ text, timeout: fc.constantFrom(undefined, 5, 0.5) }),
+      (input) => {
+        const { text: word, timeout } = input as { text: string; timeout?: number };
+        return { command: `printf %s ${shellQuoted(word)}`, timeout };
+      },
+      undefined,
+      { runs: 60 },
+    ));
 
   it("write_file and edit_file (names kept inside the temp directory)", async () => {
     const name = fc.stringMatching(/^[a-z]{1,8}\.txt$/);
