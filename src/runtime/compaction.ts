@@ -29,8 +29,24 @@ import { derived } from "../derived.js";
 
 /** When neither the config nor the server's /models says: small enough for most local servers. */
 export const DEFAULT_CONTEXT_WINDOW = 32_768;
-/** OpenAI itself (no base URL) lists no windows; its current models all take at least this. */
+/** OpenAI itself lists no windows; its current models all take at least this. */
 const OPENAI_CONTEXT_WINDOW = 128_000;
+
+/**
+ * The window assumed when neither the config nor /models says: 128k for OpenAI's own API (no base
+ * URL, or one on api.openai.com), 32k for any other server. Decided by the server, not by whether
+ * a URL was given: the config's `"base_url": "https://api.openai.com/v1"` is still OpenAI.
+ */
+export function defaultContextWindow(baseURL: string | undefined): number {
+  if (!baseURL) return OPENAI_CONTEXT_WINDOW;
+  let host: string;
+  try {
+    host = new URL(baseURL).hostname.toLowerCase();
+  } catch {
+    return DEFAULT_CONTEXT_WINDOW;
+  }
+  return host === "api.openai.com" ? OPENAI_CONTEXT_WINDOW : DEFAULT_CONTEXT_WINDOW;
+}
 /** Compact once a request would fill this share of the window (room for the answer). */
 const COMPACT_AT = 0.7;
 /** The newest messages kept verbatim after a compaction, as a share of the window. */
@@ -57,10 +73,7 @@ export function contextWindowFor(deps: CompactionDeps, modelName: string): Promi
   if (!found) {
     found = (deps.model.contextWindow?.(modelName) ?? Promise.resolve(undefined))
       .catch(() => undefined)
-      .then(
-        (reported) =>
-          reported ?? (deps.config.model.baseURL ? DEFAULT_CONTEXT_WINDOW : OPENAI_CONTEXT_WINDOW),
-      );
+      .then((reported) => reported ?? defaultContextWindow(deps.config.model.baseURL));
     cache.set(modelName, found);
   }
   return found;
