@@ -1,7 +1,8 @@
 // The docs check (`npm run check` runs it): what README.md and docs/*.md point at must exist.
 //   - every relative link [text](path#anchor): the file, and the anchor among its headings;
 //   - every `npm run NAME` (and `npm start` / `npm test`) the README shows: a script of package.json;
-//   - every `warren WORD` the README shows in code: a subcommand of src/cli/commands.ts (or help).
+//   - every `warren WORD` the README shows in code: a subcommand of src/cli/commands.ts (or help);
+//   - every repository path named in code (`src/…`, `test/…`, `bench/…`, …; globs left out): a file.
 // `node scripts/check-docs.js [--root DIR]` prints one line per problem and exits 1 when any.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -97,6 +98,17 @@ function checkLinks(root, file, text, problems) {
     });
 }
 
+const PATH = /^(?:src|test|bench|scripts|migrations|bin|docs)\/[\w./-]+$/;
+
+function checkPaths(root, file, text, problems) {
+  const where = path.relative(root, file);
+  for (const { line, code } of codeOf(text)) {
+    if (PATH.test(code) && !existsSync(path.join(root, code))) {
+      problems.push(`${where}:${line}: \`${code}\` does not exist`);
+    }
+  }
+}
+
 function checkCommands(root, file, text, problems) {
   const where = path.relative(root, file);
   const scripts = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).scripts ?? {};
@@ -133,6 +145,7 @@ export function checkDocs(root = repoRoot) {
   for (const file of files) {
     const text = readFileSync(file, "utf8");
     checkLinks(root, file, text, problems);
+    checkPaths(root, file, text, problems);
     if (file === readme) checkCommands(root, file, text, problems);
   }
   return problems;

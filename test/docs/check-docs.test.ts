@@ -82,13 +82,17 @@ describe("scripts/check-docs.js", () => {
     expect(await checkDocs(root)).toEqual({ code: 0, stderr: "" });
   });
 
-  it("checks links in docs/*.md too", async () => {
+  it("checks links and named files in docs/*.md too", async () => {
     await writeFile(path.join(root, "README.md"), GOOD);
-    await writeFile(path.join(root, "docs/more.md"), "# More\n\n[back](../README.md#nowhere)\n");
+    await writeFile(
+      path.join(root, "docs/more.md"),
+      "# More\n\n[back](../README.md#nowhere)\n\n`src/cli/commands.ts`, `test/gone.test.ts`, `test/ui/*`\n",
+    );
     const run = await checkDocs(root);
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(
-      "check-docs: docs/more.md:3: link to a missing heading: ../README.md#nowhere\n",
+      "check-docs: docs/more.md:3: link to a missing heading: ../README.md#nowhere\n" +
+        "check-docs: docs/more.md:5: `test/gone.test.ts` does not exist\n",
     );
   });
 });
