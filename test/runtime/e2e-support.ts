@@ -5,12 +5,13 @@ import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import path from "node:path";
 import { asc, eq } from "drizzle-orm";
-import { afterEach, beforeEach } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { agents, type AgentRow } from "../../src/agents/agents.sql.js";
 import { events, type EventRow } from "../../src/agents/events.sql.js";
 import type { Db } from "../../src/db/client.js";
 import { mail, type MailRow } from "../../src/mail/mail.sql.js";
 import { useTestDatabase } from "../support/db.js";
+import { startPgbouncer, type Pgbouncer } from "../support/pgbouncer.js";
 import {
   agentNameOf,
   startFakeModel,
@@ -54,8 +55,30 @@ export interface E2E {
   warren(args: string[]): Promise<WarrenRun>;
 }
 
+/**
+ * WARREN_TEST_POOLER=off|direct runs every `warren` of these tests through a real PgBouncer in
+ * transaction mode (WARREN_POOLER=transaction), with LISTEN off or LISTEN straight to Postgres
+ * (WARREN_LISTEN_URL); the tests' own reads and writes still go to Postgres directly.
+ */
+function poolerUnderTest(): "off" | "direct" | undefined {
+  const mode = process.env.WARREN_TEST_POOLER;
+  if (!mode) return undefined;
+  if (mode === "off" || mode === "direct") return mode;
+  throw new Error(`WARREN_TEST_POOLER must be "off" or "direct", got "${mode}"`);
+}
+
 export function useE2E(): E2E {
   const database = useTestDatabase();
+  const pooler = poolerUnderTest();
+  let bouncer: Pgbouncer | undefined;
+  if (pooler) {
+    beforeAll(async () => {
+      bouncer = await startPgbouncer(database().url);
+    });
+    afterAll(async () => {
+      await bouncer?.stop();
+    });
+  }
   let fake: FakeModel | undefined;
   beforeEach(async () => {
     fake = await startFakeModel();
@@ -73,8 +96,19 @@ export function useE2E(): E2E {
     if (!fake) throw new Error("the fake model exists only inside a test");
     return fake;
   };
-  const env = (extra: Record<string, string> = {}, modelUrl = theFake().baseURL) =>
-    warrenEnv({ databaseUrl: database().url, modelUrl, extra });
+  const env = (extra: Record<string, string> = {}, modelUrl = theFake().baseURL) => {
+    if (!pooler || !bouncer) return warrenEnv({ databaseUrl: database().url, modelUrl, extra });
+    const direct = database().url;
+    return warrenEnv({
+      databaseUrl: bouncer.urlFor(direct),
+      modelUrl,
+      extra: {
+        WARREN_POOLER: "transaction",
+        WARREN_LISTEN_URL: pooler === "off" ? "off" : direct,
+        ...extra,
+      },
+    });
+  };
 
   return {
     db: () => database().db,
