@@ -67,6 +67,28 @@ function poolerUnderTest(): "off" | "direct" | undefined {
   throw new Error(`WARREN_TEST_POOLER must be "off" or "direct", got "${mode}"`);
 }
 
+const LISTEN_OFF_LINE =
+  "warren: notifications unavailable (LISTEN is off); waits and claims re-check every 1 s\n";
+
+/**
+ * A run with LISTEN off (WARREN_TEST_POOLER=off) says so in one line on stderr; a `-p` run must
+ * (`required`). That line is taken out so the tests see the rest as they would without a pooler.
+ */
+function withoutListenOffLine(
+  run: WarrenRun,
+  env: NodeJS.ProcessEnv,
+  required: boolean,
+): WarrenRun {
+  if (poolerUnderTest() !== "off" || env.WARREN_LISTEN_URL !== "off") return run;
+  if (!run.stderr.includes(LISTEN_OFF_LINE)) {
+    if (required && run.code === 0) {
+      throw new Error(`LISTEN off, but -p did not say so on stderr: ${JSON.stringify(run.stderr)}`);
+    }
+    return run;
+  }
+  return { ...run, stderr: run.stderr.replace(LISTEN_OFF_LINE, "") };
+}
+
 export function useE2E(): E2E {
   const database = useTestDatabase();
   const pooler = poolerUnderTest();
@@ -122,10 +144,13 @@ export function useE2E(): E2E {
       }
       const args = ["-p", text, "--timeout", String(options.timeout ?? 60)];
       if (options.json !== false) args.push("--json");
-      const run = await runWarren(args, runEnv);
+      const run = withoutListenOffLine(await runWarren(args, runEnv), runEnv, true);
       return { ...run, json: parseJson(run.stdout) };
     },
-    warren: (args) => runWarren(args, env()),
+    warren: async (args) => {
+      const runEnv = env();
+      return withoutListenOffLine(await runWarren(args, runEnv), runEnv, false);
+    },
   };
 }
 
