@@ -35,7 +35,11 @@ export const POOLER_FIX =
  */
 export function rejectsStartupParameter(err: unknown): boolean {
   for (let current = err, depth = 0; current && depth < 5; depth++) {
-    const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown };
+    const { code, message, cause } = current as {
+      code?: unknown;
+      message?: unknown;
+      cause?: unknown;
+    };
     if (
       (code === "08P01" || code === undefined) &&
       typeof message === "string" &&

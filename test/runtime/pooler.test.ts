@@ -112,7 +112,10 @@ describe.skipIf(!installed)("through PgBouncer in transaction mode", () => {
       const started = Date.now();
       const failure = await db
         .transaction((tx) => tx.execute(sql`select count(*) from agents`))
-        .then(() => undefined, (err: unknown) => err);
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
       expect(Date.now() - started).toBeLessThan(5_000);
       expect((failure as { cause?: { code?: string } }).cause?.code).toBe("55P03");
       expect(isTransient(failure)).toBe(true);
