@@ -47,7 +47,8 @@ describe.skipIf(!installed)("through PgBouncer in transaction mode", () => {
       /^warren: the database at postgres:\/\/.+ rejects warren's startup options \(unsupported startup parameter: options \[08P01\]\): set WARREN_POOLER=transaction/,
     );
     expect(run.stderr).not.toMatch(/unreachable|retrying/);
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // Well inside the minute that retrying an outage would take (the machine may be loaded).
+    expect(Date.now() - started).toBeLessThan(30_000);
   });
 
   async function fanIn(listen: "off" | "direct") {
@@ -75,7 +76,7 @@ describe.skipIf(!installed)("through PgBouncer in transaction mode", () => {
     }
     await expectExactlyOnce(e2e.db(), run.json!.tree_id);
     process.stderr.write(`pooler, LISTEN ${listen}: -p fan-in took ${wallMs} ms\n`);
-    expect(wallMs).toBeLessThan(30_000);
+    expect(wallMs).toBeLessThan(45_000);
   }
 
   it("WARREN_POOLER=transaction, LISTEN off (the default): a -p fan-in delivers exactly once", () =>
