@@ -1,7 +1,7 @@
 // Resolving an agent reference: full id, unique id prefix (≥ 4), unique name in the tree, or `parent`.
 import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
-import { isPool, preparedFor } from "../db/prepared.js";
+import { isPool, namedStatements, preparedFor } from "../db/prepared.js";
 import { agents, type AgentRow } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
 import { textProblem } from "./text.js";
@@ -28,7 +28,7 @@ export function displayName(agent: Pick<AgentRow, "id" | "name">): string {
 
 export async function getAgent(q: Queryable, id: string): Promise<AgentRow | undefined> {
   if (!UUID.test(id)) return undefined;
-  if (!isPool(q)) {
+  if (!isPool(q) || !namedStatements(q)) {
     const [row] = await q.select().from(agents).where(eq(agents.id, id));
     return row;
   }

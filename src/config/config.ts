@@ -5,6 +5,7 @@ import path from "node:path";
 import type { Budget } from "../agents/agents.sql.js";
 import type { Price, Prices } from "../agents/cost.js";
 import { DEFAULT_LIMITS, type Limits } from "../agents/limits.js";
+import { poolerSetting, type PoolerMode } from "../db/pooler.js";
 import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from "./policy.js";
 
 type Env = Record<string, string | undefined>;
@@ -63,6 +64,11 @@ export interface Config {
    * at all ("off", e.g. when DATABASE_URL is PgBouncer in transaction mode). See listenUrlFor.
    */
   listenUrl?: string | null;
+  /**
+   * WARREN_POOLER=transaction: DATABASE_URL is a pooler in transaction mode (db/pooler.ts); LISTEN
+   * is then off unless WARREN_LISTEN_URL names a direct connection.
+   */
+  pooler?: PoolerMode;
   /** Where the config came from, for `--help` and error messages. */
   configPath?: string;
 }
@@ -173,6 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
       positive(env.WARREN_LEASE_SECONDS ?? fc.lease_seconds, "lease_seconds", 30),
     ),
     listenUrl: listenUrlSetting(env.WARREN_LISTEN_URL),
+    ...poolerConfig(env),
     fileAccess: fileAccessSetting(fc.file_access, "file_access") ?? "cwd",
     policy: policySetting(fc.policy, "policy"),
     notify: fc.notify !== false,
@@ -224,6 +231,15 @@ function usdChecked(budget: Budget | undefined, name: string): Budget | undefine
   return budget;
 }
 
+function poolerConfig(env: Env): { pooler?: PoolerMode } {
+  try {
+    const pooler = poolerSetting(env);
+    return pooler ? { pooler } : {};
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
 function listenUrlSetting(value: string | undefined): string | null | undefined {
   if (!value) return undefined;
   if (value.trim().toLowerCase() === "off") return null;
@@ -273,9 +289,15 @@ export function defaultWorkerThreads(cores: number): number {
   return cores <= 2 ? 1 : 2;
 }
 
-/** The URL the LISTEN connection uses beside the database at `databaseUrl`; null: LISTEN off. */
+/**
+ * The URL the LISTEN connection uses beside the database at `databaseUrl`; null: LISTEN off.
+ * Behind a pooler in transaction mode the database's URL cannot LISTEN (the pooler hands each
+ * transaction to any server connection, and notifications go to whichever ran the LISTEN), so
+ * without WARREN_LISTEN_URL it is off.
+ */
 export function listenUrlFor(config: Config, databaseUrl: string): string | null {
-  return config.listenUrl === undefined ? databaseUrl : config.listenUrl;
+  if (config.listenUrl !== undefined) return config.listenUrl;
+  return config.pooler === "transaction" ? null : databaseUrl;
 }
 
 function contextWindows(

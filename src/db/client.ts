@@ -1,6 +1,8 @@
 // A database handle: a pg pool wrapped by drizzle. Created by callers and passed in, never global.
+import { sql } from "drizzle-orm";
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import pg from "pg";
+import { markUnnamed } from "./prepared.js";
 import * as schema from "./schema.js";
 
 export type Db = NodePgDatabase<typeof schema> & { $client: pg.Pool };
@@ -27,6 +29,12 @@ export interface DbOptions {
    * statements are also planned once per connection (plan_cache_mode = force_generic_plan).
    */
   relaxedCommits?: boolean;
+  /**
+   * Behind a pooler in transaction mode (WARREN_POOLER=transaction, db/pooler.ts): no startup
+   * options; the session limits (and relaxed commits) are set at the start of each explicit
+   * transaction instead, and db/prepared.ts runs unnamed statements.
+   */
+  pooler?: boolean;
 }
 
 /**
@@ -137,6 +145,7 @@ class FencedClient extends pg.Client {
 
   constructor(config?: string | pg.ClientConfig) {
     super(config);
+    if (typeof config === "object" && (config as PoolConfig).warrenPooler) markUnnamed(this);
     this.on("error", (err: Error) => {
       this.lostConnection ??= err;
     });
@@ -159,9 +168,14 @@ class FencedClient extends pg.Client {
   }
 }
 
+/** The pool's options, which pg-pool hands to each client it creates (FencedClient reads it). */
+type PoolConfig = pg.PoolConfig & { warrenPooler?: boolean };
+
 export function createDb(connectionString: string, options: DbOptions = {}): Db {
   const queryTimeout = queryTimeoutMs(options.queryTimeoutMs);
-  const pool = new pg.Pool({
+  const limits = sessionLimits(options.session, queryTimeout);
+  const session = sessionConfig(limits, options.relaxedCommits);
+  const config: PoolConfig = {
     Client: FencedClient,
     connectionString,
     max: options.max ?? 4,
@@ -170,11 +184,55 @@ export function createDb(connectionString: string, options: DbOptions = {}): Db 
     // A dead or half-open connection fails fast (and is retried) instead of hanging a turn.
     connectionTimeoutMillis: 10_000,
     query_timeout: queryTimeout,
-    ...sessionConfig(sessionLimits(options.session, queryTimeout), options.relaxedCommits),
-  });
+    ...session,
+  };
+  if (options.pooler) {
+    delete config.options;
+    config.warrenPooler = true;
+  }
+  const pool = new pg.Pool(config);
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on("error", () => {});
-  return drizzle(pool, { schema }) as Db;
+  const db = drizzle(pool, { schema }) as Db;
+  if (options.pooler) {
+    markUnnamed(pool);
+    settingsPerTransaction(db, transactionSettings(limits, options.relaxedCommits));
+  }
+  return db;
+}
+
+/**
+ * The settings that sessionConfig sends at connect, as one statement local to a transaction
+ * (set_config(…, true) ends with it), for a pooler that carries no session state; null if none.
+ */
+export function transactionSettings(limits: SessionLimits, relaxedCommits = false): string | null {
+  const settings: [string, string][] = [
+    ["idle_in_transaction_session_timeout", String(limits.idleInTransactionMs)],
+    ["lock_timeout", String(limits.lockTimeoutMs)],
+    ["statement_timeout", String(limits.statementTimeoutMs)],
+  ].filter(([, ms]) => Number(ms) > 0) as [string, string][];
+  // A write that must commit durably sets synchronous_commit = on later in its transaction (or
+  // in its own statement, DURABLE_COMMIT), which overrides this. plan_cache_mode is left out: it
+  // only concerns named statements, which a pooler cannot carry.
+  if (relaxedCommits) settings.push(["synchronous_commit", "off"]);
+  if (settings.length === 0) return null;
+  return `select ${settings.map(([name, value]) => `set_config('${name}', '${value}', true)`).join(", ")}`;
+}
+
+/**
+ * Each explicit transaction (db.transaction) starts with `settings`: the lock waits, the idle
+ * transactions and the long statements that the session limits end are all inside explicit
+ * transactions; a lone statement is its own transaction and the client's query timeout bounds it.
+ * One round trip more per transaction, only behind a pooler.
+ */
+function settingsPerTransaction(db: Db, settings: string | null): void {
+  if (settings === null) return;
+  const begin = db.transaction.bind(db);
+  db.transaction = ((work, config) =>
+    begin(async (tx) => {
+      await tx.execute(sql.raw(settings));
+      return work(tx);
+    }, config)) as Db["transaction"];
 }
 
 export async function closeDb(db: Db): Promise<void> {

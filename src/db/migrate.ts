@@ -22,9 +22,18 @@ export async function migrate(connectionString: string): Promise<void> {
   }
 }
 
-/** Brings the database up to date over `client` (connected, left open, outside a transaction). */
-export async function migrateWith(client: pg.Client): Promise<void> {
+/**
+ * Brings the database up to date over `client` (connected, left open, outside a transaction).
+ * Behind a pooler in transaction mode (`pooler`) a session's advisory lock could be taken on one
+ * server connection and released on another (and then held until that connection closes), so
+ * the whole migration runs in one transaction under a transaction-level lock instead.
+ */
+export async function migrateWith(
+  client: pg.Client,
+  options: { pooler?: boolean } = {},
+): Promise<void> {
   if (await upToDate(client)) return;
+  if (options.pooler) return migrateInOneTransaction(client);
   // Quiet the NOTICEs of "IF NOT EXISTS" statements.
   await client.query("SET client_min_messages = warning");
   await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY]);
@@ -35,6 +44,26 @@ export async function migrateWith(client: pg.Client): Promise<void> {
     await drizzleMigrate(drizzle(client), { migrationsFolder: migrationsFolder() });
   } finally {
     await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY]);
+  }
+}
+
+/**
+ * drizzle's migrator inside a transaction of ours: its own BEGIN only warns ("already a
+ * transaction in progress"), its COMMIT ends ours (releasing the lock once every migration is
+ * in), and its ROLLBACK on a failure undoes everything; our COMMIT afterwards is then a no-op.
+ */
+async function migrateInOneTransaction(client: pg.Client): Promise<void> {
+  await client.query("BEGIN");
+  try {
+    await client.query("SET LOCAL client_min_messages = error");
+    await client.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK_KEY]);
+    const { drizzle } = await import("drizzle-orm/node-postgres");
+    const { migrate: drizzleMigrate } = await import("drizzle-orm/node-postgres/migrator");
+    await drizzleMigrate(drizzle(client), { migrationsFolder: migrationsFolder() });
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
   }
 }
 

@@ -10,6 +10,23 @@ export interface Prepared {
 }
 
 /**
+ * Pools and connections behind a pooler in transaction mode (createDb's `pooler`): a named
+ * statement is prepared on one server connection, and the pooler may run the next call on
+ * another, which does not know it ("prepared statement … does not exist"). There statements go
+ * unnamed: parsed and planned on each call.
+ */
+const unnamed = new WeakSet<object>();
+
+export function markUnnamed(poolOrClient: object): void {
+  unnamed.add(poolOrClient);
+}
+
+/** Whether named statements may be used on `q` (false behind a pooler in transaction mode). */
+export function namedStatements(q: Queryable): boolean {
+  return !unnamed.has(clientOf(q));
+}
+
+/**
  * Runs a named statement on `q`: the pool (any connection), or the connection of an open
  * transaction. Rows come as pg parses them (timestamps as Date, bigint as text, json parsed),
  * without drizzle's building and mapping, which cost more CPU than a short statement's run.
@@ -19,11 +36,10 @@ export async function runPrepared<R extends QueryResultRow>(
   statement: Prepared,
   values: unknown[],
 ): Promise<R[]> {
-  const result = await clientOf(q).query<R>({
-    name: statement.name,
-    text: statement.text,
-    values,
-  });
+  const client = clientOf(q);
+  const result = unnamed.has(client)
+    ? await client.query<R>({ text: statement.text, values })
+    : await client.query<R>({ name: statement.name, text: statement.text, values });
   return result.rows;
 }
 

@@ -5,6 +5,7 @@ import path from "node:path";
 import pg from "pg";
 import { createDb, type Db } from "./client.js";
 import { migrateWith } from "./migrate.js";
+import { POOLER_FIX, poolerSetting, rejectsStartupParameter } from "./pooler.js";
 import { DatabaseUnavailableError, maskUrl } from "./unavailable.js";
 
 export { DatabaseUnavailableError, maskUrl };
@@ -29,7 +30,16 @@ export interface ConnectCheckOptions {
   /** Where the URL came from, named in the error, e.g. "DATABASE_URL" or "embedded". */
   source?: string;
   timeoutMs?: number;
+  /** Behind a pooler in transaction mode (WARREN_POOLER): connect without startup options. */
+  pooler?: boolean;
 }
+
+/**
+ * What the check connection sends as startup options when not behind a pooler: harmless (the
+ * migrations set it anyway), but a pooler that rejects warren's pools' options rejects it the
+ * same way, so that is said at once, with the fix, instead of by the pools' first query.
+ */
+const PROBE_OPTIONS = "-c client_min_messages=warning";
 
 /** Connects once and runs `SELECT 1`, turning any failure into a DatabaseUnavailableError. */
 export async function connectChecked(
@@ -43,7 +53,11 @@ export async function connectChecked(
 /** connectChecked's connection, left open for the caller to use and end. */
 async function connectClient(url: string, options: ConnectCheckOptions): Promise<pg.Client> {
   const { source = "DATABASE_URL", timeoutMs = 5_000 } = options;
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeoutMs });
+  const client = new pg.Client({
+    connectionString: url,
+    connectionTimeoutMillis: timeoutMs,
+    ...(options.pooler ? {} : { options: PROBE_OPTIONS }),
+  });
   client.on("error", () => {});
   try {
     await client.connect();
@@ -52,6 +66,15 @@ async function connectClient(url: string, options: ConnectCheckOptions): Promise
   } catch (error) {
     await client.end().catch(() => {});
     const where = `${maskUrl(url)} (${source})`;
+    if (rejectsStartupParameter(error)) {
+      const code = (error as { code?: string }).code;
+      const reason = `${describe(error, timeoutMs)}${code ? ` [${code}]` : ""}`;
+      throw new DatabaseUnavailableError(
+        `the database at ${where} rejects warren's startup options (${reason}): ${POOLER_FIX}`,
+        maskUrl(url),
+        { cause: error },
+      );
+    }
     throw new DatabaseUnavailableError(
       `cannot reach the database at ${where}: ${describe(error, timeoutMs)}`,
       maskUrl(url),
@@ -68,15 +91,17 @@ async function connectClient(url: string, options: ConnectCheckOptions): Promise
  */
 export async function openDatabase(env: Env = process.env): Promise<{ db: Db; url: string }> {
   const url = await resolveDatabaseUrl(env);
+  const pooler = poolerSetting(env) === "transaction";
   const client = await connectClient(url, {
     source: env.DATABASE_URL ? "DATABASE_URL" : `embedded, ${warrenHome(env)}`,
+    pooler,
   });
   try {
-    await migrateWith(client);
+    await migrateWith(client, { pooler });
   } finally {
     await client.end().catch(() => {});
   }
-  return { db: createDb(url), url };
+  return { db: createDb(url, { pooler }), url };
 }
 
 function describe(error: unknown, timeoutMs: number): string {

@@ -4,6 +4,8 @@
 // retries with jittered backoff for up to about a minute. Also one-line descriptions of database
 // errors that never carry SQL text.
 
+import { POOLER_FIX, rejectsStartupParameter } from "./pooler.js";
+
 /** SQLSTATEs that a retry can cure; class 08 (connection exception) is matched as a class. */
 const TRANSIENT_SQLSTATES = new Set([
   "40001", // serialization_failure
@@ -37,6 +39,22 @@ const TRANSIENT_MESSAGES = [
   /connection (?:reset|refused)/i,
 ];
 
+/**
+ * Failures that no retry cures, whatever their SQLSTATE: a pooler (PgBouncer reports everything
+ * as 08P01, a connection exception) refusing a startup parameter or a login. Said once, not
+ * retried as an outage.
+ */
+const PERMANENT_MESSAGES = [
+  /unsupported startup parameter/i,
+  /password authentication failed/i,
+  /SASL authentication failed/i,
+  /no such (?:user|database)/i,
+  /no pg_hba\.conf entry/i,
+];
+
+/** SQLSTATE class 28: invalid authorization (a wrong password, a role that may not log in). */
+const PERMANENT_CLASS = /^28[0-9A-Z]{3}$/;
+
 interface ErrorLike {
   code?: unknown;
   message?: unknown;
@@ -69,8 +87,22 @@ function messageOf(err: unknown): string {
   return typeof message === "string" ? message : String(err);
 }
 
+/** Is `err` (or what it wraps) a configuration that every attempt fails the same way on? */
+export function isPermanent(err: unknown): boolean {
+  for (let current = err, depth = 0; current && depth < 5; depth++) {
+    const code = codeOf(current);
+    if (code !== undefined && PERMANENT_CLASS.test(code)) return true;
+    const message = messageOf(current);
+    if (!message.startsWith("Failed query:") && PERMANENT_MESSAGES.some((re) => re.test(message)))
+      return true;
+    current = (current as ErrorLike).cause;
+  }
+  return false;
+}
+
 /** Is `err` (or what it wraps) a failure that a retry after a pause may cure? */
 export function isTransient(err: unknown): boolean {
+  if (isPermanent(err)) return false;
   for (let current = err, depth = 0; current && depth < 5; depth++) {
     const code = codeOf(current);
     if (code !== undefined) {
@@ -99,7 +131,9 @@ export function describeDbError(err: unknown): string {
   if (message.startsWith("Failed query:")) message = "query failed";
   const first = (message.split("\n")[0] ?? "").trim();
   const short = first.length > 120 ? `${first.slice(0, 119)}…` : first;
-  return code && /^[0-9A-Z]{5}$/.test(code) ? `${short} [${code}]` : short || "unknown error";
+  const described =
+    code && /^[0-9A-Z]{5}$/.test(code) ? `${short} [${code}]` : short || "unknown error";
+  return rejectsStartupParameter(cause) ? `${described}; ${POOLER_FIX}` : described;
 }
 
 /** An error's first line for people: a database error's reason instead of drizzle's SQL text. */

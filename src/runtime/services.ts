@@ -26,6 +26,7 @@ export async function openServices(
     max: THREAD_POOL_SIZE,
     applicationName: "warren-worker",
     relaxedCommits: true,
+    pooler: config.pooler === "transaction",
   });
   const bus = await createBus(listenUrlFor(config, url), { onWarning });
   const model = createOpenAIModel({

@@ -42,6 +42,28 @@ describe("isTransient", () => {
     expect(isTransient(undefined)).toBe(false);
   });
 
+  it("never retries a pooler's refusal of a startup parameter or a login, but does its outages", () => {
+    // PgBouncer says everything with SQLSTATE 08P01 (class 08, a connection exception).
+    const permanent = [
+      "unsupported startup parameter: options",
+      "password authentication failed",
+      'no such database: "warren"',
+      "no such user: bob",
+    ];
+    for (const message of permanent) {
+      expect(isTransient(pgError("08P01", message)), message).toBe(false);
+      expect(isTransient(wrapped(pgError("08P01", message))), message).toBe(false);
+    }
+    expect(isTransient(pgError("28P01", "password authentication failed for user"))).toBe(false);
+    expect(describeDbError(pgError("08P01", "unsupported startup parameter: options"))).toBe(
+      "unsupported startup parameter: options [08P01]; set WARREN_POOLER=transaction (a pooler such as PgBouncer in transaction mode)",
+    );
+    // Its outages stay transient: the server behind it down, a wait for a server connection.
+    for (const message of ["pgbouncer cannot connect to server", "query_wait_timeout"]) {
+      expect(isTransient(pgError("08P01", message)), message).toBe(true);
+    }
+  });
+
   it("classifies what the driver really throws against a real server", async () => {
     const refused = new pg.Client({ connectionString: "postgres://x@127.0.0.1:1/x" });
     const err = await refused.connect().then(

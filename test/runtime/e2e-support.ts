@@ -5,12 +5,13 @@ import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import path from "node:path";
 import { asc, eq } from "drizzle-orm";
-import { afterEach, beforeEach } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { agents, type AgentRow } from "../../src/agents/agents.sql.js";
 import { events, type EventRow } from "../../src/agents/events.sql.js";
 import type { Db } from "../../src/db/client.js";
 import { mail, type MailRow } from "../../src/mail/mail.sql.js";
 import { useTestDatabase } from "../support/db.js";
+import { startPgbouncer, type Pgbouncer } from "../support/pgbouncer.js";
 import {
   agentNameOf,
   startFakeModel,
@@ -54,8 +55,52 @@ export interface E2E {
   warren(args: string[]): Promise<WarrenRun>;
 }
 
+/**
+ * WARREN_TEST_POOLER=off|direct runs every `warren` of these tests through a real PgBouncer in
+ * transaction mode (WARREN_POOLER=transaction), with LISTEN off or LISTEN straight to Postgres
+ * (WARREN_LISTEN_URL); the tests' own reads and writes still go to Postgres directly.
+ */
+function poolerUnderTest(): "off" | "direct" | undefined {
+  const mode = process.env.WARREN_TEST_POOLER;
+  if (!mode) return undefined;
+  if (mode === "off" || mode === "direct") return mode;
+  throw new Error(`WARREN_TEST_POOLER must be "off" or "direct", got "${mode}"`);
+}
+
+const LISTEN_OFF_LINE =
+  "warren: notifications unavailable (LISTEN is off); waits and claims re-check every 1 s\n";
+
+/**
+ * A run with LISTEN off (WARREN_TEST_POOLER=off) says so in one line on stderr; a `-p` run must
+ * (`required`). That line is taken out so the tests see the rest as they would without a pooler.
+ */
+function withoutListenOffLine(
+  run: WarrenRun,
+  env: NodeJS.ProcessEnv,
+  required: boolean,
+): WarrenRun {
+  if (poolerUnderTest() !== "off" || env.WARREN_LISTEN_URL !== "off") return run;
+  if (!run.stderr.includes(LISTEN_OFF_LINE)) {
+    if (required && run.code === 0) {
+      throw new Error(`LISTEN off, but -p did not say so on stderr: ${JSON.stringify(run.stderr)}`);
+    }
+    return run;
+  }
+  return { ...run, stderr: run.stderr.replace(LISTEN_OFF_LINE, "") };
+}
+
 export function useE2E(): E2E {
   const database = useTestDatabase();
+  const pooler = poolerUnderTest();
+  let bouncer: Pgbouncer | undefined;
+  if (pooler) {
+    beforeAll(async () => {
+      bouncer = await startPgbouncer(database().url);
+    });
+    afterAll(async () => {
+      await bouncer?.stop();
+    });
+  }
   let fake: FakeModel | undefined;
   beforeEach(async () => {
     fake = await startFakeModel();
@@ -73,8 +118,19 @@ export function useE2E(): E2E {
     if (!fake) throw new Error("the fake model exists only inside a test");
     return fake;
   };
-  const env = (extra: Record<string, string> = {}, modelUrl = theFake().baseURL) =>
-    warrenEnv({ databaseUrl: database().url, modelUrl, extra });
+  const env = (extra: Record<string, string> = {}, modelUrl = theFake().baseURL) => {
+    if (!pooler || !bouncer) return warrenEnv({ databaseUrl: database().url, modelUrl, extra });
+    const direct = database().url;
+    return warrenEnv({
+      databaseUrl: bouncer.urlFor(direct),
+      modelUrl,
+      extra: {
+        WARREN_POOLER: "transaction",
+        WARREN_LISTEN_URL: pooler === "off" ? "off" : direct,
+        ...extra,
+      },
+    });
+  };
 
   return {
     db: () => database().db,
@@ -88,10 +144,13 @@ export function useE2E(): E2E {
       }
       const args = ["-p", text, "--timeout", String(options.timeout ?? 60)];
       if (options.json !== false) args.push("--json");
-      const run = await runWarren(args, runEnv);
+      const run = withoutListenOffLine(await runWarren(args, runEnv), runEnv, true);
       return { ...run, json: parseJson(run.stdout) };
     },
-    warren: (args) => runWarren(args, env()),
+    warren: async (args) => {
+      const runEnv = env();
+      return withoutListenOffLine(await runWarren(args, runEnv), runEnv, false);
+    },
   };
 }
 
