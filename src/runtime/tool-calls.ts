@@ -8,7 +8,8 @@ import { setState } from "../agents/tree.js";
 import { withRetry } from "../db/retry.js";
 import { outage, type WarningSink } from "../db/warning.js";
 import type { Bus } from "../bus/bus.js";
-import { fileAccessFor, type Config } from "../config/config.js";
+import type { Config } from "../config/config.js";
+import { capabilitiesOf, childCapabilities } from "../agents/capabilities.js";
 import type { Db } from "../db/client.js";
 import type { ToolCall } from "../llm/model.js";
 import type { FanInEntry } from "../mail/wait.js";
@@ -237,8 +238,8 @@ async function execute(
     agent,
     limits: config.limits,
     profiles: config.profiles,
-    fileAccess: fileAccessFor(config, agent.profile),
-    childBudget: config.budget,
+    fileAccess: capabilitiesOf(config, agent).fileAccess,
+    forkCapabilities: (request) => childCapabilities(config, agent, request),
     assistantEventId: deps.assistantEventId,
     toolCallId: call.id,
     fence: deps.fence,

@@ -75,6 +75,9 @@ export const forkTool: Tool<AgentToolContext> = {
     const parsedBudget = parseBudget(budget);
     if (typeof parsedBudget === "string") return fail("INVALID_ARGS", parsedBudget);
     try {
+      // Never wider than this agent's own (agents/capabilities.ts): tools, file access, sandbox,
+      // policy, a budget capped by what this agent has left.
+      const granted = ctx.forkCapabilities({ profile: chosen, budget: parsedBudget });
       // The child and this call's result commit together, in one statement that locks the root
       // first and is fenced by the lease (effects.ts), with the response's other forks
       // (fork-batch.ts): one transaction, one round trip for them all.
@@ -92,8 +95,7 @@ export const forkTool: Tool<AgentToolContext> = {
             profile: typeof profile === "string" ? profile : null,
             systemPrompt: childSystemPrompt(chosen),
             model: chosen?.model ?? null,
-            budget: { ...ctx.childBudget, ...chosen?.budget, ...parsedBudget },
-            policy: chosen?.policy ? [chosen.policy] : [],
+            ...granted,
           },
           ctx.limits,
           resultStamp(ctx),
