@@ -202,15 +202,26 @@ END $do$;
 --> statement-breakpoint
 -- No warren function is executable by PUBLIC (audit of 0000-0021: warren_feed_sync is the only
 -- SECURITY DEFINER one; the others run with their caller's rights, and trigger functions cannot
--- be called directly). The owner keeps EXECUTE; a separate runtime role is granted it
--- (docs/handoff/narrow.md). test/security/db-roles.test.ts checks every function in the schema.
+-- be called directly). The owner keeps EXECUTE. A role that may already write the agents table
+-- is one of warren's (a runtime role set up as docs/handoff/narrow.md says): it is granted
+-- EXECUTE here, so an upgrade does not lock it out; roles made later are granted it by hand.
+-- test/security/db-roles.test.ts checks every function in the schema.
 DO $do$
 DECLARE
   f regprocedure;
+  r name;
 BEGIN
   FOR f IN SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p
-            WHERE p.pronamespace = current_schema()::regnamespace AND p.proname LIKE 'warren\_%'
+            WHERE p.pronamespace = pg_catalog.current_schema()::regnamespace
+              AND p.proname LIKE 'warren\_%'
   LOOP
-    EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+    EXECUTE pg_catalog.format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+    FOR r IN SELECT DISTINCT g.grantee::name FROM information_schema.role_table_grants g
+              WHERE g.table_schema = pg_catalog.current_schema() AND g.table_name = 'agents'
+                AND g.privilege_type = 'INSERT' AND g.grantee <> 'PUBLIC'
+                AND g.grantee::name <> CURRENT_USER
+    LOOP
+      EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %I', f, r);
+    END LOOP;
   END LOOP;
 END $do$;
