@@ -23,7 +23,7 @@ export interface AgentToolContext extends BaseToolContext {
    * What a child forked now may do: the caller's capabilities narrowed by what the fork asks
    * (agents/capabilities.ts childCapabilities). Throws LIMIT_EXCEEDED when no budget is left.
    */
-  forkCapabilities(request: ForkRequest): ChildCapabilities;
+  forkCapabilities(request: ForkRequest): Promise<ChildCapabilities>;
   /** The assistant event whose response made this call (the `inherit` cutoff for fork). */
   assistantEventId: number;
   toolCallId: string;

@@ -75,13 +75,14 @@ export const forkTool: Tool<AgentToolContext> = {
     const parsedBudget = parseBudget(budget);
     if (typeof parsedBudget === "string") return fail("INVALID_ARGS", parsedBudget);
     try {
-      // Never wider than this agent's own (agents/capabilities.ts): tools, file access, sandbox,
-      // policy, a budget capped by what this agent has left.
-      const granted = ctx.forkCapabilities({ profile: chosen, budget: parsedBudget });
       // The child and this call's result commit together, in one statement that locks the root
       // first and is fenced by the lease (effects.ts), with the response's other forks
       // (fork-batch.ts): one transaction, one round trip for them all.
       return await commitOnce(ctx, async () => {
+        // Never wider than this agent's own (agents/capabilities.ts): tools, file access, sandbox,
+        // policy, a budget capped by what this agent has left. Inside the attempt: a replay whose
+        // budget is now spent finds its recorded result (commitOnce) instead of a refusal.
+        const granted = await ctx.forkCapabilities({ profile: chosen, budget: parsedBudget });
         const result = await forkCall(
           ctx.db,
           ctx.agent.id,

@@ -26,7 +26,7 @@ export async function toolContext(
     profiles: {},
     fileAccess: "cwd",
     // As the runtime computes it, from a config without a file: no budget for children.
-    forkCapabilities: (request) =>
+    forkCapabilities: async (request) =>
       childCapabilities(
         { ...loadConfig({ WARREN_CONFIG: "/nonexistent/warren.json" }), budget: {} },
         agent,
