@@ -10,11 +10,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AgentRow } from "../../src/agents/agents.sql.js";
 import { capabilitiesOf, childCapabilities } from "../../src/agents/capabilities.js";
 import { getAgent } from "../../src/agents/refs.js";
-import { createTree } from "../../src/agents/tree.js";
+import { createTree, forkAgent } from "../../src/agents/tree.js";
 import { createBus, type Bus } from "../../src/bus/bus.js";
 import { loadConfig, type Config } from "../../src/config/config.js";
 import { createOpenAIModel } from "../../src/llm/openai.js";
 import { startScheduler, type Scheduler } from "../../src/runtime/scheduler.js";
+import { createActions } from "../../src/ui/actions.js";
+import { createController } from "../../src/ui/controller.js";
 import { useTestDatabase } from "../support/db.js";
 import { agentNameOf, startFakeModel, type FakeModel } from "../support/fake-model.js";
 import { after } from "../runtime/e2e-support.js";
@@ -235,5 +237,52 @@ describe("a fork never widens", () => {
       sql`select 1 from agents where name = 'depth-too-deep'`,
     );
     expect(rows.rows).toHaveLength(0);
+  });
+
+  it("the TUI's /fork narrows the same way: a reader's /fork child gets no bash", async () => {
+    const { db } = database();
+    const top = await createTree(db, { name: "ui-root", cwd: workdir });
+    const reader = await forkAgent(db, top.id, {
+      name: "ui-reader",
+      context: "fresh",
+      ...childCapabilities(config, top, { profile: config.profiles.reader }),
+    });
+    const controller = createController({
+      db,
+      feed: {
+        treeId: top.id,
+        subscribe: () => () => {},
+        watchStreams: () => {},
+        close: async () => {},
+      },
+      rootId: top.id,
+      onChange: () => {},
+      onError: (message) => expect.fail(message),
+    });
+    await controller.start();
+    await controller.view(reader.id);
+    const actions = createActions({
+      db,
+      config,
+      controller,
+      helpLines: () => [],
+      treeLines: () => [],
+      search: () => {},
+      quit: () => {},
+      onChange: () => {},
+    });
+    await actions.submit("/fork --name ui-grandchild");
+    const grandchild = await agentNamed("ui-grandchild");
+    controller.close();
+    expect(grandchild.parent_id).toBe(reader.id);
+    expect(capabilitiesOf(config, grandchild).tools).toEqual([
+      "fork",
+      "glob",
+      "grep",
+      "read_file",
+      "send",
+      "wait",
+    ]);
+    expect(grandchild.budget.turns).toBe(config.budget.turns);
   });
 });
