@@ -114,10 +114,7 @@ export async function resumeDanglingCalls(
     .map((c) => ({ ...c, arguments: remainingWait(c.arguments, dangling.ageSeconds) }));
   const offered = toolsFor(capabilitiesOf(deps.config, agent).tools);
   if (rerun.length > 0) {
-    await runToolCalls(
-      toolRunDeps(deps, agent, dangling.eventId, signal, offered),
-      rerun,
-    );
+    await runToolCalls(toolRunDeps(deps, agent, dangling.eventId, signal, offered), rerun);
   }
   if (waits.length === 0) return;
   if (!dangling.byPerson) {
