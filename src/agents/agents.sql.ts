@@ -12,6 +12,7 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 
+import type { FileAccess, SandboxMode } from "../config/config.js";
 import type { ApproveMode, Policy } from "../config/policy.js";
 
 export const AGENT_STATES = ["idle", "running", "waiting", "dead"] as const;
@@ -28,6 +29,17 @@ export interface Budget {
    * reaped ones included); on any other agent, its own.
    */
   usd?: number;
+}
+
+/**
+ * What a forked agent may do, as its fork computed it from its parent's (capabilities.ts). A
+ * grandchild narrows from these, never from the config.
+ */
+export interface StoredCaps {
+  /** Tool names offered, or null: every tool. */
+  tools: string[] | null;
+  file_access: FileAccess;
+  sandbox: SandboxMode;
 }
 
 /** One awaited agent of a fan-in wait, as the status layer shows it. */
@@ -78,6 +90,8 @@ export const agents = pgTable(
     lease_epoch: bigint("lease_epoch", { mode: "number" }).notNull().default(0),
     /** Tool policies that narrow the config's for this agent (its profiles', inherited by forks). */
     policy: jsonb("policy").$type<Policy[]>().notNull().default([]),
+    /** A fork's capabilities (capabilities.ts); null on roots: theirs come from the config. */
+    caps: jsonb("caps").$type<StoredCaps>(),
     /** On a root: how its tree answers tool calls the policy marks `ask` (`--approve`). */
     approve: text("approve").$type<ApproveMode>(),
     /** The event that started the last counted turn: a resumed turn is not counted twice. */

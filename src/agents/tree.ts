@@ -4,7 +4,13 @@ import { and, asc, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db, Queryable } from "../db/client.js";
 import { agentChannel, notify, stopNotifiesSql, WORK_CHANNEL } from "../bus/channels.js";
 import { escapeLine } from "../text/escape.js";
-import { agents, type AgentRow, type AgentState, type Budget } from "./agents.sql.js";
+import {
+  agents,
+  type AgentRow,
+  type AgentState,
+  type Budget,
+  type StoredCaps,
+} from "./agents.sql.js";
 import { events } from "./events.sql.js";
 import { appendEvent } from "./events.js";
 import { AgentError, LeaseLost, type Fence } from "./errors.js";
@@ -30,6 +36,8 @@ export interface NewAgent {
   approve?: ApproveMode;
   /** Tool policies that narrow the config's (a profile's); a fork adds them to its parent's. */
   policy?: Policy[];
+  /** A fork's capabilities, from childCapabilities (capabilities.ts); a root has none. */
+  caps?: StoredCaps;
 }
 
 export interface ForkOptions extends NewAgent {
@@ -151,6 +159,7 @@ export function runForks(
     context: (options.context ?? "inherit") === "inherit" ? "inherit" : "fresh",
     cutoff: options.inheritUntilEvent ?? null,
     policy: options.policy ?? [],
+    caps: options.caps ?? null,
     key: record?.key ?? null,
     data: record ? { tool_call_id: record.toolCallId, name: "fork" } : null,
   }));

@@ -13,6 +13,9 @@ type Env = Record<string, string | undefined>;
 /** How far the file tools reach: the agent's working directory only, or anywhere. */
 export type FileAccess = "cwd" | "any";
 
+/** Whether `bash` runs in the OS sandbox (SPEC §3): where it works, always, or never. */
+export type SandboxMode = "auto" | "on" | "off";
+
 export interface Profile {
   system_prompt?: string;
   /** Tool names this profile may use (default: all). */
@@ -23,6 +26,8 @@ export interface Profile {
   file_access?: FileAccess;
   /** Narrows the tool policy for agents of this profile and their forks (policy.ts). */
   policy?: Policy;
+  /** A fork with this profile may only make the sandbox stricter (capabilities.ts). */
+  sandbox?: SandboxMode;
 }
 
 export interface ModelConfig {
@@ -50,6 +55,8 @@ export interface Config {
   fileAccess: FileAccess;
   /** The tool policy over the defaults (policy.ts); profiles narrow it. */
   policy?: Policy;
+  /** The sandbox for roots (default "auto"); forks narrow it (capabilities.ts). */
+  sandbox?: SandboxMode;
   /** The TUI's terminal title with the tree's counts, and a bell/OSC 9 on what needs the person. */
   notify: boolean;
   /** How new trees answer `ask` (WARREN_APPROVE); unset: the TUI asks, `-p` answers no. */
@@ -144,6 +151,8 @@ export function loadConfig(env: Env = process.env): Config {
   for (const [name, profile] of Object.entries(fc.profiles ?? {})) {
     fileAccessSetting(profile?.file_access, `profiles.${name}.file_access`);
     policySetting(profile?.policy, `profiles.${name}.policy`);
+    sandboxSetting(profile?.sandbox, `profiles.${name}.sandbox`);
+    toolsSetting(profile?.tools, `profiles.${name}.tools`);
   }
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
   const baseURL = env.OPENAI_BASE_URL || fc.base_url || undefined;
@@ -253,6 +262,19 @@ function fileAccessSetting(value: unknown, name: string): FileAccess | undefined
   if (value === undefined || value === null) return undefined;
   if (value === "cwd" || value === "any") return value;
   throw new ConfigError(`${name} must be "cwd" or "any", got ${JSON.stringify(value)}`);
+}
+
+function sandboxSetting(value: unknown, name: string): SandboxMode | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (value === "auto" || value === "on" || value === "off") return value;
+  throw new ConfigError(`${name} must be "auto", "on" or "off", got ${JSON.stringify(value)}`);
+}
+
+function toolsSetting(value: unknown, name: string): void {
+  if (value === undefined || value === null) return;
+  if (!Array.isArray(value) || value.some((t) => typeof t !== "string")) {
+    throw new ConfigError(`${name} must be a list of tool names`);
+  }
 }
 
 function approveSetting(value: string): ApproveMode {

@@ -7,6 +7,7 @@ import type { Db } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { ToolCall } from "../llm/model.js";
 import { toolsFor, type AnyTool } from "../tools/registry.js";
+import { capabilitiesOf } from "../agents/capabilities.js";
 import { waitTool } from "../tools/wait.js";
 import { INTERRUPTED_RESULT } from "./context.js";
 import { isPersonCall } from "./person-wait.js";
@@ -111,12 +112,9 @@ export async function resumeDanglingCalls(
   const waits = dangling.calls
     .filter((c) => c.name === "wait")
     .map((c) => ({ ...c, arguments: remainingWait(c.arguments, dangling.ageSeconds) }));
-  const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
+  const offered = toolsFor(capabilitiesOf(deps.config, agent).tools);
   if (rerun.length > 0) {
-    await runToolCalls(
-      toolRunDeps(deps, agent, dangling.eventId, signal, toolsFor(profile)),
-      rerun,
-    );
+    await runToolCalls(toolRunDeps(deps, agent, dangling.eventId, signal, offered), rerun);
   }
   if (waits.length === 0) return;
   if (!dangling.byPerson) {
@@ -135,7 +133,7 @@ export async function resumeDanglingCalls(
       epoch,
     );
   }
-  const tools = toolsFor(profile).filter((t) => t.name === "wait");
+  const tools = offered.filter((t) => t.name === "wait");
   await runToolCalls(
     toolRunDeps(
       deps,

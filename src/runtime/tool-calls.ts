@@ -5,10 +5,12 @@ import { appendToolResult } from "../agents/events.js";
 import { eventKey, isDuplicateKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
 import { setState } from "../agents/tree.js";
+import { getAgent } from "../agents/refs.js";
 import { withRetry } from "../db/retry.js";
 import { outage, type WarningSink } from "../db/warning.js";
 import type { Bus } from "../bus/bus.js";
-import { fileAccessFor, type Config } from "../config/config.js";
+import type { Config } from "../config/config.js";
+import { capabilitiesOf, childCapabilities } from "../agents/capabilities.js";
 import type { Db } from "../db/client.js";
 import type { ToolCall } from "../llm/model.js";
 import type { FanInEntry } from "../mail/wait.js";
@@ -50,6 +52,26 @@ export interface ToolRunDeps {
 }
 
 type Parsed = { ok: true; value: unknown } | { ok: false; message: string };
+
+/** The agent's row as the response's answer left it, read once per response (counted). */
+const countedRows = new WeakMap<ToolRunDeps, Promise<AgentRow>>();
+
+/**
+ * The agent's counters with this response counted: the turn's row predates the answer that
+ * counted the turn and its tokens, and a fork's budget is capped by what is left after them.
+ */
+function counted(deps: ToolRunDeps): Promise<AgentRow> {
+  let row = countedRows.get(deps);
+  if (!row) {
+    row = withRetry(() => getAgent(deps.db, deps.agent.id), retryOptions(deps)).then(
+      (fresh) => fresh ?? deps.agent,
+    );
+    // A failed read is not kept: the next fork of the response asks again.
+    row.catch(() => countedRows.delete(deps));
+    countedRows.set(deps, row);
+  }
+  return row;
+}
 
 function parseArguments(text: string): Parsed {
   if (!text.trim()) return { ok: true, value: {} };
@@ -237,8 +259,8 @@ async function execute(
     agent,
     limits: config.limits,
     profiles: config.profiles,
-    fileAccess: fileAccessFor(config, agent.profile),
-    childBudget: config.budget,
+    fileAccess: capabilitiesOf(config, agent).fileAccess,
+    forkCapabilities: async (request) => childCapabilities(config, await counted(deps), request),
     assistantEventId: deps.assistantEventId,
     toolCallId: call.id,
     fence: deps.fence,

@@ -16,6 +16,7 @@ import { isTransient, shownError, withRetry } from "../db/retry.js";
 import { outage, type WarningSink } from "../db/warning.js";
 import { LeaseLost } from "./leases.js";
 import { toolsFor, toolSpecs, type AnyTool } from "../tools/registry.js";
+import { capabilitiesOf } from "../agents/capabilities.js";
 import { createStreamPublisher, endStream, setActivity } from "../feed/publish.js";
 import { estimateTokens } from "../llm/stream-assembly.js";
 import type { EventRow } from "../agents/events.sql.js";
@@ -282,8 +283,7 @@ async function step(
   tail: number,
   signal: AbortSignal,
 ): Promise<StepEnd> {
-  const profile = agent.profile ? deps.config.profiles[agent.profile] : undefined;
-  const tools = toolsFor(profile);
+  const tools = toolsFor(capabilitiesOf(deps.config, agent).tools);
   const asked = await askModel(deps, agent, known, tail, tools, signal);
   if (asked.calls.length === 0) return { end: asked.ended };
   await runToolCalls(toolRunDeps(deps, agent, asked.assistantId, signal, tools), asked.calls, {

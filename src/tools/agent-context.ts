@@ -5,7 +5,7 @@ import { isAgentError, isLeaseLost, type Fence } from "../agents/errors.js";
 import type { Limits } from "../agents/limits.js";
 import type { Bus } from "../bus/bus.js";
 import type { FileAccess, Profile } from "../config/config.js";
-import type { Budget } from "../agents/agents.sql.js";
+import type { ChildCapabilities, ForkRequest } from "../agents/capabilities.js";
 import type { Db } from "../db/client.js";
 import type { WarningSink } from "../db/warning.js";
 import type { FanInEntry } from "../mail/wait.js";
@@ -19,8 +19,11 @@ export interface AgentToolContext extends BaseToolContext {
   profiles: Record<string, Profile>;
   /** How far the file tools reach (paths.ts): the config's, or the agent's profile's. */
   fileAccess: FileAccess;
-  /** Budget given to children that name no budget of their own. */
-  childBudget: Budget;
+  /**
+   * What a child forked now may do: the caller's capabilities narrowed by what the fork asks
+   * (agents/capabilities.ts childCapabilities). Throws LIMIT_EXCEEDED when no budget is left.
+   */
+  forkCapabilities(request: ForkRequest): Promise<ChildCapabilities>;
   /** The assistant event whose response made this call (the `inherit` cutoff for fork). */
   assistantEventId: number;
   toolCallId: string;

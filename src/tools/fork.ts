@@ -79,6 +79,10 @@ export const forkTool: Tool<AgentToolContext> = {
       // first and is fenced by the lease (effects.ts), with the response's other forks
       // (fork-batch.ts): one transaction, one round trip for them all.
       return await commitOnce(ctx, async () => {
+        // Never wider than this agent's own (agents/capabilities.ts): tools, file access, sandbox,
+        // policy, a budget capped by what this agent has left. Inside the attempt: a replay whose
+        // budget is now spent finds its recorded result (commitOnce) instead of a refusal.
+        const granted = await ctx.forkCapabilities({ profile: chosen, budget: parsedBudget });
         const result = await forkCall(
           ctx.db,
           ctx.agent.id,
@@ -92,8 +96,7 @@ export const forkTool: Tool<AgentToolContext> = {
             profile: typeof profile === "string" ? profile : null,
             systemPrompt: childSystemPrompt(chosen),
             model: chosen?.model ?? null,
-            budget: { ...ctx.childBudget, ...chosen?.budget, ...parsedBudget },
-            policy: chosen?.policy ? [chosen.policy] : [],
+            ...granted,
           },
           ctx.limits,
           resultStamp(ctx),

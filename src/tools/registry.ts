@@ -1,5 +1,4 @@
-// All tools in one alphabetised list, filtered by an agent's profile.
-import type { Profile } from "../config/config.js";
+// All tools in one alphabetised list, filtered by an agent's capabilities (agents/capabilities.ts).
 import type { ToolSpec } from "../llm/model.js";
 import type { AgentToolContext } from "./agent-context.js";
 import { forkTool } from "./fork.js";
@@ -16,19 +15,26 @@ export const allTools: AnyTool[] = [forkTool, killTool, sendTool, waitTool, ...w
   (a, b) => a.name.localeCompare(b.name),
 );
 
-// Both lists are asked for on every model request and never change for a profile (the config is
-// read once), so each is built once: the same array each time also lets the model adapter and
-// the context estimate keep what they derive from it (openai.ts, compaction.ts). Read-only.
-const profileTools = new WeakMap<Profile, AnyTool[]>();
+// Both lists are asked for on every model request and never change for a tool set, so each is
+// built once: the same array each time also lets the model adapter and the context estimate keep
+// what they derive from it (openai.ts, compaction.ts). Read-only. Tool sets are few (one per
+// profile and the narrowings forks made of them); the map is bounded all the same.
+const byNames = new Map<string, AnyTool[]>();
+const MAX_SETS = 256;
 const specsOf = new WeakMap<AnyTool[], ToolSpec[]>();
 
-/** The tools an agent may use: its profile's list, or all of them. */
-export function toolsFor(profile: Profile | undefined): AnyTool[] {
-  if (!profile?.tools) return allTools;
-  return derived(profileTools, profile, ({ tools }) => {
-    const allowed = new Set(tools);
-    return allTools.filter((t) => allowed.has(t.name));
-  });
+/** The tools an agent may use: those named (capabilitiesOf(...).tools), or all of them (null). */
+export function toolsFor(names: readonly string[] | null | undefined): AnyTool[] {
+  if (!names) return allTools;
+  const key = [...names].sort().join("\u0000");
+  let tools = byNames.get(key);
+  if (!tools) {
+    const allowed = new Set(names);
+    tools = allTools.filter((t) => allowed.has(t.name));
+    if (byNames.size >= MAX_SETS) byNames.clear();
+    byNames.set(key, tools);
+  }
+  return tools;
 }
 
 export function toolSpecs(tools: AnyTool[]): ToolSpec[] {

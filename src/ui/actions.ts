@@ -5,6 +5,7 @@ import type { AgentRow } from "../agents/agents.sql.js";
 import { appendEvent } from "../agents/events.js";
 import { displayName, resolveAgentRef } from "../agents/refs.js";
 import { answerApproval, describeAnswer } from "../approvals/approvals.js";
+import { childCapabilities } from "../agents/capabilities.js";
 import { forkAgent, killAgent, reapDead } from "../agents/tree.js";
 import type { Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
@@ -220,7 +221,8 @@ export function createActions(options: ActionsOptions): Actions {
             ...(prompt ? { prompt } : {}),
             context: "inherit",
             systemPrompt: childSystemPrompt(undefined),
-            budget: config.budget,
+            // Never wider than the parent's, as the fork tool (agents/capabilities.ts).
+            ...childCapabilities(config, parent, {}),
           },
           config.limits,
         );

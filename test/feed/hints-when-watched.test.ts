@@ -230,6 +230,8 @@ describe("the hint triggers", () => {
       `grant select, insert, update, delete on all tables in schema public to "${role}"`,
     );
     await admin.query(`grant usage on all sequences in schema public to "${role}"`);
+    // Warren's functions are not PUBLIC's (migration 0021): its roles are granted them.
+    await admin.query(`grant execute on all functions in schema public to "${role}"`);
     const asRole = new URL(url);
     asRole.username = role;
     asRole.password = password;
