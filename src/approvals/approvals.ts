@@ -70,6 +70,34 @@ export async function markStarted(q: Queryable, id: number): Promise<boolean> {
   return rows.rows.length > 0;
 }
 
+/**
+ * Marks a call that asked and was let through without a person's answer (a tree-wide rule,
+ * `--approve all`) as started, recording its request as allowed: true when this worker may run
+ * it, false when it was started before (a crash after the start: it may have run, so it must not
+ * run again). Every path that runs an asked call marks it started first, so the resume rule (a
+ * call whose request never started runs again) can never run one twice.
+ */
+export async function markStartedWithout(
+  q: Queryable,
+  request: ApprovalRequest,
+  by: string,
+): Promise<boolean> {
+  const rows = await q.execute(sql`
+    insert into approvals (tree_id, agent_id, call_key, tool, subject, arguments, pattern,
+                           status, scope, answered_by, answered_at, started_at)
+    values (${request.treeId}, ${request.agentId}, ${request.callKey}, ${request.tool},
+            ${request.subject}, ${request.arguments}, ${request.pattern},
+            'allowed', 'once', ${by}, now(), now())
+    on conflict (agent_id, call_key) do update
+       set started_at = now(),
+           status = case when approvals.status = 'pending' then 'allowed' else approvals.status end,
+           answered_by = coalesce(approvals.answered_by, excluded.answered_by),
+           answered_at = coalesce(approvals.answered_at, now())
+     where approvals.started_at is null
+    returning id`);
+  return rows.rows.length > 0;
+}
+
 /** How the tree answers `ask` (recorded on its root when it started; older trees: `all`). */
 export async function treeApproveMode(q: Queryable, treeId: string): Promise<ApproveMode> {
   const rows = await q.execute<{ approve: ApproveMode | null }>(
