@@ -76,6 +76,13 @@ export async function openChecked(
   // The real path (symlinks resolved, checked inside by allowedPath); opened with O_NOFOLLOW, so
   // a symlink put in its place since is refused rather than followed.
   const real = await realPathOf(absolute);
+  // Resolved again, so checked again: a swap since allowedPath's look may lead elsewhere now.
+  if (root !== undefined && !isInside(root, real)) {
+    return refused(
+      "NOT_ALLOWED",
+      `"${given}" leads outside your working directory ${ctx.cwd}; the file tools only reach files inside it`,
+    );
+  }
   const base = O_NONBLOCK | O_NOCTTY | O_NOFOLLOW;
   // Errors name the path as given (made absolute), not its resolved form.
   const named = (err: unknown) => {
