@@ -167,12 +167,26 @@ describe("only regular files", () => {
   });
 
   it("a FIFO swapped in among the files grep searches is skipped, not waited on", async () => {
-    mkfifo("zz-pipe.txt");
-    const outcome = await within(
-      5_000,
-      grepTool.run({ pattern: "inside" }, { ...context(), signal: new AbortController().signal }),
-    );
-    expect(outcome).toMatchObject({ ok: true, value: { matches: [{ file: "inside.txt" }] } });
+    // zz.txt alternates between a regular file and a FIFO (hard links to both, renamed over it),
+    // so a FIFO is there when the search opens a file its walk listed as regular.
+    mkfifo(".fifo");
+    await writeFile(path.join(cwd, ".file"), "inside\n");
+    swapLoop(`
+      const fs = require("node:fs"), path = require("node:path");
+      const [cwd] = process.argv.slice(1);
+      const at = (n) => path.join(cwd, n);
+      for (let i = 0; ; i++) {
+        try { fs.unlinkSync(at(".tmp")); } catch {}
+        fs.linkSync(at(i % 2 ? ".fifo" : ".file"), at(".tmp"));
+        fs.renameSync(at(".tmp"), at("zz.txt"));
+      }`);
+    for (let i = 0; i < 15; i++) {
+      const outcome = await within(
+        5_000,
+        grepTool.run({ pattern: "inside", glob: "*.txt" }, context()),
+      );
+      expect(outcome, `search ${i}`).toMatchObject({ ok: true });
+    }
   });
 });
 
