@@ -60,7 +60,7 @@ describe("an asked call let through without a person's answer", () => {
 
   async function crashAfterStartDoesNotRerun(name: string, letThrough: "rule" | "all") {
     const marker = path.join(workdir, `ran-${name}`);
-    const command = `echo x >> ${marker}; sleep 30`;
+    const command = `echo x >> ${marker}; sleep 4`;
     fake.script([
       { agent: name, reply: { toolCalls: [{ name: "bash", arguments: { command } }] } },
       { agent: name, match: after("bash"), reply: { text: "done" } },
