@@ -53,7 +53,11 @@ function summarising(times: number): void {
   fake.script({
     match: (req) => (req.systemPrompt ?? "").startsWith("You summarise"),
     times,
-    reply: { text: "Summary: you answered twelve times.", usage: { input: 100, output: 10 } },
+    reply: {
+      text: "Summary: you answered twelve times.",
+      usage: { input: 100, output: 10 },
+      delayMs: 300,
+    },
   });
 }
 
