@@ -14,6 +14,8 @@ export const eventKey = {
   toolResult: (assistantId: number, callId: string) => `r:${assistantId}:${callId}`,
   /** Mail (or queued input) taken into the transcript at the end of a turn. */
   mail: (mailId: number) => `m:${mailId}`,
+  /** The summary of the conversation through event `throughId` (compaction.ts). */
+  summary: (throughId: number) => `s:${throughId}`,
 } as const;
 
 /** eventKey.toolCall as SQL, for a statement that writes the calls' lines with their answer (whose

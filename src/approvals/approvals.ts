@@ -70,6 +70,36 @@ export async function markStarted(q: Queryable, id: number): Promise<boolean> {
   return rows.rows.length > 0;
 }
 
+/**
+ * Marks a call let through without a person's answer (a tree-wide rule, `--approve all`) as
+ * started, when it asked before (a request row exists: it waited, then became covered): true
+ * when this worker may run it, false when it was started before (a crash after the start: it
+ * may have run, so it must not run again). A call that never asked has no row, and the resume
+ * rule never reruns it. So every path that runs an asked call marks it started first (issue 28).
+ */
+export async function markStartedWithout(
+  q: Queryable,
+  request: ApprovalRequest,
+  by: string,
+): Promise<boolean> {
+  const rows = await q.execute<{ marked: boolean; existed: boolean }>(sql`
+    with marked as (
+      update approvals
+         set started_at = now(),
+             status = case when status = 'pending' then 'allowed' else status end,
+             answered_by = coalesce(answered_by, ${by}),
+             answered_at = coalesce(answered_at, now())
+       where agent_id = ${request.agentId} and call_key = ${request.callKey}
+         and started_at is null
+      returning id)
+    select exists (select 1 from marked) as marked,
+           exists (select 1 from approvals
+                    where agent_id = ${request.agentId} and call_key = ${request.callKey})
+             as existed`);
+  const row = rows.rows[0];
+  return row?.marked === true || row?.existed !== true;
+}
+
 /** How the tree answers `ask` (recorded on its root when it started; older trees: `all`). */
 export async function treeApproveMode(q: Queryable, treeId: string): Promise<ApproveMode> {
   const rows = await q.execute<{ approve: ApproveMode | null }>(

@@ -5,6 +5,7 @@
 import {
   awaitAnswer,
   markStarted,
+  markStartedWithout,
   requestApproval,
   treeAllows,
   treeApproveMode,
@@ -37,15 +38,13 @@ export async function gateCall(
   const what = subject ? `${call.name} (${shown(subject)})` : call.name;
   if (verdict === "deny") return fail("NOT_ALLOWED", `${what} is denied by the tool policy`);
   const mode = await treeApproveMode(db, agent.tree_id);
-  if (mode === "all") return undefined;
   if (mode === "none") {
     return fail(
       "NOT_ALLOWED",
       `${what} needs a person's approval, and this run answers no (--approve none)`,
     );
   }
-  if (await treeAllows(db, agent.tree_id, call.name, subject)) return undefined;
-  const request = await requestApproval(db, {
+  const asked = {
     treeId: agent.tree_id,
     agentId: agent.id,
     callKey: eventKey.toolResult(deps.assistantEventId, call.id),
@@ -53,7 +52,20 @@ export async function gateCall(
     subject,
     arguments: call.arguments,
     pattern: treePattern(call.name, subject),
-  });
+  };
+  // Let through without a person's answer: still marked started before it runs (issue 28), so
+  // a crash after the start never runs it again (resume.ts runs only requests never started).
+  const without =
+    mode === "all"
+      ? "--approve all"
+      : (await treeAllows(db, agent.tree_id, call.name, subject))
+        ? "a rule for the tree"
+        : undefined;
+  if (without !== undefined) {
+    if (await markStartedWithout(db, asked, without)) return undefined;
+    return fail("INTERNAL", `interrupted: ${what} may have run before its worker stopped`);
+  }
+  const request = await requestApproval(db, asked);
   let answer = request;
   if (request.status === "pending") {
     await ctx.setWaiting(true);
@@ -65,9 +77,10 @@ export async function gateCall(
     );
     ctx.onBlocked?.();
     try {
-      answer = await awaitAnswer(db, deps.bus, request, deps.signal);
+      // The call's own signal (tool-calls.ts): one listener per call, removed when it ends.
+      answer = await awaitAnswer(db, deps.bus, request, ctx.signal);
     } finally {
-      if (!deps.signal.aborted) await ctx.setWaiting(false);
+      if (!ctx.signal.aborted) await ctx.setWaiting(false);
     }
     await setActivity(db, agent.id, describeCall(call.name, call.arguments), deps.fence);
   }

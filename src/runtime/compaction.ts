@@ -4,7 +4,10 @@
 // The events themselves are never touched: the scrollback keeps everything.
 import { sql } from "drizzle-orm";
 import { agents, type AgentRow } from "../agents/agents.sql.js";
-import { appendEvent } from "../agents/events.js";
+import { appendEventOnce } from "../agents/events.js";
+import { eventKey } from "../agents/event-keys.js";
+import { assertLease } from "../agents/lock-order.js";
+import type { Fence } from "../agents/errors.js";
 import type { Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { neutraliseTag, transcriptText } from "../llm/framing.js";
@@ -58,6 +61,8 @@ export interface CompactionDeps {
   db: Db;
   model: Model;
   config: Config;
+  /** The turn's lease: the summary and its counters are written only while it holds. */
+  fence?: Fence;
 }
 
 const windows = new WeakMap<Model, Map<string, Promise<number>>>();
@@ -165,12 +170,20 @@ export async function compact(
     tools: [],
     signal,
   });
+  // Fenced and keyed (SPEC §5): a worker that lost the lease writes nothing (assertLease, and the
+  // epoch the database checks on the event); a retry or a second worker summarising the same
+  // older part finds the summary recorded and counts its usage no second time.
   await deps.db.transaction(async (tx) => {
-    await appendEvent(tx, agent.id, "summary", response.text.trim(), {
-      through_event: through,
-      summarised_messages: older.length,
-      usage: response.usage,
-    });
+    if (deps.fence) await assertLease(tx, agent.id, deps.fence);
+    const { fresh } = await appendEventOnce(
+      tx,
+      agent.id,
+      "summary",
+      response.text.trim(),
+      { through_event: through, summarised_messages: older.length, usage: response.usage },
+      { key: eventKey.summary(through), epoch: deps.fence?.epoch },
+    );
+    if (!fresh) return;
     await tx
       .update(agents)
       .set(addUsage(response.usage))

@@ -21,6 +21,13 @@ import {
   type TurnDeps,
 } from "./turn.js";
 
+/**
+ * Past this part of the lease without a renewal, a turn is stopped (its effects with it): with
+ * beats every third of the lease, that is two missed beats, and a third of the lease is left for
+ * the kill to land before anyone else may claim the agent.
+ */
+export const STALE_FRACTION = 2 / 3;
+
 export interface SchedulerOptions {
   concurrency: number;
   leaseSeconds: number;
@@ -48,6 +55,13 @@ export async function startScheduler(
 ): Promise<Scheduler> {
   const owner = `${process.pid}:${randomUUID().slice(0, 8)}`;
   const running = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  // Effects bound to the lease (SPEC §5): when each running agent's lease was last known renewed
+  // (performance.now() when the claim or the successful heartbeat was *sent*, so never later
+  // than the database's renewal). Past STALE_FRACTION of the lease without one, the turn is
+  // stopped (its bash process groups killed, its model stream and tool calls aborted) before the
+  // lease can expire and another worker take the agent over: a command never runs twice at once.
+  const renewed = new Map<string, number>();
+  const staleMs = options.leaseSeconds * 1000 * STALE_FRACTION;
   // Agents whose turn waits without a slot, and those of them queued to take one back.
   const parked = new Set<string>();
   const returning: { agentId: string; resume: () => void }[] = [];
@@ -67,8 +81,9 @@ export async function startScheduler(
     if (turn && !turn.controller.signal.aborted) turn.controller.abort(new TurnStopped(reason));
   };
 
-  async function launch(agentId: string, epoch: number): Promise<void> {
+  async function launch(agentId: string, epoch: number, claimedAt: number): Promise<void> {
     const controller = new AbortController();
+    renewed.set(agentId, claimedAt);
     const done = (async () => {
       let end: RunEnd = "other";
       try {
@@ -84,6 +99,7 @@ export async function startScheduler(
         // with mail pending, a failure) it is given back here, so a worker resumes at once.
         if (end !== "idle") await release(deps.db, owner, agentId).catch(() => undefined);
         running.delete(agentId);
+        renewed.delete(agentId);
         unpark(agentId);
         if (!stopping) serve();
       }
@@ -171,6 +187,7 @@ export async function startScheduler(
           while (!stopping && returning.length === 0 && !full()) {
             const free = options.concurrency - busy();
             claimingSlots = free;
+            const claimedAt = performance.now();
             const claimed = await claimUpTo(
               deps.db,
               owner,
@@ -190,7 +207,7 @@ export async function startScheduler(
               for (const agent of claimed) await release(deps.db, owner, agent.id);
               break;
             }
-            for (const agent of claimed) await launch(agent.id, agent.lease_epoch);
+            for (const agent of claimed) await launch(agent.id, agent.lease_epoch, claimedAt);
             // Only now: until the claimed are running, their slots stay taken.
             claimingSlots = 0;
             // A short answer: no more work now (a NOTIFY or the poll kicks again).
@@ -211,11 +228,15 @@ export async function startScheduler(
   async function beat(): Promise<void> {
     const ids = [...running.keys()];
     if (ids.length === 0) return;
+    const sentAt = performance.now();
     try {
       const alive = await heartbeat(deps.db, owner, ids, options.leaseSeconds);
       const held = new Map(alive.map((r) => [r.id, r]));
       for (const id of ids) {
         const row = held.get(id);
+        if (row?.extended && running.has(id)) {
+          renewed.set(id, Math.max(renewed.get(id) ?? sentAt, sentAt));
+        }
         if (!row) stopTurn(id, "lease-lost");
         else if (row.state === "dead") stopTurn(id, "dead");
         else if (row.interrupt) stopTurn(id, "interrupt");
@@ -223,6 +244,22 @@ export async function startScheduler(
     } catch (err) {
       // The next beat retries; a lease lasts three beats.
       warn(isTransient(err) ? outage(err) : notice(`lease heartbeat failed: ${shownError(err)}`));
+    }
+  }
+
+  /** Stops the turns whose lease was not renewed for most of its length (see `renewed`). */
+  function stopStale(): void {
+    const now = performance.now();
+    for (const [id, at] of renewed) {
+      const turn = running.get(id);
+      if (!turn || turn.controller.signal.aborted || now - at <= staleMs) continue;
+      warn(
+        notice(
+          `agent ${id.slice(0, 8)}: lease not renewed for ${Math.round((now - at) / 1000)} s; ` +
+            "its tool processes are stopped before another worker can take it over",
+        ),
+      );
+      stopTurn(id, "lease-lost");
     }
   }
 
@@ -254,6 +291,8 @@ export async function startScheduler(
     kick();
   }, tickMs);
   const beats = setInterval(() => void beat(), (options.leaseSeconds * 1000) / 3);
+  // Checked often against the clock, not only at beats: a beat in flight may hang for long.
+  const stale = setInterval(stopStale, Math.max(50, (options.leaseSeconds * 1000) / 24));
   const hints = setInterval(() => void sweepHints(), options.hintSweepMs ?? HINT_SWEEP_MS);
   kick();
 
@@ -265,6 +304,7 @@ export async function startScheduler(
       stopping = true;
       clearInterval(poll);
       clearInterval(beats);
+      clearInterval(stale);
       clearInterval(hints);
       unsubscribeWork();
       unsubscribeStop();

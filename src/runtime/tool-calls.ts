@@ -25,6 +25,7 @@ import type { AgentToolContext } from "../tools/agent-context.js";
 import type { AnyTool } from "../tools/registry.js";
 import type { Slot } from "./turn.js";
 import { gateCall } from "./approval-gate.js";
+import { CallAborts, raceAbort } from "./call-aborts.js";
 import {
   errorMessage,
   fail,
@@ -105,6 +106,7 @@ export async function runToolCalls(
     version: 0,
     written: options.shownWithAnswer,
     used: agent.tool_calls,
+    aborts: new CallAborts(deps.signal),
   };
   // A write refused for a stale epoch stops the turn's other calls (a long bash, say) at once.
   const runGuarded = (call: ToolCall) =>
@@ -141,6 +143,8 @@ interface CallRun {
   written: string | null | undefined;
   /** Tool calls counted so far, against the agent's budget. */
   used: number;
+  /** Each call's own abort signal, following the turn's (call-aborts.ts). */
+  aborts: CallAborts;
 }
 
 function retryOptions(deps: ToolRunDeps) {
@@ -204,7 +208,7 @@ async function runOne(run: CallRun, call: ToolCall): Promise<void> {
   const tool = deps.tools.find((t) => t.name === call.name);
   const outcome = overBudget
     ? fail("LIMIT_EXCEEDED", `tool call budget exhausted (${budget} calls)`)
-    : await execute(deps, tool, call);
+    : await execute(deps, tool, call, run.aborts);
   run.running.delete(call.id);
   if (run.running.size > 0) void showActivity(run);
   // A tool that recorded its own result (an effect, a wait) counted the call with it.
@@ -239,6 +243,7 @@ async function execute(
   deps: ToolRunDeps,
   tool: AnyTool | undefined,
   call: ToolCall,
+  aborts: CallAborts,
 ): Promise<ToolOutcome> {
   if (!tool) {
     const names = deps.tools.map((t) => t.name).join(", ");
@@ -251,9 +256,12 @@ async function execute(
   const { db, agent, config } = deps;
   // Made on a fan-in's first progress: most calls never show a wait status.
   let waitStatus: WaitStatusWriter | undefined;
+  // This call's own signal (aborted with the turn's); its listeners go when the call ends.
+  const aborter = aborts.begin();
+  const signal = aborter.signal;
   const ctx: AgentToolContext = {
     cwd: agent.cwd ?? process.cwd(),
-    signal: deps.signal,
+    signal,
     db,
     bus: deps.bus,
     agent,
@@ -266,9 +274,9 @@ async function execute(
     fence: deps.fence,
     onWarning: deps.onWarning,
     setWaiting: async (waiting) => {
-      if (!waiting) await deps.slot?.reacquire(deps.signal);
+      if (!waiting) await deps.slot?.reacquire(signal);
       await withRetry(() => setState(db, agent.id, waiting ? "waiting" : "running", deps.fence), {
-        signal: deps.signal,
+        signal,
       });
     },
     onBlocked: () => deps.slot?.release(),
@@ -278,13 +286,18 @@ async function execute(
     },
   };
   try {
-    const refused = await gateCall(deps, ctx, call, args.value);
+    // Raced: a tool stuck anywhere (a hung read, a query) never outlives an interrupt or kill.
+    const refused = await raceAbort(gateCall(deps, ctx, call, args.value), signal);
     if (refused) return refused;
-    const outcome = await tool.run(args.value, ctx).finally(() => waitStatus?.clear());
+    const outcome = await raceAbort(tool.run(args.value, ctx), signal).finally(() =>
+      waitStatus?.clear(),
+    );
     if (deps.signal.aborted) throw deps.signal.reason;
     return outcome;
   } catch (err) {
     if (isAbort(err) || deps.signal.aborted || isLeaseLost(err)) throw err;
     return internalFailure(err);
+  } finally {
+    aborts.end(aborter);
   }
 }

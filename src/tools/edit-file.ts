@@ -1,15 +1,10 @@
 // The edit_file tool: replaces one exact, unique occurrence of a string in a text file.
-import { readFile, writeFile } from "node:fs/promises";
-import {
-  allowedPath,
-  checkArgs,
-  displayPath,
-  guarded,
-  isBinary,
-  objectSchema,
-  type FileToolContext,
-} from "./paths.js";
-import { fail, ok, type Tool } from "./tool.js";
+import type { FileHandle } from "node:fs/promises";
+import { openChecked, readAtMost, rewrite } from "./open-checked.js";
+import { checkArgs, guarded, isBinary, objectSchema, type FileToolContext } from "./paths.js";
+import { fail, ok, type Tool, type ToolOutcome } from "./tool.js";
+
+const MAX_FILE_BYTES = 50 * 1024 * 1024;
 
 const parameters = objectSchema(
   {
@@ -56,32 +51,47 @@ export const editFileTool: Tool<FileToolContext> = {
       const checked = checkArgs<EditArgs>(parameters, args);
       if (!checked.ok) return checked;
       const { old_string: oldString, new_string: newString } = checked.value;
-      const allowed = await allowedPath(ctx, checked.value.path);
-      if (!allowed.ok) return allowed;
-      const absolute = allowed.value;
-      const shown = displayPath(ctx.cwd, absolute);
       if (oldString === newString) {
         return fail("INVALID_ARGS", "old_string and new_string are identical; nothing to change");
       }
-      const bytes = await readFile(absolute);
-      if (isBinary(bytes)) return fail("INVALID_ARGS", `${shown} is a binary file`);
-      const text = bytes.toString("utf8");
-      const found = occurrences(text, oldString);
-      const at = found[0];
-      if (at === undefined) {
-        return fail(
-          "INVALID_ARGS",
-          `old_string not found in ${shown}; read the file to copy it exactly`,
-        );
+      // A regular file only, and the one checked (open-checked.ts); read and written through
+      // the same descriptor, so what is written is the file that was read.
+      const opened = await openChecked(ctx, checked.value.path, "update");
+      if (!opened.ok) return opened;
+      const { handle, shown } = opened.value;
+      try {
+        return await editOpen(handle, shown, oldString, newString);
+      } finally {
+        await handle.close();
       }
-      if (found.length > 1) {
-        return fail(
-          "INVALID_ARGS",
-          `old_string matches ${found.length} times in ${shown}; add context to make it unique`,
-        );
-      }
-      // Sliced, not String.replace: "$&" and friends in new_string must stay literal.
-      await writeFile(absolute, text.slice(0, at) + newString + text.slice(at + oldString.length));
-      return ok({ path: shown, replacements: 1 });
     }),
 };
+
+async function editOpen(
+  handle: FileHandle,
+  shown: string,
+  oldString: string,
+  newString: string,
+): Promise<ToolOutcome> {
+  const bytes = await readAtMost(handle, MAX_FILE_BYTES);
+  if (bytes === undefined) return fail("INVALID_ARGS", `${shown} is too large to edit`);
+  if (isBinary(bytes)) return fail("INVALID_ARGS", `${shown} is a binary file`);
+  const text = bytes.toString("utf8");
+  const found = occurrences(text, oldString);
+  const at = found[0];
+  if (at === undefined) {
+    return fail(
+      "INVALID_ARGS",
+      `old_string not found in ${shown}; read the file to copy it exactly`,
+    );
+  }
+  if (found.length > 1) {
+    return fail(
+      "INVALID_ARGS",
+      `old_string matches ${found.length} times in ${shown}; add context to make it unique`,
+    );
+  }
+  // Sliced, not String.replace: "$&" and friends in new_string must stay literal.
+  await rewrite(handle, text.slice(0, at) + newString + text.slice(at + oldString.length));
+  return ok({ path: shown, replacements: 1 });
+}

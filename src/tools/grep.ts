@@ -65,15 +65,38 @@ export const grepLimits = { timeMs: 10_000 };
 const MATCHER = `
 const { parentPort, workerData } = require("node:worker_threads");
 const fs = require("node:fs");
-const { pattern, flags, files, maxMatches, maxLine, maxBytes } = workerData;
+const { pattern, flags, files, maxMatches, maxLine, maxBytes, inside } = workerData;
+const path = require("node:path");
+// Regular files only, opened without blocking (a FIFO swapped in is skipped, never waited on),
+// and, when confined, only a descriptor whose real path is inside (a symlink swapped in between
+// the walk and the open leads nowhere): see open-checked.ts.
+function readChecked(file) {
+  const { O_RDONLY, O_NONBLOCK, O_NOCTTY } = fs.constants;
+  const fd = fs.openSync(file, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+  try {
+    const info = fs.fstatSync(fd);
+    if (!info.isFile() || info.size > maxBytes) return undefined;
+    if (inside !== undefined) {
+      let real;
+      try { real = fs.readlinkSync("/proc/self/fd/" + fd); } catch { real = undefined; }
+      if (real !== undefined) {
+        const rel = path.relative(inside, real);
+        if (rel === ".." || rel.startsWith(".." + path.sep) || path.isAbsolute(rel)) return undefined;
+      }
+    }
+    return fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 const regex = new RegExp(pattern, flags);
 const matches = [];
 outer: for (const [file, shown] of files) {
   let bytes;
   try {
-    if (fs.statSync(file).size > maxBytes) continue;
-    bytes = fs.readFileSync(file);
+    bytes = readChecked(file);
   } catch { continue; }
+  if (bytes === undefined) continue;
   if (bytes.subarray(0, 8192).includes(0)) continue;
   const lines = bytes.toString("utf8").split("\\n");
   for (let i = 0; i < lines.length; i++) {
@@ -97,6 +120,8 @@ function matchInWorker(
   flags: string,
   signal: AbortSignal,
   limitMs: number,
+  /** The real directory the files must lie in (undefined: file access "any"). */
+  inside?: string,
 ): Promise<MatchOutcome> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(MATCHER, {
@@ -108,6 +133,7 @@ function matchInWorker(
         maxMatches: MAX_MATCHES,
         maxLine: MAX_LINE_CHARS,
         maxBytes: MAX_FILE_BYTES,
+        inside,
       },
       resourceLimits: { maxOldGenerationSizeMb: 256 },
     });
@@ -181,6 +207,7 @@ export const grepTool: Tool<FileToolContext> = {
         regex.flags,
         ctx.signal,
         grepLimits.timeMs,
+        await confinement(ctx),
       );
       if ("timedOut" in found) {
         return fail(

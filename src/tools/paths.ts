@@ -204,6 +204,14 @@ export function fsFailure(cwd: string, err: unknown): ToolOutcome {
       return fail("INVALID_ARGS", `${where} already exists and is not a directory`);
     case "ELOOP":
       return fail("INVALID_ARGS", `too many levels of symbolic links: ${where}`);
+    case "ENXIO":
+    case "ENODEV":
+    case "EAGAIN":
+      // A FIFO with no reader, a socket, a device with nothing behind it (opened O_NONBLOCK).
+      return fail(
+        "INVALID_ARGS",
+        `${where} is not a regular file; the file tools read and write regular files only`,
+      );
     case "EACCES":
     case "EPERM":
       return fail("NOT_ALLOWED", `permission denied: ${where}`);

@@ -1,15 +1,7 @@
 // The read_file tool: a text file's lines, from an optional 1-based offset, capped in lines and
 // characters, with where to continue when cut.
-import { readFile, stat } from "node:fs/promises";
-import {
-  allowedPath,
-  checkArgs,
-  displayPath,
-  guarded,
-  isBinary,
-  objectSchema,
-  type FileToolContext,
-} from "./paths.js";
+import { openChecked, readAtMost } from "./open-checked.js";
+import { checkArgs, guarded, isBinary, objectSchema, type FileToolContext } from "./paths.js";
 import { fail, ok, type Tool } from "./tool.js";
 
 const MAX_LINES = 2000;
@@ -59,21 +51,17 @@ export const readFileTool: Tool<FileToolContext> = {
       const checked = checkArgs<ReadArgs>(parameters, args);
       if (!checked.ok) return checked;
       const { offset = 1, limit = MAX_LINES } = checked.value;
-      const allowed = await allowedPath(ctx, checked.value.path);
-      if (!allowed.ok) return allowed;
-      const absolute = allowed.value;
-      const shown = displayPath(ctx.cwd, absolute);
-      const info = await stat(absolute);
-      if (info.isDirectory()) {
-        return fail("INVALID_ARGS", `${shown} is a directory; use glob to list its files`);
-      }
-      if (info.size > MAX_FILE_BYTES) {
+      // A regular file only, and the one checked (open-checked.ts): never a FIFO or a swap.
+      const opened = await openChecked(ctx, checked.value.path, "read");
+      if (!opened.ok) return opened;
+      const { handle, shown } = opened.value;
+      const bytes = await readAtMost(handle, MAX_FILE_BYTES).finally(() => handle.close());
+      if (bytes === undefined) {
         return fail(
           "INVALID_ARGS",
-          `${shown} is too large (${info.size} bytes); use bash (head, tail, sed -n) to read parts`,
+          `${shown} is too large (over ${MAX_FILE_BYTES} bytes); use bash (head, tail, sed -n) to read parts`,
         );
       }
-      const bytes = await readFile(absolute);
       if (isBinary(bytes)) return fail("INVALID_ARGS", `${shown} is a binary file`);
 
       const lines = splitLines(bytes.toString("utf8"));

@@ -1,14 +1,6 @@
 // The write_file tool: writes a whole text file, creating missing parent directories.
-import { mkdir, writeFile } from "node:fs/promises";
-import path from "node:path";
-import {
-  allowedPath,
-  checkArgs,
-  displayPath,
-  guarded,
-  objectSchema,
-  type FileToolContext,
-} from "./paths.js";
+import { openChecked, rewrite } from "./open-checked.js";
+import { checkArgs, guarded, objectSchema, type FileToolContext } from "./paths.js";
 import { ok, type Tool } from "./tool.js";
 
 const parameters = objectSchema(
@@ -39,14 +31,12 @@ export const writeFileTool: Tool<FileToolContext> = {
     guarded(ctx.cwd, async () => {
       const checked = checkArgs<WriteArgs>(parameters, args);
       if (!checked.ok) return checked;
-      const allowed = await allowedPath(ctx, checked.value.path);
-      if (!allowed.ok) return allowed;
-      const absolute = allowed.value;
-      await mkdir(path.dirname(absolute), { recursive: true });
-      await writeFile(absolute, checked.value.content, "utf8");
-      return ok({
-        path: displayPath(ctx.cwd, absolute),
-        bytes: Buffer.byteLength(checked.value.content, "utf8"),
-      });
+      // A regular file only, and the one checked (open-checked.ts): created with O_EXCL, or
+      // opened without following a symlink swapped in, never a FIFO that would block.
+      const opened = await openChecked(ctx, checked.value.path, "write");
+      if (!opened.ok) return opened;
+      const { handle, shown } = opened.value;
+      const bytes = await rewrite(handle, checked.value.content).finally(() => handle.close());
+      return ok({ path: shown, bytes });
     }),
 };
