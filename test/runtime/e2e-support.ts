@@ -9,6 +9,7 @@ import { afterEach, beforeEach } from "vitest";
 import { agents, type AgentRow } from "../../src/agents/agents.sql.js";
 import { events, type EventRow } from "../../src/agents/events.sql.js";
 import type { Db } from "../../src/db/client.js";
+import { INHERITED_HEAD } from "../../src/llm/framing.js";
 import { mail, type MailRow } from "../../src/mail/mail.sql.js";
 import { useTestDatabase } from "../support/db.js";
 import {
@@ -217,6 +218,16 @@ export function lastUserStartsWith(prefix: string) {
   return (req: RecordedRequest) =>
     req.lastMessage?.role === "user" && (req.lastMessage.content ?? "").startsWith(prefix);
 }
+
+/**
+ * The request's last message is a child's first: its task ("Your task:…"), or an inherited
+ * child's message after its parent's request, which ends with its task.
+ */
+export const isTask = (req: RecordedRequest) =>
+  req.lastMessage?.role === "user" &&
+  /(^|\n)Your task:\n/.test(req.lastMessage.content ?? "") &&
+  ((req.lastMessage.content ?? "").startsWith("Your task") ||
+    (req.lastMessage.content ?? "").startsWith(INHERITED_HEAD));
 
 /** The `{agent_id, name}` results of the `fork` calls the request answers, by child name. */
 export function forkedIds(req: RecordedRequest): Record<string, string> {
