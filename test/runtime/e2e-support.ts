@@ -14,6 +14,7 @@ import { mail, type MailRow } from "../../src/mail/mail.sql.js";
 import { useTestDatabase } from "../support/db.js";
 import {
   agentNameOf,
+  identityOf,
   startFakeModel,
   type FakeModel,
   type RecordedMessage,
@@ -165,8 +166,7 @@ export async function startAbortProbe(target: string): Promise<AbortProbe> {
 function agentOfBody(body: Buffer): string | undefined {
   try {
     const parsed = JSON.parse(body.toString("utf8")) as { messages?: RecordedMessage[] };
-    const system = parsed.messages?.find((m) => m.role === "system")?.content ?? "";
-    return /^Your name: (.+)$/m.exec(system)?.[1]?.trim();
+    return /^Your name: (.+)$/m.exec(identityOf(parsed.messages ?? []) ?? "")?.[1]?.trim();
   } catch {
     return undefined;
   }

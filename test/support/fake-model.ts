@@ -145,6 +145,17 @@ export function agentNameOf(req: RecordedRequest): string | undefined {
 /** How an inherited child's first message starts (src/llm/framing.ts INHERITED_HEAD). */
 const INHERITED_HEAD = "The conversation above is your parent's, not yours:";
 
+/** Who messages tell their agent it is (RecordedRequest.identity). */
+export function identityOf(messages: RecordedMessage[]): string | undefined {
+  const inherited = messages.findLast(
+    (m) =>
+      m.role === "user" && typeof m.content === "string" && m.content.startsWith(INHERITED_HEAD),
+  );
+  if (inherited) return inherited.content ?? undefined;
+  const system = messages.find((message) => message.role === "system")?.content;
+  return typeof system === "string" ? system : undefined;
+}
+
 /** Characters per token of the prefix cache's count: about four, like requestTokens. */
 const CHARS_PER_TOKEN = 4;
 
@@ -352,14 +363,10 @@ function record(body: Record<string, unknown>, cache: PrefixCache): RecordedRequ
     ? (body.tools as { function?: { name?: string } }[]).map((tool) => tool.function?.name ?? "")
     : [];
   const system = messages.find((message) => message.role === "system");
-  const inherited = messages.findLast(
-    (m) =>
-      m.role === "user" && typeof m.content === "string" && m.content.startsWith(INHERITED_HEAD),
-  );
   const systemPrompt = typeof system?.content === "string" ? system.content : undefined;
   return {
     ...cache.serve(cacheText(body)),
-    identity: inherited ? (inherited.content ?? undefined) : systemPrompt,
+    identity: identityOf(messages),
     body,
     messages,
     tools,
