@@ -122,7 +122,10 @@ describe("long conversations", () => {
       (req) =>
         JSON.stringify(req.messages) === JSON.stringify(reporterFirst!.messages.slice(0, -1)),
     );
-    expect(forking).toBeDefined();
+    expect(
+      forking,
+      JSON.stringify(reporterFirst!.messages.map((m) => [m.role, (m.content ?? "").slice(0, 80)])),
+    ).toBeDefined();
     expect(forking!.messages[1]!.content).toMatch(/^Summary of your earlier conversation/);
     expect(reporterFirst!.body.tools).toEqual(forking!.body.tools);
     expect(reporterFirst!.lastMessage!.content).toMatch(
