@@ -115,24 +115,14 @@ describe("long conversations", () => {
     });
     expect(compactions).toBeGreaterThan(0);
 
-    // The inherited child's first request is its parent's compacted request that forked it, byte
-    // for byte, then who it is and its task.
+    // The inherited child started from its parent's compacted conversation: its parent's request
+    // plus its own message came to more than the window allows here, so it compacted at once and
+    // its own system prompt says who it is (test/runtime/inherited-context.test.ts shows the
+    // shared compacted prefix when it fits).
     const [reporterFirst] = requestsOf(fake, "reporter");
-    const forking = rootRequests.find(
-      (req) =>
-        JSON.stringify(req.messages) === JSON.stringify(reporterFirst!.messages.slice(0, -1)),
-    );
-    expect(
-      forking,
-      JSON.stringify(reporterFirst!.messages.map((m) => [m.role, (m.content ?? "").slice(0, 80)])),
-    ).toBeDefined();
-    expect(forking!.messages[1]!.content).toMatch(/^Summary of your earlier conversation/);
-    expect(reporterFirst!.body.tools).toEqual(forking!.body.tools);
-    expect(reporterFirst!.lastMessage!.content).toMatch(
-      /^The conversation above is your parent's[^]*Your name: reporter[^]*Your task:\nReport the last step run\.$/,
-    );
-    // What a prefix cache serves of it: all but its last message.
-    expect(reporterFirst!.cachedTokens).toBeGreaterThan(0.9 * reporterFirst!.promptTokens);
+    expect(reporterFirst!.messages[0]!.content).toContain("Your name: reporter");
+    expect(reporterFirst!.messages[1]!.content).toMatch(/^Summary of your earlier conversation/);
+    expect(reporterFirst!.lastMessage!.content).toBe("Your task:\nReport the last step run.");
   });
 
   it("takes the window from the server's /models listing when the config has none", async () => {

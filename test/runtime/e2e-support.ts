@@ -17,6 +17,7 @@ import {
   identityOf,
   startFakeModel,
   type FakeModel,
+  type FakeModelOptions,
   type RecordedMessage,
   type RecordedRequest,
 } from "../support/fake-model.js";
@@ -56,11 +57,12 @@ export interface E2E {
   warren(args: string[]): Promise<WarrenRun>;
 }
 
-export function useE2E(): E2E {
+/** `fakeOptions`: how each test's fake model server behaves (e.g. measured usage). */
+export function useE2E(fakeOptions: FakeModelOptions = {}): E2E {
   const database = useTestDatabase();
   let fake: FakeModel | undefined;
   beforeEach(async () => {
-    fake = await startFakeModel();
+    fake = await startFakeModel(fakeOptions);
   });
   afterEach(async () => {
     const current = fake;
