@@ -10,6 +10,7 @@ import { formatGoals, formatTable, writeJson, type Benchmark, type BenchRow } fr
 import { approvalRoundTrip } from "./approvals.js";
 import { fanIn } from "./fan-in.js";
 import { forkBatch } from "./fork-batch.js";
+import { forkPrefix } from "./fork-prefix.js";
 import { memory } from "./memory.js";
 import { scaleOut } from "./scale-out.js";
 import { startup } from "./startup.js";
@@ -24,6 +25,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   throughput,
   "fan-in": fanIn,
   "fork-batch": forkBatch,
+  "fork-prefix": forkPrefix,
   memory,
   "scale-out": scaleOut,
   startup,

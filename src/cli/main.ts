@@ -3,7 +3,7 @@
 // TUI and -p are loaded when they run: help and --version load nothing of the database or screen.
 import { isAgentError } from "../agents/errors.js";
 import { ConfigError } from "../config/config.js";
-import { warrenPackage } from "../config/package-root.js";
+import { warrenPackage } from "../package-root.js";
 import { parseApproveMode, type ApproveMode } from "../config/policy.js";
 import { describeDbError, isTransient } from "../db/retry.js";
 import { DatabaseUnavailableError } from "../db/unavailable.js";

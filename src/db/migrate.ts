@@ -3,7 +3,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import pg from "pg";
-import { warrenPackage } from "../config/package-root.js";
+import { warrenPackage } from "../package-root.js";
 
 /** Arbitrary but fixed: every warren process contends for the same lock. */
 const MIGRATION_LOCK_KEY = 0x77617272; // "warr"

@@ -79,6 +79,40 @@ export function quotedConversation(
   };
 }
 
+/** How an inherited child's first message starts (after its parent's request, byte for byte). */
+export const INHERITED_HEAD = "The conversation above is your parent's, not yours:";
+
+/** Who an inherited child is: after its parent's conversation, where its system prompt would say. */
+export interface InheritedIdentity {
+  name: string;
+  id: string;
+  parentName: string;
+  parentId: string;
+  cwd: string;
+}
+
+/**
+ * The first message of a child that shares its parent's request as a prefix (SPEC §7): who it now
+ * is, that the conversation above was its parent's, the protocol, and its task. The parent's
+ * system prompt above names the parent: this message says plainly that the child is not it.
+ */
+export function inheritedTaskText(who: InheritedIdentity, prompt: string | undefined): string {
+  const lines = [
+    `${INHERITED_HEAD} your parent ${who.parentName} forked you, a new agent, to do one task, ` +
+      "and you see what it saw until then.",
+    `Your name: ${who.name}`,
+    `Your id: ${who.id}`,
+    `Your parent: ${who.parentName} (${who.parentId})`,
+    `Your working directory: ${who.cwd}`,
+    "",
+    `Your job: you are ${who.name}, not ${who.parentName}. Do the task below yourself; do not ` +
+      `answer ${who.parentName}'s earlier messages or go on with its other work. When it is ` +
+      'done, call send with to "parent" and the complete result in one message, then end your ' +
+      "turn by replying without tool calls. You then sleep until new mail wakes you.",
+  ];
+  return prompt === undefined ? lines.join("\n") : [...lines, "", taskText(prompt)].join("\n");
+}
+
 /** The first message of a child: its task, marked as such. */
 export function taskText(prompt: string): string {
   return `Your task:\n${prompt}`;

@@ -16,7 +16,7 @@ import { describeCall, setActivity } from "../feed/publish.js";
 import type { ToolCall } from "../llm/model.js";
 import type { AgentToolContext } from "../tools/agent-context.js";
 import { fail, type ToolOutcome } from "../tools/tool.js";
-import type { ToolRunDeps } from "./tool-calls.js";
+import type { ToolRunDeps } from "./run-deps.js";
 
 const SHOWN_MAX = 120;
 

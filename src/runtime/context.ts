@@ -9,7 +9,7 @@ import { getAgent } from "../agents/refs.js";
 import type { Queryable } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { ChatMessage, ToolCall } from "../llm/model.js";
-import { quotedConversation, summaryText, taskText } from "../llm/framing.js";
+import { inheritedTaskText, quotedConversation, summaryText, taskText } from "../llm/framing.js";
 import { systemPrompt } from "./system-prompt.js";
 
 export const INTERRUPTED_RESULT = JSON.stringify({
@@ -101,8 +101,8 @@ export interface ContextOptions {
  * The conversation of `agent` (without its system prompt) up to, not including, event `before`.
  * It starts from the newest `summary` event when there is one (compaction: the summary stands
  * for everything up to its `through_event`); otherwise, for an `inherit` child, from its parent's
- * conversation quoted as one message. Then its own events, a child's first `user` message framed
- * as its task.
+ * conversation: its parent's request itself when it shares it (sharesParentRequest), else quoted
+ * as one message. Then its own events, a child's first `user` message framed as its task.
  */
 export async function conversation(
   q: Queryable,
@@ -115,13 +115,82 @@ export async function conversation(
     parent?: AgentRow;
   } = {},
 ): Promise<ContextEntry[]> {
+  return (await requestParts(q, agent, { ...options, parent: options.parent })).entries;
+}
+
+/** What a request is built from: its system prompt and the messages after it. */
+export interface RequestParts {
+  system: string;
+  entries: ContextEntry[];
+}
+
+/**
+ * Does `agent` start from its parent's request, byte for byte (SPEC §7, "Requests a prompt cache
+ * can serve")? An `inherit` child forked by a fork call (its cut-off is that call's assistant
+ * event), with its parent's profile and so its tool set and base prompt, until it compacts its
+ * own conversation (then its own system prompt says who it is again).
+ */
+export function sharesParentRequest(
+  agent: AgentRow,
+  parent: AgentRow | undefined,
+  summary: SummaryRow | undefined,
+): parent is AgentRow {
+  return (
+    agent.context_mode === "inherit" &&
+    agent.context_parent_event !== null &&
+    parent !== undefined &&
+    parent.id === agent.parent_id &&
+    (agent.profile ?? null) === (parent.profile ?? null) &&
+    summary === undefined
+  );
+}
+
+/**
+ * The system prompt and messages of `agent`'s next request (before event `before`). `parent`:
+ * its parent's row when the caller has it (null: none, a root); else it is read.
+ */
+export async function requestParts(
+  q: Queryable,
+  agent: AgentRow,
+  options: { before?: number; read?: ConversationRead; parent?: AgentRow | null } = {},
+): Promise<RequestParts> {
   // Only the events after the newest summary are read: a turn's cost follows the context the
   // model sees, not the agent's whole history.
   const { summary, firstUser, own } =
     options.read ?? (await readConversation(q, agent.id, options.before));
+  const parent =
+    options.parent !== undefined &&
+    (options.parent === null || options.parent.id === agent.parent_id)
+      ? (options.parent ?? undefined)
+      : agent.parent_id
+        ? await getAgent(q, agent.parent_id)
+        : undefined;
+  if (sharesParentRequest(agent, parent, summary)) {
+    // The parent's request that made the fork call: everything before that call's answer.
+    const above = await requestParts(q, parent, { before: agent.context_parent_event! });
+    const who = {
+      name: agent.name,
+      id: agent.id,
+      parentName: parent.name,
+      parentId: parent.id,
+      cwd: agent.cwd ?? process.cwd(),
+    };
+    const entries: ContextEntry[] = above.entries.map((e) => ({ message: e.message }));
+    const task = own.find((e) => e.id === firstUser);
+    if (!task)
+      entries.push({ message: { role: "user", content: inheritedTaskText(who, undefined) } });
+    for (const event of own) {
+      const message =
+        event.id === firstUser
+          ? { role: "user" as const, content: inheritedTaskText(who, event.content) }
+          : eventToMessage(event);
+      if (message) entries.push({ message, eventId: event.id });
+    }
+    return { system: above.system, entries };
+  }
   const prefix: ContextEntry[] = summary
     ? [{ message: { role: "user", content: summaryText(summary.content) } }]
-    : await inheritedPrefix(q, agent, options.parent);
+    : await inheritedPrefix(q, agent, parent);
   const entries: ContextEntry[] = [];
   for (const event of own) {
     const message =
@@ -130,7 +199,7 @@ export async function conversation(
         : eventToMessage(event);
     if (message) entries.push({ message, eventId: event.id });
   }
-  return [...prefix, ...entries];
+  return { system: systemPrompt(agent, parent), entries: [...prefix, ...entries] };
 }
 
 export type SummaryRow = Pick<EventRow, "id" | "content" | "data">;
@@ -215,18 +284,10 @@ export async function buildContext(
   agent: AgentRow,
   options: ContextOptions = {},
 ): Promise<ChatMessage[]> {
-  const parent =
-    options.parent !== undefined
-      ? (options.parent ?? undefined)
-      : agent.parent_id
-        ? await getAgent(q, agent.parent_id)
-        : undefined;
-  const messages = (await conversation(q, agent, { read: options.read, parent })).map(
-    (e) => e.message,
-  );
-  const system: ChatMessage = { role: "system", content: systemPrompt(agent, parent) };
+  const parts = await requestParts(q, agent, { read: options.read, parent: options.parent });
+  const system: ChatMessage = { role: "system", content: parts.system };
   const max = options.maxToolResultChars;
-  return [system, ...repairToolPairs(messages)].map((m) =>
+  return [system, ...repairToolPairs(parts.entries.map((e) => e.message))].map((m) =>
     m.role === "tool" && max !== undefined && m.content.length > max
       ? { ...m, content: truncatedResult(m.content, max) }
       : m,

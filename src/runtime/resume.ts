@@ -11,9 +11,9 @@ import { capabilitiesOf } from "../agents/capabilities.js";
 import { waitTool } from "../tools/wait.js";
 import { INTERRUPTED_RESULT } from "./context.js";
 import { isPersonCall } from "./person-wait.js";
-import { runToolCalls, type ToolRunDeps } from "./tool-calls.js";
+import { runToolCalls } from "./tool-calls.js";
 import { approvalOfCall } from "../approvals/approvals.js";
-import type { TurnDeps } from "./turn.js";
+import { toolRunDeps, type TurnDeps } from "./run-deps.js";
 
 export interface DanglingCalls {
   /** The assistant event holding the calls. */
@@ -144,34 +144,6 @@ export async function resumeDanglingCalls(
     ),
     waits,
   );
-}
-
-/**
- * What the tool calls of assistant event `assistantEventId` run with, from the turn's deps. One
- * literal, not a spread: a spread object here got a hidden class of its own per agent (~300 bytes
- * each, held by every waiting turn).
- */
-export function toolRunDeps(
-  deps: TurnDeps,
-  agent: AgentRow,
-  assistantEventId: number,
-  signal: AbortSignal,
-  tools: AnyTool[],
-): ToolRunDeps {
-  return {
-    tools,
-    db: deps.db,
-    bus: deps.bus,
-    agent,
-    config: deps.config,
-    assistantEventId,
-    signal,
-    onWaitProgress: deps.onWaitProgress,
-    fence: deps.fence,
-    onLeaseLost: deps.onLeaseLost,
-    onWarning: deps.onWarning,
-    slot: deps.slot,
-  };
 }
 
 /** The arguments of a resumed wait: its timeout less the seconds already spent (never below 0). */

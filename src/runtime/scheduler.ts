@@ -12,14 +12,8 @@ import { isTransient, shownError } from "../db/retry.js";
 import { notice, outage, type Warning, type WarningSink } from "../db/warning.js";
 import { expireHints, HINT_SWEEP_MS } from "../feed/watchers.js";
 import { claimUpTo, heartbeat, release } from "./leases.js";
-import {
-  runAgent,
-  TurnStopped,
-  type RunEnd,
-  type Slot,
-  type StopReason,
-  type TurnDeps,
-} from "./turn.js";
+import type { Slot, TurnDeps } from "./run-deps.js";
+import { runAgent, TurnStopped, type RunEnd, type StopReason } from "./turn.js";
 
 /**
  * Past this part of the lease without a renewal, a turn is stopped (its effects with it): with

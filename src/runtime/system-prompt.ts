@@ -1,16 +1,10 @@
 // System prompts: the agent's identity (name, id, parent, working directory) and the protocol of
 // the agent tools, in a few plain sentences a small model can follow.
 import type { AgentRow } from "../agents/agents.sql.js";
-import type { Profile } from "../config/config.js";
 
 const DEFAULT_PROMPT =
   "You are an agent in warren, a tree of cooperating agents. Work carefully and concisely; " +
   "use the tools to inspect and change files and to run commands.";
-
-/** The base prompt stored on a forked child: its profile's, if any (identity is added at runtime). */
-export function childSystemPrompt(profile: Profile | undefined): string | null {
-  return profile?.system_prompt ?? null;
-}
 
 // The `Your name:` line is also how the fake model in the tests tells agents apart: keep it.
 export function systemPrompt(

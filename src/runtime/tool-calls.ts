@@ -3,17 +3,13 @@
 import type { AgentRow } from "../agents/agents.sql.js";
 import { appendToolResult } from "../agents/events.js";
 import { eventKey, isDuplicateKey } from "../agents/event-keys.js";
-import { isLeaseLost, type Fence } from "../agents/errors.js";
+import { isLeaseLost } from "../agents/errors.js";
 import { setState } from "../agents/tree.js";
 import { getAgent } from "../agents/refs.js";
 import { withRetry } from "../db/retry.js";
-import { outage, type WarningSink } from "../db/warning.js";
-import type { Bus } from "../bus/bus.js";
-import type { Config } from "../config/config.js";
+import { outage } from "../db/warning.js";
 import { capabilitiesOf, childCapabilities } from "../agents/capabilities.js";
-import type { Db } from "../db/client.js";
 import type { ToolCall } from "../llm/model.js";
-import type { FanInEntry } from "../mail/wait.js";
 import {
   createWaitStatusWriter,
   describeCall,
@@ -23,7 +19,7 @@ import {
 } from "../feed/publish.js";
 import type { AgentToolContext } from "../tools/agent-context.js";
 import type { AnyTool } from "../tools/registry.js";
-import type { Slot } from "./turn.js";
+import type { ToolRunDeps } from "./run-deps.js";
 import { gateCall } from "./approval-gate.js";
 import { CallAborts, raceAbort } from "./call-aborts.js";
 import {
@@ -33,24 +29,6 @@ import {
   outcomeText,
   type ToolOutcome,
 } from "../tools/tool.js";
-
-export interface ToolRunDeps {
-  db: Db;
-  bus: Bus;
-  agent: AgentRow;
-  tools: AnyTool[];
-  config: Config;
-  assistantEventId: number;
-  signal: AbortSignal;
-  onWaitProgress?: (agentId: string, entries: FanInEntry[]) => void;
-  /** The worker's lease: every result and effect carries its epoch (absent: not leased). */
-  fence?: Fence;
-  /** A write was refused for a stale epoch: the turn's other calls stop at once. */
-  onLeaseLost?: () => void;
-  onWarning?: WarningSink;
-  /** The turn's scheduler slot, given back while a `wait` blocks. */
-  slot?: Slot;
-}
 
 type Parsed = { ok: true; value: unknown } | { ok: false; message: string };
 

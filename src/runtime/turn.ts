@@ -7,13 +7,11 @@ import { eventKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
 import { getAgent } from "../agents/refs.js";
 import { CONTEXT_KINDS, readPass, TURN_ENDERS } from "./pass-read.js";
-import type { Bus } from "../bus/bus.js";
-import { modelProblem, type Config } from "../config/config.js";
+import { modelProblem } from "../config/config.js";
 import type { Db } from "../db/client.js";
-import { ModelError, type Model } from "../llm/model.js";
-import type { FanInEntry } from "../mail/wait.js";
+import { ModelError } from "../llm/model.js";
 import { isTransient, shownError, withRetry } from "../db/retry.js";
-import { outage, type WarningSink } from "../db/warning.js";
+import { outage } from "../db/warning.js";
 import { LeaseLost } from "./leases.js";
 import { toolsFor, toolSpecs, type AnyTool } from "../tools/registry.js";
 import { capabilitiesOf } from "../agents/capabilities.js";
@@ -23,37 +21,14 @@ import type { EventRow } from "../agents/events.sql.js";
 import { isPersonCall } from "./person-wait.js";
 import { completeFitting, fitContext } from "./compaction.js";
 import type { ConversationRead } from "./context.js";
-import { findDanglingCalls, resumeDanglingCalls, toolRunDeps } from "./resume.js";
+import { findDanglingCalls, resumeDanglingCalls } from "./resume.js";
+import { toolRunDeps, type TurnDeps } from "./run-deps.js";
 import { recordAnswer, type AnswerEnd } from "./record-answer.js";
 import { firstActivity, runToolCalls } from "./tool-calls.js";
 import { cancelPending } from "../approvals/approvals.js";
 import type { ToolCall } from "../llm/model.js";
 import { budgetProblem, settleTurnEnd, takePendingMail } from "./turn-end.js";
 import { spending } from "./spend.js";
-
-export interface TurnDeps {
-  db: Db;
-  bus: Bus;
-  model: Model;
-  config: Config;
-  /** Warnings for people (an outage while a call is retried). */
-  onWarning?: WarningSink;
-  /** The lease of the worker running the turn: every write carries its epoch (errors.ts Fence). */
-  fence?: Fence;
-  /** A write was refused for a stale epoch: stop everything the turn does (set by runAgent). */
-  onLeaseLost?: () => void;
-  onWaitProgress?: (agentId: string, entries: FanInEntry[]) => void;
-  /** The scheduler slot of this turn, given back while it blocks in `wait` (absent: none). */
-  slot?: Slot;
-}
-
-/** A turn's place in its scheduler's concurrency. */
-export interface Slot {
-  /** The turn blocks (in `wait`): others may run in its place. */
-  release(): void;
-  /** The turn works again: resolves once it has a slot (or its signal aborts). */
-  reacquire(signal: AbortSignal): Promise<void>;
-}
 
 /** Why a running turn was stopped from outside. */
 export type StopReason = "interrupt" | "dead" | "lease-lost" | "shutdown";

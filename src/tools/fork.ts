@@ -4,7 +4,6 @@ import { forkCall } from "../agents/fork-batch.js";
 import { commitOnce, resultStamp } from "./effects.js";
 import { fail, type Tool } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
-import { childSystemPrompt } from "../runtime/system-prompt.js";
 
 const BUDGET_KEYS = ["turns", "tool_calls", "tokens", "wall_seconds"] as const;
 
@@ -94,7 +93,8 @@ export const forkTool: Tool<AgentToolContext> = {
             context: context === "fresh" ? "fresh" : "inherit",
             inheritUntilEvent: ctx.assistantEventId,
             profile: typeof profile === "string" ? profile : null,
-            systemPrompt: childSystemPrompt(chosen),
+            // Its profile's base prompt, if any (identity is added when a request is built).
+            systemPrompt: chosen?.system_prompt ?? null,
             model: chosen?.model ?? null,
             ...granted,
           },

@@ -13,7 +13,6 @@ import { sendInput } from "../mail/input.js";
 import { sendMail } from "../mail/send.js";
 import { interruptAgent, interruptSubtree } from "../runtime/interrupt.js";
 import { requestWait } from "../runtime/person-wait.js";
-import { childSystemPrompt } from "../runtime/system-prompt.js";
 import { isCommand, parseCommand, type UiCommand } from "./commands.js";
 import type { Controller } from "./controller.js";
 import { describeFailure } from "./failure.js";
@@ -220,7 +219,8 @@ export function createActions(options: ActionsOptions): Actions {
             name,
             ...(prompt ? { prompt } : {}),
             context: "inherit",
-            systemPrompt: childSystemPrompt(undefined),
+            // No profile: the default base prompt (identity is added when a request is built).
+            systemPrompt: null,
             // Never wider than the parent's, as the fork tool (agents/capabilities.ts).
             ...childCapabilities(config, parent, {}),
           },

@@ -4,6 +4,7 @@
 import { describe, expect, it } from "vitest";
 import {
   after,
+  isTask,
   lastUserStartsWith,
   requestsOf,
   treeAgents,
@@ -47,7 +48,7 @@ describe("what the model is sent", () => {
       { agent: "alpha", match: after("send"), reply: { text: "Sent." } },
       {
         agent: "beta",
-        match: lastUserStartsWith("Your task"),
+        match: isTask,
         reply: {
           toolCalls: [call("call_b1", "send", { to: "parent", message: "test/: 1" })],
         },
@@ -100,6 +101,12 @@ describe("what the model is sent", () => {
     golden("fan-in-result.md", "The root after a fan-in wait over alpha and beta", rootFanIn);
     golden("mail-wake.md", "alpha woken by mail from its parent", alphaWake);
     golden("second-fan-in.md", "The root after waiting for alpha again", rootFinal);
+
+    // The inherited child's first request is the root's request that forked it, byte for byte
+    // (SPEC §7), then one message: who it is now, the protocol, its task.
+    expect(betaFirst!.messages.slice(0, -1)).toEqual(rootFirst!.messages);
+    expect(betaFirst!.body.tools).toEqual(rootFirst!.body.tools);
+    expect(betaFirst!.cachedTokens).toBeGreaterThan(0.8 * betaFirst!.promptTokens);
 
     // Every request offers the same tools; their full schemas are one snapshot.
     for (const req of fake.requests) expect(req.body.tools).toEqual(rootFirst!.body.tools);

@@ -86,18 +86,17 @@ describe("fan-in", () => {
       })),
     });
 
-    // The children inherited the root's conversation up to (not including) the forking response.
+    // The children inherited the root's conversation up to (not including) the forking response:
+    // its request itself, byte for byte, then who each child is now and its task (SPEC §7).
     const alphaFirst = requestsOf(fake, "alpha")[0]!;
-    expect(alphaFirst.messages.map((m) => [m.role, m.content])).toEqual([
-      ["system", expect.stringContaining(`Your id: ${ids.alpha}`)],
-      [
-        "user",
-        "The conversation of your parent root so far, for context only (you are alpha, not " +
-          "root):\n<parent_conversation>\n[user]\nsplit the work three ways\n</parent_conversation>",
-      ],
-      ["user", "Your task:\ndo part alpha"],
-    ]);
-    expect(alphaFirst.systemPrompt).toContain(`Your parent: root (${run.json!.tree_id})`);
+    expect(alphaFirst.messages.slice(0, -1)).toEqual(first!.messages);
+    expect(alphaFirst.body.tools).toEqual(first!.body.tools);
+    const told = alphaFirst.lastMessage!;
+    expect(told.role).toBe("user");
+    expect(told.content).toMatch(/^The conversation above is your parent's, not yours:/);
+    expect(told.content).toContain(`Your name: alpha\nYour id: ${ids.alpha}\n`);
+    expect(told.content).toContain(`Your parent: root (${run.json!.tree_id})`);
+    expect(told.content).toMatch(/Your task:\ndo part alpha$/);
 
     const db = e2e.db();
     const tree = await treeAgents(db, run.json!.tree_id);

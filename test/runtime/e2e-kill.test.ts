@@ -110,18 +110,22 @@ describe("kill", () => {
       ],
     });
 
-    // B inherited A's conversation before the forking response, then got its own prompt.
+    // B's request is A's request that forked it, byte for byte, then who B is and its task.
     const [bRequest] = requestsOf(fake, "B");
     expect(requestsOf(fake, "B")).toHaveLength(1);
+    const [aFirst] = requestsOf(fake, "A");
+    expect(bRequest!.messages.slice(0, -1)).toEqual(aFirst!.messages);
     expect(bRequest!.messages.map((m) => [m.role, m.content])).toEqual([
-      ["system", expect.stringContaining(`Your parent: A (${a.id})`)],
+      ["system", expect.stringContaining(`Your parent: root (${treeId})`)],
+      ["user", "Your task:\nmanage B"],
       [
         "user",
         expect.stringMatching(
-          /^The conversation of your parent A so far.*\n\[user\]\nYour task:\nmanage B\n<\/parent_conversation>$/s,
+          new RegExp(
+            `^The conversation above is your parent's[^]*Your parent: A \\(${a.id}\\)[^]*Your task:\nwork forever$`,
+          ),
         ),
       ],
-      ["user", "Your task:\nwork forever"],
     ]);
 
     for (const victim of [a, b]) {

@@ -9,13 +9,16 @@ import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import { agents, type AgentRow } from "../../src/agents/agents.sql.js";
 import { events, type EventRow } from "../../src/agents/events.sql.js";
 import type { Db } from "../../src/db/client.js";
+import { INHERITED_HEAD } from "../../src/llm/framing.js";
 import { mail, type MailRow } from "../../src/mail/mail.sql.js";
 import { useTestDatabase } from "../support/db.js";
 import { startPgbouncer, type Pgbouncer } from "../support/pgbouncer.js";
 import {
   agentNameOf,
+  identityOf,
   startFakeModel,
   type FakeModel,
+  type FakeModelOptions,
   type RecordedMessage,
   type RecordedRequest,
 } from "../support/fake-model.js";
@@ -89,7 +92,8 @@ function withoutListenOffLine(
   return { ...run, stderr: run.stderr.replace(LISTEN_OFF_LINE, "") };
 }
 
-export function useE2E(): E2E {
+/** `fakeOptions`: how each test's fake model server behaves (e.g. measured usage). */
+export function useE2E(fakeOptions: FakeModelOptions = {}): E2E {
   const database = useTestDatabase();
   const pooler = poolerUnderTest();
   let bouncer: Pgbouncer | undefined;
@@ -103,7 +107,7 @@ export function useE2E(): E2E {
   }
   let fake: FakeModel | undefined;
   beforeEach(async () => {
-    fake = await startFakeModel();
+    fake = await startFakeModel(fakeOptions);
   });
   afterEach(async () => {
     const current = fake;
@@ -223,8 +227,7 @@ export async function startAbortProbe(target: string): Promise<AbortProbe> {
 function agentOfBody(body: Buffer): string | undefined {
   try {
     const parsed = JSON.parse(body.toString("utf8")) as { messages?: RecordedMessage[] };
-    const system = parsed.messages?.find((m) => m.role === "system")?.content ?? "";
-    return /^Your name: (.+)$/m.exec(system)?.[1]?.trim();
+    return /^Your name: (.+)$/m.exec(identityOf(parsed.messages ?? []) ?? "")?.[1]?.trim();
   } catch {
     return undefined;
   }
@@ -276,6 +279,16 @@ export function lastUserStartsWith(prefix: string) {
   return (req: RecordedRequest) =>
     req.lastMessage?.role === "user" && (req.lastMessage.content ?? "").startsWith(prefix);
 }
+
+/**
+ * The request's last message is a child's first: its task ("Your task:…"), or an inherited
+ * child's message after its parent's request, which ends with its task.
+ */
+export const isTask = (req: RecordedRequest) =>
+  req.lastMessage?.role === "user" &&
+  /(^|\n)Your task:\n/.test(req.lastMessage.content ?? "") &&
+  ((req.lastMessage.content ?? "").startsWith("Your task") ||
+    (req.lastMessage.content ?? "").startsWith(INHERITED_HEAD));
 
 /** The `{agent_id, name}` results of the `fork` calls the request answers, by child name. */
 export function forkedIds(req: RecordedRequest): Record<string, string> {

@@ -18,6 +18,15 @@ export interface RecordedRequest {
   model: string;
   /** Content of the first system message. */
   systemPrompt: string | undefined;
+  /**
+   * Who the request's agent is told it is: the last user message that starts like an inherited
+   * child's first message (INHERITED_HEAD, after its parent's request), else the system prompt.
+   */
+  identity: string | undefined;
+  /** The request's size in tokens as the prefix cache counts them (promptTokensOf). */
+  promptTokens: number;
+  /** Tokens of its longest prefix that the server saw before, in any request (its prefix cache). */
+  cachedTokens: number;
   lastMessage: RecordedMessage | undefined;
   /** Date.now() when the request arrived. */
   receivedAt: number;
@@ -120,11 +129,69 @@ export interface FakeModel {
 export interface FakeModelOptions {
   /** How the `agent` shorthand finds a request's agent. Default agentNameOf. */
   agentNameOf?: (req: RecordedRequest) => string | undefined;
+  /**
+   * "measured": a reply without scripted `usage` reports the request's own prompt tokens and the
+   * prefix cache's cached tokens (what a provider would bill). Default: the fixed 10 in, 5 out.
+   */
+  usage?: "measured";
 }
 
-/** The agent name from the runtime's system prompt line `Your name: NAME`. */
+/** The agent name from the line `Your name: NAME` of the request's identity (system prompt or an
+ * inherited child's first message). */
 export function agentNameOf(req: RecordedRequest): string | undefined {
-  return /^Your name: (.+)$/m.exec(req.systemPrompt ?? "")?.[1]?.trim();
+  return /^Your name: (.+)$/m.exec(req.identity ?? "")?.[1]?.trim();
+}
+
+/** How an inherited child's first message starts (src/llm/framing.ts INHERITED_HEAD). */
+const INHERITED_HEAD = "The conversation above is your parent's, not yours:";
+
+/** Who messages tell their agent it is (RecordedRequest.identity). */
+export function identityOf(messages: RecordedMessage[]): string | undefined {
+  const inherited = messages.findLast(
+    (m) =>
+      m.role === "user" && typeof m.content === "string" && m.content.startsWith(INHERITED_HEAD),
+  );
+  if (inherited) return inherited.content ?? undefined;
+  const system = messages.find((message) => message.role === "system")?.content;
+  return typeof system === "string" ? system : undefined;
+}
+
+/** Characters per token of the prefix cache's count: about four, like requestTokens. */
+const CHARS_PER_TOKEN = 4;
+
+/**
+ * A request as the prefix cache sees it: the tools, then each message, serialised in the order
+ * sent (providers cache tools and system prompt first). Tokens are CHARS_PER_TOKEN characters.
+ */
+function cacheText(body: Record<string, unknown>): string {
+  const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
+  return JSON.stringify(body.tools ?? []) + messages.map((m) => JSON.stringify(m)).join("");
+}
+
+function commonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+/**
+ * A server's prefix cache: the longest prefix of a request that any earlier request had, in
+ * whole tokens (a partly matched token is not cached).
+ */
+export class PrefixCache {
+  private readonly seen: string[] = [];
+
+  /** Looks `text` up, then remembers it. */
+  serve(text: string): { promptTokens: number; cachedTokens: number } {
+    let longest = 0;
+    for (const earlier of this.seen) longest = Math.max(longest, commonPrefix(text, earlier));
+    this.seen.push(text);
+    return {
+      promptTokens: Math.ceil(text.length / CHARS_PER_TOKEN),
+      cachedTokens: Math.floor(longest / CHARS_PER_TOKEN),
+    };
+  }
 }
 
 interface ScriptedRule extends Rule {
@@ -134,6 +201,7 @@ interface ScriptedRule extends Rule {
 
 export async function startFakeModel(options: FakeModelOptions = {}): Promise<FakeModel> {
   const nameOf = options.agentNameOf ?? agentNameOf;
+  const cache = new PrefixCache();
   const rules: ScriptedRule[] = [];
   const requests: RecordedRequest[] = [];
   const unmatched: RecordedRequest[] = [];
@@ -178,7 +246,7 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     }
     const body = await readJson(req);
     if (body === undefined) return sendError(res, 400, "request body is not JSON");
-    const recorded = record(body);
+    const recorded = record(body, cache);
     requests.push(recorded);
     if (body.stream !== true) return sendError(res, 400, "fake model answers only stream: true");
     const limit = serverQuirks.maxContextTokens;
@@ -221,7 +289,14 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     if (reply.hang) return;
     const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)
       ?.include_usage;
-    for (const chunk of chunksFor(reply, recorded.model, ++counter, includeUsage === true)) {
+    const measured =
+      options.usage === "measured" && reply.usage === undefined
+        ? {
+            ...reply,
+            usage: { input: recorded.promptTokens, output: 5, cached: recorded.cachedTokens },
+          }
+        : reply;
+    for (const chunk of chunksFor(measured, recorded.model, ++counter, includeUsage === true)) {
       if (reply.chunkDelayMs && !res.destroyed) await sleep(reply.chunkDelayMs);
       const data = JSON.stringify(chunk);
       res.write(`data: ${data}\n\n`);
@@ -282,18 +357,21 @@ function describe(rule: Rule): string {
   return rule.match ? "custom matcher" : "any request";
 }
 
-function record(body: Record<string, unknown>): RecordedRequest {
+function record(body: Record<string, unknown>, cache: PrefixCache): RecordedRequest {
   const messages = Array.isArray(body.messages) ? (body.messages as RecordedMessage[]) : [];
   const tools = Array.isArray(body.tools)
     ? (body.tools as { function?: { name?: string } }[]).map((tool) => tool.function?.name ?? "")
     : [];
   const system = messages.find((message) => message.role === "system");
+  const systemPrompt = typeof system?.content === "string" ? system.content : undefined;
   return {
+    ...cache.serve(cacheText(body)),
+    identity: identityOf(messages),
     body,
     messages,
     tools,
     model: typeof body.model === "string" ? body.model : "",
-    systemPrompt: typeof system?.content === "string" ? system.content : undefined,
+    systemPrompt,
     lastMessage: messages.at(-1),
     receivedAt: Date.now(),
   };

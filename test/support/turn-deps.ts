@@ -6,7 +6,7 @@ import type { Bus } from "../../src/bus/bus.js";
 import { loadConfig } from "../../src/config/config.js";
 import type { Db } from "../../src/db/client.js";
 import { createOpenAIModel } from "../../src/llm/openai.js";
-import type { TurnDeps } from "../../src/runtime/turn.js";
+import type { TurnDeps } from "../../src/runtime/run-deps.js";
 
 export function fakeTurnDeps(db: Db, bus: Bus, baseURL: string, fence?: Fence): TurnDeps {
   const config = loadConfig({ HOME: os.tmpdir(), WARREN_MODEL: "fake", OPENAI_BASE_URL: baseURL });

@@ -1,6 +1,8 @@
 // A fork's child gets its profile's model and budget: the config's `budget`, then the profile's,
 // then the call's own `budget`, each over the one before (AUDIT item 8).
 import { describe, expect, it } from "vitest";
+import { childCapabilities } from "../../src/agents/capabilities.js";
+import { loadConfig } from "../../src/config/config.js";
 import { getAgent } from "../../src/agents/refs.js";
 import { createTree } from "../../src/agents/tree.js";
 import { forkTool } from "../../src/tools/fork.js";
@@ -15,9 +17,15 @@ describe("fork with a profile", () => {
   it("gives the child the profile's model and budget, the call's budget over both", async () => {
     const { db } = database();
     const root = await createTree(db, { name: "root" });
+    const profiles = { reviewer: { model: "gpt-4.1", budget: { turns: 3, tokens: 1000 } } };
+    const config = {
+      ...loadConfig({ WARREN_CONFIG: "/nonexistent/warren.json" }),
+      budget: { turns: 50, tool_calls: 500, tokens: 2_000_000 },
+      profiles,
+    };
     const ctx = await toolContext(db, bus(), root.id, {
-      childBudget: { turns: 50, tool_calls: 500, tokens: 2_000_000 },
-      profiles: { reviewer: { model: "gpt-4.1", budget: { turns: 3, tokens: 1000 } } },
+      profiles,
+      forkCapabilities: async (request) => childCapabilities(config, root, request),
     });
     const outcome = await forkTool.run(
       { name: "rev", prompt: "review", profile: "reviewer", budget: { tool_calls: 7 } },

@@ -1,6 +1,7 @@
 // Where warren's package sits (package.json, migrations/), found by walking up from this module:
-// it runs as a TypeScript source (src/config), tsc's output (dist/src/config) or a chunk of the
-// bundle (dist/bundle), each a different depth below the root.
+// it runs as a TypeScript source (src), tsc's output (dist/src) or a chunk of the bundle
+// (dist/bundle), each a different depth below the root. Below every layer that needs it (the
+// command line's version, the database layer's migrations), so neither reaches into another's room.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
