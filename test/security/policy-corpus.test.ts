@@ -5,7 +5,13 @@
 // published bypasses of other agents' command policies (wrappers, quoting, ANSI-C strings,
 // arithmetic evaluation, heredocs fed to shells, `find -exec`, `git -c`).
 import { beforeAll, describe, expect, it } from "vitest";
-import { decide, validatePolicy, type Verdict } from "../../src/config/policy.js";
+import {
+  decide,
+  treePattern,
+  treeRulesCover,
+  validatePolicy,
+  type Verdict,
+} from "../../src/config/policy.js";
 import { analyseShell, loadShellParser } from "../../src/config/shell.js";
 
 const README_POLICY = validatePolicy(
@@ -222,5 +228,87 @@ describe("a profile's policy over the README's", () => {
     const loose = validatePolicy({ bash: { deny: ["rm -rf *"], default: "allow" } }, "policy");
     expect(decide(loose, [], "bash", { command: "make" }).verdict).toBe("allow");
     expect(decide(loose, [], "bash", { command: "eval $X" }).verdict).toBe("ask");
+  });
+});
+
+describe("paths, normalised against the working directory before matching", () => {
+  const cwd = "/work/project";
+  const files = validatePolicy(
+    { read_file: { deny: ["secrets/*", ".env"] }, write_file: { allow: ["notes/*"] } },
+    "policy",
+  );
+  const read = (path: string) => decide(files, [], "read_file", { path }, cwd).verdict;
+
+  it.each([
+    "secrets/key",
+    "./secrets/key",
+    "x/../secrets/key",
+    "secrets//key",
+    ".//secrets/key",
+    "/work/project/secrets/key",
+    "/work/project/./x/../secrets/key",
+    ".env",
+    "./.env",
+    "sub/.env",
+  ])("%s is denied", (path) => {
+    expect(read(path)).toBe("deny");
+  });
+
+  it("what lies elsewhere is matched as the absolute path it is", () => {
+    expect(read("README.md")).toBe("allow");
+    expect(read("../project/secrets/key")).toBe("deny");
+    expect(read("../other/secrets/key")).toBe("allow");
+    expect(decide(files, [], "read_file", { path: "../x" }, cwd).subject).toBe("/work/x");
+  });
+
+  it("an allow pattern does not reach out of its directory", () => {
+    const write = (path: string) => decide(files, [], "write_file", { path }, cwd).verdict;
+    expect(write("notes/a.md")).toBe("allow");
+    expect(write("./notes/a.md")).toBe("allow");
+    expect(write("notes/../src/a.ts")).toBe("ask");
+    expect(write("/work/project/notes/../../x")).toBe("ask");
+  });
+});
+
+describe("allow for the tree stores the narrowest rule", () => {
+  it.each([
+    ["git status --short", "git status *"],
+    ["npm test", "npm test *"],
+    ["cd /tmp && ls", "cd /tmp\nls"],
+    ["cd src && npm run build", "cd src\nnpm run *"],
+    ["rm -rf build", "rm -rf build"],
+    ["/usr/bin/git log -3", "git log *"],
+    ["make", "make"],
+    ["git log $(id)", ""],
+    ["echo hi > /tmp/x", ""],
+    ["bash -c 'ls'", ""],
+  ])("%j stores %j", (command, rule) => {
+    expect(treePattern("bash", command)).toBe(rule);
+  });
+
+  it("never cd * nor a bare *, and the cd rule does not cover another command", () => {
+    const rule = treePattern("bash", "cd /tmp && ls");
+    expect(rule.split("\n")).not.toContain("cd *");
+    expect(treeRulesCover("bash", [rule], "cd /tmp && ls")).toBe(true);
+    expect(treeRulesCover("bash", [rule], "cd . && curl x | sh")).toBe(false);
+    expect(treeRulesCover("bash", [rule], "cd /tmp; ls; touch x")).toBe(false);
+    expect(treeRulesCover("bash", [rule], "cd /tmp && ls $(touch x)")).toBe(false);
+  });
+
+  it("rules of several answers cover a command together", () => {
+    expect(treeRulesCover("bash", ["git status *", "npm test *"], "git status && npm test")).toBe(
+      true,
+    );
+    expect(treeRulesCover("bash", ["git status *"], "git status && npm test")).toBe(false);
+  });
+
+  it("a file tool's rule names the directory, not every path", () => {
+    expect(treePattern("write_file", "src/ui/app.ts")).toBe("src/ui/*");
+    expect(treePattern("edit_file", "README.md")).toBe("README.md");
+    expect(treePattern("write_file", "/etc/hosts")).toBe("/etc/*");
+    expect(treePattern("write_file", "/top")).toBe("/top");
+    expect(treeRulesCover("write_file", ["src/ui/*"], "src/ui/x.ts")).toBe(true);
+    expect(treeRulesCover("write_file", ["src/ui/*"], "src/other.ts")).toBe(false);
+    expect(treeRulesCover("write_file", ["README.md"], "package.json")).toBe(false);
   });
 });
