@@ -204,7 +204,8 @@ function analyseInto(command: string, out: ShellAnalysis, depth: number): void {
         case "arithmetic_command":
         case "c_style_for_statement":
         case "subscript":
-          if (/[A-Za-z_$`]/.test(node.text)) {
+          // Numbers and operators only are harmless; a name is evaluated (recursively) as code.
+          if (/[A-Za-z_$`]/.test(node.text.replace(/^\$\(\(/, ""))) {
             out.opaque.push(`evaluates arithmetic on variables (${clip(node.text)})`);
           }
           break;

@@ -53,6 +53,7 @@ const CORPUS: [command: string, expected: Verdict][] = [
   ["ls >(touch /tmp/x)", "ask"],
   ["echo $((1 + $(touch /tmp/x)))", "ask"],
   ["echo $((x))", "ask"],
+  ["echo $((6 * 7))", "allow"],
   ["echo ${a[$(touch /tmp/x)]}", "ask"],
   ["echo ${X@P}", "ask"],
   ["echo ${!ref}", "ask"],
