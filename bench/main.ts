@@ -12,6 +12,7 @@ import { fanIn } from "./fan-in.js";
 import { forkBatch } from "./fork-batch.js";
 import { forkPrefix } from "./fork-prefix.js";
 import { memory } from "./memory.js";
+import { policyParse } from "./policy-parse.js";
 import { scaleOut } from "./scale-out.js";
 import { startup } from "./startup.js";
 import { searchInsert } from "./search-insert.js";
@@ -33,6 +34,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "tui-scale": tuiScale,
   approvals: approvalRoundTrip,
   "search-insert": searchInsert,
+  "policy-parse": policyParse,
 };
 
 const DEFAULT_TIMEOUT_S = 900;

@@ -15,7 +15,7 @@ const outdir = path.join(root, "dist/bundle");
  * modules, and ui/views/blessed-lib.ts loads single widget files with createRequire. pg-native:
  * optional, only behind `pg.native`.
  */
-const EXTERNAL = ["blessed", "blessed/*", "pg-native"];
+const EXTERNAL = ["blessed", "blessed/*", "pg-native", "web-tree-sitter"];
 
 /**
  * Edits to bundled packages' sources, each checked: a package update that changes the text fails

@@ -7,7 +7,8 @@ import { AgentError } from "../agents/errors.js";
 import { appendEvent } from "../agents/events.js";
 import { agentChannel, notify } from "../bus/channels.js";
 import { UNLISTENED_POLL_MS, type Bus } from "../bus/bus.js";
-import { treePatternCovers, type ApproveMode } from "../config/policy.js";
+import { shownTreeRule, treeRulesCover, type ApproveMode } from "../config/policy.js";
+import { loadShellParser } from "../config/shell.js";
 import type { Db, Queryable } from "../db/client.js";
 import { approvals, type ApprovalRow } from "./approvals.sql.js";
 
@@ -118,7 +119,13 @@ export async function treeAllows(
   const rows = await q.execute<{ pattern: string }>(sql`
     select distinct pattern from approvals
      where tree_id = ${treeId} and tool = ${tool} and status = 'allowed' and scope = 'tree'`);
-  return rows.rows.some((r) => treePatternCovers(r.pattern, subject));
+  if (rows.rows.length === 0) return false;
+  if (tool === "bash") await loadShellParser();
+  return treeRulesCover(
+    tool,
+    rows.rows.map((r) => r.pattern),
+    subject,
+  );
 }
 
 /**
@@ -186,10 +193,20 @@ export async function answerApproval(
   answer: Answer,
   treeId?: string,
 ): Promise<ApprovalRow> {
+  if (answer.allow && answer.scope === "tree") await loadShellParser();
   const status = answer.allow ? "allowed" : "denied";
   const scope = answer.allow ? (answer.scope ?? "once") : null;
   const reason = answer.allow ? null : answer.reason?.trim() || null;
   return db.transaction(async (tx) => {
+    if (answer.allow && answer.scope === "tree") {
+      const [asked] = await tx.select().from(approvals).where(eq(approvals.id, id));
+      if (asked && asked.status === "pending" && asked.pattern === "") {
+        throw new AgentError(
+          "NOT_ALLOWED",
+          `approval ${id} can only be allowed once: no rule can cover what its command hides`,
+        );
+      }
+    }
     const [row] = await tx
       .update(approvals)
       .set({ status, scope, reason, answered_by: answer.by, answered_at: sql`now()` })
@@ -217,8 +234,45 @@ export async function answerApproval(
       ...(row.reason ? { reason: row.reason } : {}),
     });
     await notify(tx, agentChannel(row.agent_id), "approval");
+    if (row.status === "allowed" && row.scope === "tree") await releaseCovered(tx, row);
     return row;
   });
+}
+
+/**
+ * After "allow for the tree": every other pending request of the tree for the same tool that the
+ * tree's rules now cover is allowed too (once, by the rule), its agent told and woken.
+ */
+async function releaseCovered(tx: Queryable, rule: ApprovalRow): Promise<void> {
+  const rules = await tx.execute<{ pattern: string }>(sql`
+    select distinct pattern from approvals
+     where tree_id = ${rule.tree_id} and tool = ${rule.tool} and status = 'allowed'
+       and scope = 'tree'`);
+  const patterns = rules.rows.map((r) => r.pattern);
+  const pending = await tx.execute<{ id: number; subject: string }>(sql`
+    select id, subject from approvals
+     where tree_id = ${rule.tree_id} and tool = ${rule.tool} and status = 'pending'
+     order by id
+       for update`);
+  for (const request of pending.rows) {
+    if (!treeRulesCover(rule.tool, patterns, request.subject)) continue;
+    const updated = await tx.execute<ApprovalRow>(sql`
+      update approvals
+         set status = 'allowed', scope = 'once', answered_at = now(),
+             answered_by = ${`${rule.answered_by ?? "person"} (rule of approval ${rule.id})`}
+       where id = ${Number(request.id)} and status = 'pending'
+      returning *`);
+    const released = updated.rows[0];
+    if (!released) continue;
+    await appendEvent(
+      tx,
+      released.agent_id,
+      "system",
+      `approval ${released.id} allowed by the tree rule "${shownTreeRule(rule.pattern)}" (approval ${rule.id}): ${released.tool}: ${released.subject}`,
+      { approval: Number(released.id), status: "allowed", scope: "once", by: released.answered_by },
+    );
+    await notify(tx, agentChannel(released.agent_id), "approval");
+  }
 }
 
 /** "allowed once by person (tui): bash: npm test" — the transcript line of an answer. */
@@ -227,7 +281,7 @@ export function describeAnswer(row: ApprovalRow): string {
   const how =
     row.status === "allowed"
       ? row.scope === "tree"
-        ? `allowed for this tree (${row.pattern})`
+        ? `allowed for this tree (${shownTreeRule(row.pattern)})`
         : "allowed once"
       : row.status;
   const by = row.answered_by ? ` by ${row.answered_by}` : "";

@@ -2,6 +2,7 @@
 // policy marks `ask`, listed and answered from a script or another terminal (the first answer
 // wins, whether it comes from here or a TUI).
 import { answerApproval, listPending } from "../approvals/approvals.js";
+import { shownTreeRule } from "../config/policy.js";
 import { escapeLine } from "../text/escape.js";
 import { expectPositionals, parseCommandArgs, UsageError, type RunCommand } from "./command.js";
 import { jsonText } from "../text/format.js";
@@ -49,6 +50,11 @@ export const runApprovals: RunCommand = async (args, io) => {
     for (const p of pending) {
       const what = p.subject ? `${p.tool}: ${p.subject}` : `${p.tool} ${p.arguments}`;
       io.out(`${p.id}  ${escapeLine(p.agent_name)} ${p.agent_id.slice(0, 8)}  ${escapeLine(what)}`);
+      // The rule `warren approve --tree-wide` would store (none when the command hides things).
+      const rule = shownTreeRule(p.pattern);
+      io.out(
+        `      --tree-wide would allow: ${rule ? escapeLine(rule) : "nothing (allow once only)"}`,
+      );
     }
   });
 };
@@ -79,7 +85,7 @@ function answerCommand(allow: boolean): RunCommand {
       const what = row.subject ? `${row.tool}: ${row.subject}` : row.tool;
       const how = allow
         ? row.scope === "tree"
-          ? `allowed ${row.pattern} for the tree`
+          ? `allowed "${escapeLine(shownTreeRule(row.pattern))}" for the tree`
           : "allowed"
         : "denied";
       io.out(`${how} request ${row.id} (${escapeLine(what)})`);

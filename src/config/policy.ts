@@ -1,7 +1,17 @@
 // The tool policy: for each tool `allow`, `ask` or `deny`, with patterns for `bash` commands and
 // file paths. A config's policy sits over the defaults (reads allowed, writes and bash asked); a
 // profile's policy, and so a fork's, can only narrow it: every policy in an agent's chain is
-// asked and the strictest answer wins (deny > ask > allow).
+// asked and the strictest answer wins (deny > ask > allow). A `bash` command is matched on its
+// parse (shell.ts): every simple command, nothing opaque; a path after normalising it.
+import path from "node:path";
+import {
+  analyseShell,
+  collapse,
+  loadShellParser,
+  programName,
+  shellParserLoaded,
+  type ShellAnalysis,
+} from "./shell.js";
 
 export type Verdict = "allow" | "ask" | "deny";
 
@@ -72,13 +82,31 @@ export function validatePolicy(value: unknown, name: string): Policy | undefined
   return value as Policy;
 }
 
-/** What a call's patterns are matched against: the command, the path, else the empty string. */
-export function callSubject(tool: string, args: unknown): string {
+/** The tools whose subject is a file path (normalised against the agent's cwd before matching). */
+const PATH_TOOLS = new Set(["read_file", "write_file", "edit_file", "glob", "grep"]);
+
+/**
+ * What a call's patterns are matched against: the command, the path, else the empty string. A
+ * path is normalised against `cwd` when given: relative to it when inside (`./a`, `x/../a`,
+ * `a//b` and `/cwd/a` are all `a`), else absolute (`/etc/hostname`).
+ */
+export function callSubject(tool: string, args: unknown, cwd?: string): string {
   if (!args || typeof args !== "object") return "";
   const a = args as Record<string, unknown>;
   const key = tool === "bash" ? "command" : "path" in a ? "path" : "pattern";
   const value = a[key];
-  return typeof value === "string" ? value : "";
+  if (typeof value !== "string") return "";
+  if (key === "path" && PATH_TOOLS.has(tool) && cwd !== undefined) return normalisePath(cwd, value);
+  return value;
+}
+
+/** A path as patterns see it: relative to `cwd` (posix separators) when inside it, else absolute. */
+export function normalisePath(cwd: string, given: string): string {
+  const absolute = path.posix.resolve(cwd, given.replace(/\\/g, "/"));
+  const rel = path.posix.relative(path.posix.resolve(cwd), absolute);
+  if (rel === "") return ".";
+  if (rel === ".." || rel.startsWith("../") || path.posix.isAbsolute(rel)) return absolute;
+  return rel;
 }
 
 /** `*` matches any run of characters, everything else itself; linear in practice. */
@@ -105,12 +133,94 @@ export function matchesPattern(pattern: string, text: string): boolean {
   return p === pattern.length;
 }
 
+/** A command pattern covers `text`, also without its trailing ` *` (`git log *` covers `git log`). */
+function commandMatches(pattern: string, text: string): boolean {
+  return matchesPattern(pattern, text) || matchesPattern(pattern, `${text} `);
+}
+
+/** A command pattern as written, whitespace collapsed and (for deny) its program normalised. */
+function commandPattern(pattern: string, forDeny: boolean): string {
+  const p = collapse(pattern);
+  if (!forDeny) return p;
+  const space = p.indexOf(" ");
+  const first = space < 0 ? p : p.slice(0, space);
+  if (first.includes("*")) return p;
+  return programName(first.replace(/\\/g, "")) + (space < 0 ? "" : p.slice(space));
+}
+
+/** What one call looks like to every policy: parsed once (bash) or its normalised path. */
+interface CallView {
+  tool: string;
+  subject: string;
+  shell?: ShellAnalysis;
+}
+
+type Patterns = string[] | undefined;
+
+/** Bash: a deny pattern matches any simple command (or the whole line, as before). */
+function shellDenied(view: CallView, list: Patterns): boolean {
+  if (!list?.length) return false;
+  const line = collapse(view.subject);
+  const folded = line.normalize("NFKC");
+  return list.some((raw) => {
+    const p = commandPattern(raw, true);
+    return (
+      commandMatches(p, line) ||
+      commandMatches(p, folded) ||
+      view.shell!.commands.some((c) => commandMatches(p, c.denyText))
+    );
+  });
+}
+
+/** Bash: allowed only when every simple command is, and nothing is opaque. */
+function shellAllowed(view: CallView, list: Patterns): boolean {
+  if (!list?.length) return false;
+  const shell = view.shell!;
+  if (shell.opaque.length > 0) return false;
+  const patterns = list.map((p) => commandPattern(p, false));
+  if (shell.commands.length === 0) {
+    return patterns.some((p) => matchesPattern(p, view.subject.trim()));
+  }
+  return shell.commands.every((c) => patterns.some((p) => commandMatches(p, c.allowText)));
+}
+
+/** Bash: asked when any simple command matches an ask pattern. */
+function shellAsked(view: CallView, list: Patterns): boolean {
+  if (!list?.length) return false;
+  const patterns = list.map((p) => commandPattern(p, false));
+  return view.shell!.commands.some((c) => patterns.some((p) => commandMatches(p, c.allowText)));
+}
+
+/** Paths: a deny pattern without a `/` also matches the base name (`.env` denies `a/.env`). */
+function pathHit(list: Patterns, subject: string, forDeny: boolean): boolean {
+  if (!list?.length) return false;
+  const base = path.posix.basename(subject);
+  return list.some((raw) => {
+    const p = raw.startsWith("./") ? raw.slice(2) : raw;
+    return matchesPattern(p, subject) || (forDeny && !p.includes("/") && matchesPattern(p, base));
+  });
+}
+
 /** One policy's answer for a call, or undefined when it has no rule for the tool. */
-function verdictOf(policy: Policy, tool: string, subject: string): Verdict | undefined {
-  const rule = policy[tool] ?? policy["*"];
+function verdictOf(policy: Policy, view: CallView): Verdict | undefined {
+  const rule = policy[view.tool] ?? policy["*"];
   if (rule === undefined) return undefined;
   if (typeof rule === "string") return rule;
-  const hit = (list: string[] | undefined) => list?.some((p) => matchesPattern(p, subject));
+  if (view.shell) {
+    if (shellDenied(view, rule.deny)) return "deny";
+    if (shellAllowed(view, rule.allow)) return "allow";
+    if (shellAsked(view, rule.ask)) return "ask";
+    // A fallback of allow cannot vouch for what the parse cannot see (a deny may be hidden there).
+    if (rule.default === "allow" && view.shell.opaque.length > 0) return "ask";
+    return rule.default;
+  }
+  if (PATH_TOOLS.has(view.tool)) {
+    if (pathHit(rule.deny, view.subject, true)) return "deny";
+    if (pathHit(rule.allow, view.subject, false)) return "allow";
+    if (pathHit(rule.ask, view.subject, false)) return "ask";
+    return rule.default;
+  }
+  const hit = (list: Patterns) => list?.some((p) => matchesPattern(p, view.subject));
   if (hit(rule.deny)) return "deny";
   if (hit(rule.allow)) return "allow";
   if (hit(rule.ask)) return "ask";
@@ -120,43 +230,122 @@ function verdictOf(policy: Policy, tool: string, subject: string): Verdict | und
 export interface PolicyAnswer {
   verdict: Verdict;
   subject: string;
+  /** For bash: why no allow pattern or tree rule can cover the command (empty: none). */
+  opaque: string[];
 }
 
 /**
  * The verdict for `tool` called with `args` under the config's policy (over the defaults) and the
  * agent's chain of narrowing policies (profiles, inherited by forks): the strictest one wins.
+ * Paths are normalised against `cwd` when given. For `bash` the shell parser must be loaded in
+ * this thread (`await loadShellParser()` first; decideCall does both).
  */
 export function decide(
   base: Policy | undefined,
   chain: readonly Policy[],
   tool: string,
   args: unknown,
+  cwd?: string,
 ): PolicyAnswer {
-  const subject = callSubject(tool, args);
+  const subject = callSubject(tool, args, cwd);
+  const view: CallView = { tool, subject };
+  if (tool === "bash") view.shell = analyseShell(subject);
   // The config's rule for the tool (or its "*"), where it has one that answers; else the default.
   const own = base?.[tool] ?? base?.["*"];
   let verdict: Verdict =
-    (own === undefined ? undefined : verdictOf({ [tool]: own }, tool, subject)) ??
-    verdictOf(DEFAULT_POLICY, tool, subject)!;
+    (own === undefined ? undefined : verdictOf({ [tool]: own }, view)) ??
+    verdictOf(DEFAULT_POLICY, view)!;
   for (const policy of chain) {
-    const v = verdictOf(policy, tool, subject);
+    const v = verdictOf(policy, view);
     if (v !== undefined && RANK[v] > RANK[verdict]) verdict = v;
   }
-  return { verdict, subject };
+  return { verdict, subject, opaque: view.shell?.opaque ?? [] };
+}
+
+/** decide, after loading the shell parser in this thread if it is not yet. */
+export async function decideCall(
+  base: Policy | undefined,
+  chain: readonly Policy[],
+  tool: string,
+  args: unknown,
+  cwd?: string,
+): Promise<PolicyAnswer> {
+  if (tool === "bash" && !shellParserLoaded()) await loadShellParser();
+  return decide(base, chain, tool, args, cwd);
+}
+
+/** Separates the rules of one tree rule (one per simple command of a compound command). */
+const RULE_SEPARATOR = "\n";
+
+/**
+ * The narrowest rule "allow for the tree" stores for a call, or "" when the call can only be
+ * allowed once (bash with opaque parts). Bash: one rule per simple command — the program and its
+ * subcommand (`git status *`) when the first argument is a plain word, else the command exactly
+ * (`rm -rf build`); never `cd *` nor a bare `*`. A file tool: the path's directory (`src/*`), or
+ * the file itself at the top of the working directory. Another tool without a subject: `*` (its
+ * every call; the rule is per tool).
+ */
+export function treePattern(tool: string, subject: string): string {
+  if (tool === "bash") {
+    const shell = analyseShell(subject);
+    if (shell.opaque.length > 0 || shell.commands.length === 0) return "";
+    const rules: string[] = [];
+    for (const c of shell.commands) {
+      const rule = commandRule(c.words, c.allowText);
+      if (!rules.includes(rule)) rules.push(rule);
+    }
+    return rules.join(RULE_SEPARATOR);
+  }
+  if (PATH_TOOLS.has(tool) && subject !== "") {
+    const dir = path.posix.dirname(subject);
+    if (dir === "." || dir === "/") return subject;
+    return `${dir}/*`;
+  }
+  return subject === "" ? "*" : subject;
+}
+
+const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9._:-]*$/;
+
+function commandRule(words: string[], allowText: string): string {
+  const program = allowText.split(" ")[0] ?? words[0]!;
+  const first = words[1];
+  if (first !== undefined && SUBCOMMAND.test(first) && !/^(cd|pushd|popd)$/.test(words[0]!)) {
+    return `${program} ${first} *`;
+  }
+  // The command exactly: newlines inside a quoted word would split the rule, so they match any run.
+  return allowText.replace(/\n/g, "*");
+}
+
+/** The rules of a stored tree rule. */
+export function treeRules(pattern: string): string[] {
+  return pattern.split(RULE_SEPARATOR).filter((r) => r !== "");
+}
+
+/** A tree rule as shown to a person: its rules joined by " · ". */
+export function shownTreeRule(pattern: string): string {
+  return treeRules(pattern).join(" · ");
 }
 
 /**
- * The pattern "allow for the tree" remembers: for a command its first word and a star (`git *`,
- * which also covers the bare `git`), for any other tool every call (`*`).
+ * Do a tree's stored rules (the patterns of every "allow for the tree" of this tool) cover this
+ * call's subject? Bash: every simple command must match one of the rules, nothing opaque.
  */
-export function treePattern(tool: string, subject: string): string {
-  if (tool !== "bash") return "*";
-  const first = subject.trim().split(/\s+/)[0] ?? "";
-  return first ? `${first} *` : "*";
+export function treeRulesCover(
+  tool: string,
+  patterns: readonly string[],
+  subject: string,
+): boolean {
+  const rules = patterns.flatMap(treeRules);
+  if (rules.length === 0) return false;
+  if (tool === "bash") {
+    const shell = analyseShell(subject);
+    if (shell.opaque.length > 0 || shell.commands.length === 0) return false;
+    return shell.commands.every((c) => rules.some((r) => commandMatches(r, c.allowText)));
+  }
+  return rules.some((r) => matchesPattern(r, subject));
 }
 
-/** Does a remembered tree pattern cover this call's subject? */
-export function treePatternCovers(pattern: string, subject: string): boolean {
-  const s = subject.trim();
-  return matchesPattern(pattern, s) || matchesPattern(pattern, `${s} `);
+/** Does one remembered tree pattern cover this call's subject? */
+export function treePatternCovers(pattern: string, subject: string, tool = "bash"): boolean {
+  return treeRulesCover(tool, [pattern], subject);
 }

@@ -11,7 +11,7 @@ import {
   treeApproveMode,
 } from "../approvals/approvals.js";
 import { eventKey } from "../agents/event-keys.js";
-import { decide, treePattern } from "../config/policy.js";
+import { decideCall, treePattern } from "../config/policy.js";
 import { describeCall, setActivity } from "../feed/publish.js";
 import type { ToolCall } from "../llm/model.js";
 import type { AgentToolContext } from "../tools/agent-context.js";
@@ -33,7 +33,13 @@ export async function gateCall(
   args: unknown,
 ): Promise<ToolOutcome | undefined> {
   const { db, agent } = deps;
-  const { verdict, subject } = decide(deps.config.policy, agent.policy ?? [], call.name, args);
+  const { verdict, subject } = await decideCall(
+    deps.config.policy,
+    agent.policy ?? [],
+    call.name,
+    args,
+    ctx.cwd,
+  );
   if (verdict === "allow") return undefined;
   const what = subject ? `${call.name} (${shown(subject)})` : call.name;
   if (verdict === "deny") return fail("NOT_ALLOWED", `${what} is denied by the tool policy`);

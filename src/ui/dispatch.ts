@@ -14,6 +14,7 @@ import type { Layout } from "./layout.js";
 import { searchKey } from "./search.js";
 import type { ViewEvent, ViewState } from "./view-state.js";
 import { NEED_TEXT, nextNeeding } from "./views/agent-filter.js";
+import { approvalFits, approvalRoom } from "./views/approvals.js";
 import { approvalMarks, navigate, type Direction } from "./views/index.js";
 
 /** A second Ctrl+C within this quits; flashes last this long unless told otherwise. */
@@ -174,6 +175,12 @@ export function createDispatch(options: DispatchOptions): Dispatch {
       denying: view.denying !== undefined,
       answering:
         askingHere() !== undefined &&
+        // A request taller than the screen is not shown whole: its keys are off.
+        approvalFits(
+          controller.state.approvals.filter((a) => a.agent_id === currentId()),
+          options.layout.width(),
+          approvalRoom(options.layout.height()),
+        ) &&
         editor.isEmpty() &&
         view.denying === undefined &&
         actions.mode === "normal",

@@ -6,6 +6,7 @@ import type { Widgets } from "blessed";
 import * as blessed from "./views/blessed-lib.js";
 import { installLineParse } from "./views/blessed-parse.js";
 import { installTerminalWidths } from "./views/blessed-widths.js";
+import { approvalRoom } from "./views/approvals.js";
 import { toAscii } from "./views/glyphs.js";
 import { dimForBlink, type Line } from "./views/theme.js";
 
@@ -111,7 +112,9 @@ export function createLayout(options: LayoutOptions): Layout {
   const height = () => Math.max(1, screen.height as number);
 
   const statusLayerRoom = () => Math.max(1, Math.floor(height() * MAX_STATUS_LAYER_SHARE));
-  const statusLayerRows = (n: number) => Math.min(n, statusLayerRoom());
+  // Past its share only for a long approval request, which is shown whole (views/approvals.ts).
+  const statusLayerRows = (n: number) =>
+    Math.min(n, Math.max(statusLayerRoom(), approvalRoom(height())));
   const inputRows = (n: number) => Math.min(MAX_INPUT_ROWS, Math.max(1, n));
 
   /**

@@ -22,6 +22,7 @@ import { lastEventId, linesBelowEvent, scrollToEvent } from "./search.js";
 import { createTreeFigures } from "./tree-figures.js";
 import { flashText, updateView, type ViewState } from "./view-state.js";
 import { filterAgents, panelKeys } from "./views/agent-filter.js";
+import { approvalRoom } from "./views/approvals.js";
 import { GLYPH } from "./views/glyphs.js";
 import {
   createScrollbackView,
@@ -149,12 +150,10 @@ export function createPainter(options: PainterOptions): Painter {
       view = updateView(view, { type: "deny-end" });
     }
     const denying = view.denying;
-    const approvalBlock = renderApprovalBlock(
-      asking,
-      width,
-      theme,
-      denying !== undefined ? { reasonFor: denying } : {},
-    );
+    const approvalBlock = renderApprovalBlock(asking, width, theme, {
+      room: approvalRoom(layout.height()),
+      ...(denying !== undefined ? { reasonFor: denying } : {}),
+    });
     // The awaited agents get what the requests leave of the layer's room.
     const waitRows = Math.max(1, layout.statusLayerRoom() - approvalBlock.length);
     const statusLayer = [

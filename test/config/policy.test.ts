@@ -1,5 +1,5 @@
 // The tool policy (policy.ts): defaults for a new user, patterns, and narrowing that never widens.
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import {
   decide,
   matchesPattern,
@@ -8,6 +8,11 @@ import {
   treePatternCovers,
   validatePolicy,
 } from "../../src/config/policy.js";
+import { loadShellParser } from "../../src/config/shell.js";
+
+beforeAll(async () => {
+  await loadShellParser();
+});
 
 describe("the default policy", () => {
   it("allows reading and the agent tools, asks before writing and running commands", () => {
@@ -33,6 +38,7 @@ describe("patterns", () => {
     expect(decide(base, [], "bash", { command: "curl x" })).toEqual({
       verdict: "ask",
       subject: "curl x",
+      opaque: [],
     });
   });
 
@@ -60,12 +66,14 @@ describe("narrowing", () => {
 });
 
 describe("tree patterns", () => {
-  it("remember a command's first word, covering the bare command too", () => {
-    expect(treePattern("bash", "git commit -m x")).toBe("git *");
-    expect(treePatternCovers("git *", "git")).toBe(true);
-    expect(treePatternCovers("git *", "git log")).toBe(true);
-    expect(treePatternCovers("git *", "gitk")).toBe(false);
-    expect(treePattern("write_file", "a/b")).toBe("*");
+  it("remember the program and its subcommand, covering the bare command too", () => {
+    expect(treePattern("bash", "git commit -m x")).toBe("git commit *");
+    expect(treePatternCovers("git commit *", "git commit")).toBe(true);
+    expect(treePatternCovers("git commit *", "git commit --amend")).toBe(true);
+    expect(treePatternCovers("git commit *", "git push")).toBe(false);
+    expect(treePatternCovers("git commit *", "gitk")).toBe(false);
+    // Was `*` for any file tool: now the path's directory.
+    expect(treePattern("write_file", "a/b")).toBe("a/*");
   });
 });
 

@@ -149,11 +149,11 @@ describe("a call the policy marks ask", () => {
     });
     await resultOf(first.id);
     await until("the turn to end", async () => (await state(first.id)) === "idle");
-    // The same tree asks again: echo * is covered now.
+    // The same tree asks again: the rule stored is `echo one *`, which covers this call.
     fake.script([
       {
         agent: "tree-a",
-        reply: { toolCalls: [{ name: "bash", arguments: { command: "echo two" } }] },
+        reply: { toolCalls: [{ name: "bash", arguments: { command: "echo one more" } }] },
       },
       { agent: "tree-a", match: after("bash"), reply: { text: "done again" } },
     ]);

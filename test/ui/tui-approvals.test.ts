@@ -74,7 +74,7 @@ describe("approvals in the TUI", { retry: 1 }, () => {
 
     const t = await open(env);
     const shown = await t.waitFor(`? approval ${listed.id} — bash: echo worker-$((6*7))`);
-    expect(shown).toContain(`y allow once · a allow "echo *" for the tree · n deny`);
+    expect(shown).toContain(`y allow once · a allow "echo worker-$((6*7))" for the tree · n deny`);
     expect(shown).toMatch(/\? 1 approval \^G/);
     await t.type("y");
     await t.waitFor("● the command said it");
@@ -156,7 +156,7 @@ describe("approvals in the TUI", { retry: 1 }, () => {
     await t.keys("C-g");
     await t.waitFor(request);
     await t.type("a");
-    await t.waitFor(`approval ${id} allowed for this tree (npm *) by person (tui)`);
+    await t.waitFor(`approval ${id} allowed for this tree (npm test *) by person (tui)`);
     await t.waitForGone(/\? 1 approval/);
     expect(toolResult(model.requests.at(-1)!)).not.toContain("NOT_ALLOWED");
   });

@@ -3,7 +3,8 @@
 // `?N` on every ancestor (N descendants are asking), the tree-wide count for the status bar.
 import type { AgentRow } from "../../agents/agents.sql.js";
 import type { ApprovalRow } from "../../approvals/approvals.sql.js";
-import { clipRow, type Row } from "./spans.js";
+import { shownTreeRule } from "../../config/policy.js";
+import { clipRow, wrapSpans, type Row } from "./spans.js";
 import { GLYPH } from "./glyphs.js";
 import { cleanText, paintSpans, ROLE, type Line, type Span, type Theme } from "./theme.js";
 
@@ -67,7 +68,12 @@ export function approvalCountText(total: number): string {
 export interface ApprovalBlockOptions {
   /** The request whose deny reason is being typed in the input. */
   reasonFor?: number;
+  /** Rows the block may take (the screen's); a request wider than that says so (see below). */
+  room?: number;
 }
+
+/** Continuation rows of a wrapped request start under its text. */
+const WRAP_INDENT = 4;
 
 /**
  * The block above the viewed agent's input: one line per open request of that agent, then the
@@ -80,17 +86,25 @@ export function renderApprovalBlock(
   options: ApprovalBlockOptions = {},
 ): Line[] {
   if (requests.length === 0) return [];
-  const rows: Row[] = requests.map((request) => [
-    { text: `? approval ${request.id}`, style: ROLE.alarm },
-    { text: ` ${GLYPH.dash} ` },
-    { text: request.tool, style: ROLE.toolName },
-    ...(request.subject ? [{ text: `: ${cleanText(request.subject, false)}` }] : []),
-  ]);
+  // The whole command, wrapped: `y` and `a` must never approve what the screen cut off.
+  const rows: Row[] = requests.flatMap((request) =>
+    wrapSpans(
+      [
+        { text: `? approval ${request.id}`, style: ROLE.alarm },
+        { text: ` ${GLYPH.dash} ` },
+        { text: request.tool, style: ROLE.toolName },
+        ...(request.subject ? [{ text: `: ${cleanText(request.subject, false)}` }] : []),
+      ],
+      width,
+      WRAP_INDENT,
+    ),
+  );
   const first = requests[0]!;
   const key = (text: string): Span => ({ text, style: ROLE.strong });
   const faint = (text: string): Span => ({ text, style: ROLE.faint });
+  const keyRows: Row[] = [];
   if (options.reasonFor !== undefined) {
-    rows.push([
+    keyRows.push([
       faint("  "),
       faint(`deny ${options.reasonFor}: type why (the model reads it) · `),
       key("Enter"),
@@ -100,15 +114,62 @@ export function renderApprovalBlock(
     ]);
   } else {
     const more = requests.length > 1 ? ` ${GLYPH.dot} answers ${first.id} first` : "";
-    rows.push([
-      faint("  "),
-      key("y"),
-      faint(" allow once · "),
-      key("a"),
-      faint(` allow "${cleanText(first.pattern, false)}" for the tree · `),
-      key("n"),
-      faint(` deny${more}`),
-    ]);
+    const rule = shownTreeRule(first.pattern);
+    keyRows.push(
+      ...wrapSpans(
+        [
+          faint("  "),
+          key("y"),
+          faint(" allow once · "),
+          ...(rule
+            ? [key("a"), faint(` allow "${cleanText(rule, false)}" for the tree · `)]
+            : [faint("(no rule for the tree: the command hides what it runs) · ")]),
+          key("n"),
+          faint(` deny${more}`),
+        ],
+        width,
+        WRAP_INDENT,
+      ),
+    );
   }
-  return rows.map((row) => paintSpans(theme, clipRow(row, width)));
+  let shown = [...rows, ...keyRows];
+  if (options.room !== undefined && !approvalFits(requests, width, options.room)) {
+    // Taller than the screen: say so rather than show part of it as if it were the whole.
+    shown = wrapSpans(
+      [
+        { text: `? approval ${first.id}`, style: ROLE.alarm },
+        { text: ` ${GLYPH.dash} ` },
+        { text: first.tool, style: ROLE.toolName },
+        {
+          text: `: ${rows.length} rows, taller than this screen: read it whole with warren approvals, answer with warren approve ${first.id} or warren deny ${first.id}`,
+        },
+      ],
+      width,
+      WRAP_INDENT,
+    );
+  }
+  return shown.map((row) => paintSpans(theme, clipRow(row, width)));
+}
+
+/** The rows the block leaves for other things on a screen of this height. */
+export function approvalRoom(height: number): number {
+  return Math.max(1, height - 4);
+}
+
+/**
+ * Does the block show every request whole in `room` rows? When not, the keys that answer it
+ * are off (dispatch.ts): a person answers from `warren approvals` instead.
+ */
+export function approvalFits(
+  requests: readonly ShownApproval[],
+  width: number,
+  room: number,
+): boolean {
+  let rows = 1;
+  for (const request of requests) {
+    const text = `? approval ${request.id} ${GLYPH.dash} ${request.tool}: ${cleanText(request.subject, false)}`;
+    rows += wrapSpans([{ text }], width, WRAP_INDENT).length;
+    if (rows > room) return false;
+  }
+  return true;
 }
