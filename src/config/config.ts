@@ -5,6 +5,8 @@ import path from "node:path";
 import type { Budget } from "../agents/agents.sql.js";
 import type { Price, Prices } from "../agents/cost.js";
 import { DEFAULT_LIMITS, type Limits } from "../agents/limits.js";
+import type { SandboxConfig, SandboxMode, ShellSettings } from "../tools/sandbox.js";
+import { validateShellEnv, type ShellEnvConfig } from "../tools/shell-env.js";
 import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from "./policy.js";
 
 type Env = Record<string, string | undefined>;
@@ -65,6 +67,10 @@ export interface Config {
   listenUrl?: string | null;
   /** Where the config came from, for `--help` and error messages. */
   configPath?: string;
+  /** The OS sandbox for bash (tools/sandbox.ts): `sandbox`, `sandbox_network`, `sandbox_writable`. */
+  sandbox: SandboxConfig;
+  /** What bash's environment gets beyond the allowlist (tools/shell-env.ts): `shell_env`. */
+  shellEnv: ShellEnvConfig;
 }
 
 export const DEFAULT_BUDGET: Budget = { turns: 50, tool_calls: 500, tokens: 2_000_000 };
@@ -98,6 +104,10 @@ interface FileConfig {
   policy?: Policy;
   prices?: unknown;
   notify?: boolean;
+  sandbox?: unknown;
+  sandbox_network?: unknown;
+  sandbox_writable?: unknown;
+  shell_env?: unknown;
 }
 
 function readFileConfig(file: string): FileConfig {
@@ -178,7 +188,46 @@ export function loadConfig(env: Env = process.env): Config {
     notify: fc.notify !== false,
     ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),
     configPath: fs.existsSync(file) ? file : undefined,
+    sandbox: sandboxSetting(fc, env),
+    shellEnv: shellEnvSetting(fc.shell_env),
   };
+}
+
+/** `sandbox` (WARREN_SANDBOX over it), `sandbox_network`, `sandbox_writable`; WARREN_BWRAP. */
+function sandboxSetting(fc: FileConfig, env: Env): SandboxConfig {
+  const mode = (env.WARREN_SANDBOX || fc.sandbox) ?? "auto";
+  const name = env.WARREN_SANDBOX ? "WARREN_SANDBOX" : "sandbox";
+  if (mode !== "auto" && mode !== "on" && mode !== "off") {
+    throw new ConfigError(`${name} must be "auto", "on" or "off", got ${JSON.stringify(mode)}`);
+  }
+  const network = fc.sandbox_network ?? true;
+  if (typeof network !== "boolean") {
+    throw new ConfigError("sandbox_network must be true or false");
+  }
+  const writable = fc.sandbox_writable ?? [];
+  const usage = 'sandbox_writable must be an array of absolute paths (or "~/…")';
+  if (!Array.isArray(writable)) throw new ConfigError(usage);
+  const home = env.HOME || os.homedir();
+  const paths = writable.map((p: unknown) => {
+    if (typeof p !== "string" || p === "") throw new ConfigError(usage);
+    const expanded = p === "~" ? home : p.startsWith("~/") ? path.join(home, p.slice(2)) : p;
+    if (!path.isAbsolute(expanded)) throw new ConfigError(`${usage}; got ${JSON.stringify(p)}`);
+    return path.resolve(expanded);
+  });
+  return {
+    mode: mode as SandboxMode,
+    network,
+    writable: paths,
+    bwrap: env.WARREN_BWRAP || "bwrap",
+  };
+}
+
+function shellEnvSetting(value: unknown): ShellEnvConfig {
+  try {
+    return validateShellEnv(value);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
 }
 
 /** `prices`: {model: {input, cached_input?, output}}, each a non-negative USD per million tokens. */
@@ -253,6 +302,11 @@ function policySetting(value: unknown, name: string): Policy | undefined {
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
+}
+
+/** How an agent's commands run: the sandbox and the environment (tools/sandbox.ts). */
+export function shellSettingsOf(config: Config): ShellSettings {
+  return { sandbox: config.sandbox, env: config.shellEnv, configPath: config.configPath };
 }
 
 /** The file access of an agent with profile `profileName`: the profile's, else the config's. */

@@ -8,7 +8,7 @@ import { setState } from "../agents/tree.js";
 import { withRetry } from "../db/retry.js";
 import { outage, type WarningSink } from "../db/warning.js";
 import type { Bus } from "../bus/bus.js";
-import { fileAccessFor, type Config } from "../config/config.js";
+import { fileAccessFor, shellSettingsOf, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import type { ToolCall } from "../llm/model.js";
 import type { FanInEntry } from "../mail/wait.js";
@@ -232,6 +232,7 @@ async function execute(
   const ctx: AgentToolContext = {
     cwd: agent.cwd ?? process.cwd(),
     signal: deps.signal,
+    shell: shellSettingsOf(config),
     db,
     bus: deps.bus,
     agent,
