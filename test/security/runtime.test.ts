@@ -15,10 +15,12 @@ function bashThenDone(command: string): void {
 }
 
 function toolResult(): string {
-  return e2e
-    .fake()
-    .requests.at(-1)!
-    .messages.find((m) => m.role === "tool")!.content;
+  return (
+    e2e
+      .fake()
+      .requests.at(-1)!
+      .messages.find((m) => m.role === "tool")!.content ?? ""
+  );
 }
 
 describe("an agent's bash in a running warren", () => {
