@@ -8,6 +8,7 @@ import { migrate } from "../src/db/migrate.js";
 import { maskUrl, resolveDatabaseUrl } from "../src/db/resolve.js";
 import { formatGoals, formatTable, writeJson, type Benchmark, type BenchRow } from "./report.js";
 import { approvalRoundTrip } from "./approvals.js";
+import { bashSandbox } from "./bash-sandbox.js";
 import { fanIn } from "./fan-in.js";
 import { forkBatch } from "./fork-batch.js";
 import { forkPrefix } from "./fork-prefix.js";
@@ -35,6 +36,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   approvals: approvalRoundTrip,
   "search-insert": searchInsert,
   "policy-parse": policyParse,
+  "bash-sandbox": bashSandbox,
 };
 
 const DEFAULT_TIMEOUT_S = 900;

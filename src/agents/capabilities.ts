@@ -48,7 +48,7 @@ export function capabilitiesOf(config: Config, agent: AgentRow): Capabilities {
   return {
     tools: caps ? caps.tools : (profile?.tools ?? null),
     fileAccess: caps ? caps.file_access : (profile?.file_access ?? config.fileAccess),
-    sandbox: caps ? caps.sandbox : stricterSandbox(config.sandbox ?? "auto", profile?.sandbox),
+    sandbox: caps ? caps.sandbox : stricterSandbox(config.sandbox.mode, profile?.sandbox),
     policy: agent.policy,
     budget: agent.budget,
   };

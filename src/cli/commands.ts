@@ -201,6 +201,27 @@ Options:
     load: () => import("./db.js").then((m) => m.runDb),
   },
   {
+    name: "doctor",
+    summary: "check the database, the sandbox and the model server, one line each",
+    usage: `Usage: warren doctor [--json]
+
+One line each, and what to do about it:
+  database      DATABASE_URL (masked) and whether it answers, or the embedded server
+                under $WARREN_HOME (not started by doctor)
+  sandbox       bubblewrap on (bash is confined to its working directory), off (the
+                config's "sandbox": "off") or unavailable and why, with how to install it
+  model server  whether the base URL (OPENAI_BASE_URL, "base_url", else OpenAI's)
+                answers GET /models
+
+Exits 1 when the database or the model server does not answer, or when the sandbox is
+required ("sandbox": "on") and unavailable; 0 otherwise.
+
+Options:
+  --json      print one JSON object: {database, sandbox, model_server}, each {ok, text}
+  -h, --help  show this help`,
+    load: () => import("./doctor.js").then((m) => m.runDoctor),
+  },
+  {
     name: "migrate",
     summary: "apply database migrations",
     usage: `Usage: warren migrate

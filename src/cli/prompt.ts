@@ -7,6 +7,7 @@ import { escapeControl } from "../text/escape.js";
 import type { Io } from "./command.js";
 import { jsonText } from "../text/format.js";
 import { runPrompt, type PromptRun } from "../runtime/headless.js";
+import { sandboxStartNotice } from "../tools/sandbox.js";
 import { withDatabase } from "./scope.js";
 import type { ApproveMode } from "../config/policy.js";
 
@@ -29,6 +30,9 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
     const hint = await unlistedModelHint({ ...config.model, model: config.model.name });
     if (hint) io.err(`warren: ${hint}`);
   }
+  // One line when bash will run unconfined because `auto` found no working bubblewrap.
+  const unconfined = await sandboxStartNotice(config.sandbox);
+  if (unconfined) io.err(`warren: ${unconfined}`);
   const timeoutMs =
     options.timeoutSeconds === undefined ? undefined : options.timeoutSeconds * 1000;
   const interrupt = new AbortController();

@@ -6,6 +6,8 @@ import type { Budget } from "../agents/agents.sql.js";
 import type { Price, Prices } from "../agents/cost.js";
 import { DEFAULT_LIMITS, type Limits } from "../agents/limits.js";
 import { poolerSetting, type PoolerMode } from "../db/pooler.js";
+import type { SandboxConfig, SandboxMode, ShellSettings } from "../tools/sandbox.js";
+import { validateShellEnv, type ShellEnvConfig } from "../tools/shell-env.js";
 import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from "./policy.js";
 
 type Env = Record<string, string | undefined>;
@@ -13,8 +15,7 @@ type Env = Record<string, string | undefined>;
 /** How far the file tools reach: the agent's working directory only, or anywhere. */
 export type FileAccess = "cwd" | "any";
 
-/** Whether `bash` runs in the OS sandbox (SPEC §3): where it works, always, or never. */
-export type SandboxMode = "auto" | "on" | "off";
+export type { SandboxMode };
 
 export interface Profile {
   system_prompt?: string;
@@ -55,8 +56,6 @@ export interface Config {
   fileAccess: FileAccess;
   /** The tool policy over the defaults (policy.ts); profiles narrow it. */
   policy?: Policy;
-  /** The sandbox for roots (default "auto"); forks narrow it (capabilities.ts). */
-  sandbox?: SandboxMode;
   /** The TUI's terminal title with the tree's counts, and a bell/OSC 9 on what needs the person. */
   notify: boolean;
   /** How new trees answer `ask` (WARREN_APPROVE); unset: the TUI asks, `-p` answers no. */
@@ -78,6 +77,10 @@ export interface Config {
   pooler?: PoolerMode;
   /** Where the config came from, for `--help` and error messages. */
   configPath?: string;
+  /** The OS sandbox for bash (tools/sandbox.ts): `sandbox`, `sandbox_network`, `sandbox_writable`. */
+  sandbox: SandboxConfig;
+  /** What bash's environment gets beyond the allowlist (tools/shell-env.ts): `shell_env`. */
+  shellEnv: ShellEnvConfig;
 }
 
 export const DEFAULT_BUDGET: Budget = { turns: 50, tool_calls: 500, tokens: 2_000_000 };
@@ -111,6 +114,10 @@ interface FileConfig {
   policy?: Policy;
   prices?: unknown;
   notify?: boolean;
+  sandbox?: unknown;
+  sandbox_network?: unknown;
+  sandbox_writable?: unknown;
+  shell_env?: unknown;
 }
 
 function readFileConfig(file: string): FileConfig {
@@ -151,7 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
   for (const [name, profile] of Object.entries(fc.profiles ?? {})) {
     fileAccessSetting(profile?.file_access, `profiles.${name}.file_access`);
     policySetting(profile?.policy, `profiles.${name}.policy`);
-    sandboxSetting(profile?.sandbox, `profiles.${name}.sandbox`);
+    profileSandboxSetting(profile?.sandbox, `profiles.${name}.sandbox`);
     toolsSetting(profile?.tools, `profiles.${name}.tools`);
   }
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
@@ -194,7 +201,46 @@ export function loadConfig(env: Env = process.env): Config {
     notify: fc.notify !== false,
     ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),
     configPath: fs.existsSync(file) ? file : undefined,
+    sandbox: sandboxSetting(fc, env),
+    shellEnv: shellEnvSetting(fc.shell_env),
   };
+}
+
+/** `sandbox` (WARREN_SANDBOX over it), `sandbox_network`, `sandbox_writable`; WARREN_BWRAP. */
+function sandboxSetting(fc: FileConfig, env: Env): SandboxConfig {
+  const mode = (env.WARREN_SANDBOX || fc.sandbox) ?? "auto";
+  const name = env.WARREN_SANDBOX ? "WARREN_SANDBOX" : "sandbox";
+  if (mode !== "auto" && mode !== "on" && mode !== "off") {
+    throw new ConfigError(`${name} must be "auto", "on" or "off", got ${JSON.stringify(mode)}`);
+  }
+  const network = fc.sandbox_network ?? true;
+  if (typeof network !== "boolean") {
+    throw new ConfigError("sandbox_network must be true or false");
+  }
+  const writable = fc.sandbox_writable ?? [];
+  const usage = 'sandbox_writable must be an array of absolute paths (or "~/…")';
+  if (!Array.isArray(writable)) throw new ConfigError(usage);
+  const home = env.HOME || os.homedir();
+  const paths = writable.map((p: unknown) => {
+    if (typeof p !== "string" || p === "") throw new ConfigError(usage);
+    const expanded = p === "~" ? home : p.startsWith("~/") ? path.join(home, p.slice(2)) : p;
+    if (!path.isAbsolute(expanded)) throw new ConfigError(`${usage}; got ${JSON.stringify(p)}`);
+    return path.resolve(expanded);
+  });
+  return {
+    mode: mode as SandboxMode,
+    network,
+    writable: paths,
+    bwrap: env.WARREN_BWRAP || "bwrap",
+  };
+}
+
+function shellEnvSetting(value: unknown): ShellEnvConfig {
+  try {
+    return validateShellEnv(value);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
 }
 
 /** `prices`: {model: {input, cached_input?, output}}, each a non-negative USD per million tokens. */
@@ -264,7 +310,7 @@ function fileAccessSetting(value: unknown, name: string): FileAccess | undefined
   throw new ConfigError(`${name} must be "cwd" or "any", got ${JSON.stringify(value)}`);
 }
 
-function sandboxSetting(value: unknown, name: string): SandboxMode | undefined {
+function profileSandboxSetting(value: unknown, name: string): SandboxMode | undefined {
   if (value === undefined || value === null) return undefined;
   if (value === "auto" || value === "on" || value === "off") return value;
   throw new ConfigError(`${name} must be "auto", "on" or "off", got ${JSON.stringify(value)}`);
@@ -291,6 +337,21 @@ function policySetting(value: unknown, name: string): Policy | undefined {
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
+}
+
+/**
+ * How an agent's commands run: the sandbox and the environment (tools/sandbox.ts). `mode`: the
+ * agent's own sandbox mode (capabilities.ts), which a fork can only make stricter than the config's.
+ */
+export function shellSettingsOf(
+  config: Config,
+  mode: SandboxMode = config.sandbox.mode,
+): ShellSettings {
+  return {
+    sandbox: { ...config.sandbox, mode },
+    env: config.shellEnv,
+    configPath: config.configPath,
+  };
 }
 
 /** The file access of an agent with profile `profileName`: the profile's, else the config's. */

@@ -9,6 +9,7 @@ import { getAgent } from "../agents/refs.js";
 import { withRetry } from "../db/retry.js";
 import { outage } from "../db/warning.js";
 import { capabilitiesOf, childCapabilities } from "../agents/capabilities.js";
+import { shellSettingsOf } from "../config/config.js";
 import type { ToolCall } from "../llm/model.js";
 import {
   createWaitStatusWriter,
@@ -240,6 +241,7 @@ async function execute(
   const ctx: AgentToolContext = {
     cwd: agent.cwd ?? process.cwd(),
     signal,
+    shell: shellSettingsOf(config, capabilitiesOf(config, agent).sandbox),
     db,
     bus: deps.bus,
     agent,

@@ -4,6 +4,7 @@
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
 import { checkArgs, objectSchema } from "./paths.js";
+import { shellLaunch, type Launch } from "./sandbox.js";
 import { errorMessage, fail, ok, type Tool, type ToolOutcome } from "./tool.js";
 
 const DEFAULT_TIMEOUT_S = 120;
@@ -83,10 +84,16 @@ __warren_command=$1
 shift
 eval "$__warren_command"`;
 
-function runBash(command: string, timeoutS: number, cwd: string, signal: AbortSignal) {
+function runBash(
+  launch: Launch & { ok: true },
+  timeoutS: number,
+  cwd: string,
+  signal: AbortSignal,
+) {
   return new Promise<ToolOutcome>((resolve) => {
-    const child = spawn("bash", ["-c", LIFELINE_SCRIPT, "bash", command], {
+    const child = spawn(launch.file, launch.args, {
       cwd,
+      env: launch.env, // an allowlist, never warren's secrets (shell-env.ts)
       detached: true, // its own process group, so one kill reaches everything it started
       stdio: ["ignore", "pipe", "pipe", "pipe"],
     });
@@ -174,7 +181,12 @@ export const bashTool: Tool = {
     const { command, timeout = DEFAULT_TIMEOUT_S } = checked.value;
     if (ctx.signal.aborted) return ok({ exit_code: null, output: "", interrupted: true });
     try {
-      return await runBash(command, timeout, ctx.cwd, ctx.signal);
+      // In bubblewrap where it works (sandbox.ts); refused when the config requires it and not.
+      const argv = ["bash", "-c", LIFELINE_SCRIPT, "bash", command];
+      const launch = await shellLaunch(ctx.shell, ctx.cwd, argv);
+      if (!launch.ok) return fail("NOT_ALLOWED", launch.message);
+      if (ctx.signal.aborted) return ok({ exit_code: null, output: "", interrupted: true });
+      return await runBash(launch, timeout, ctx.cwd, ctx.signal);
     } catch (err) {
       return fail("INTERNAL", `could not run bash: ${errorMessage(err)}`);
     }

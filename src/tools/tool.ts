@@ -1,6 +1,7 @@
 // The tool contract: JSON-schema parameters for the model, a run function that never throws.
 import type { ErrorCode } from "../agents/errors.js";
 import { describeDbError, isTransient, rootCause } from "../db/retry.js";
+import type { ShellSettings } from "./sandbox.js";
 
 export { ERROR_CODES, type ErrorCode } from "../agents/errors.js";
 
@@ -16,6 +17,8 @@ export interface BaseToolContext {
   cwd: string;
   /** Aborted on interrupt or kill: the tool must stop at once (and kill its processes). */
   signal: AbortSignal;
+  /** How commands run (sandbox, environment), from the config; absent: sandbox auto, no extras. */
+  shell?: ShellSettings;
 }
 
 export interface Tool<C extends BaseToolContext = BaseToolContext> {

@@ -17,7 +17,8 @@ import { createPainter } from "./painter.js";
 import type { KeyEvent } from "./keys.js";
 import { attachTerminal } from "./terminal.js";
 import { initialView, updateView, type ViewEvent } from "./view-state.js";
-import { asciiWanted, renderHelp, type Theme } from "./views/index.js";
+import { asciiWanted, renderHelp, type Theme, type WelcomeInfo } from "./views/index.js";
+import { firstScreenChecks } from "../cli/health.js";
 
 export const PANEL_KEY = "Ctrl+T";
 export const MOUSE_KEY = "Ctrl+O";
@@ -117,6 +118,17 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     osc: (sequence) =>
       (layout.screen.program as unknown as { _twrite(text: string): void })._twrite(sequence),
   });
+  // The first screen's database, sandbox and model server lines (cli/health.ts), and the one
+  // line said when `auto` finds no working bubblewrap.
+  let checks: WelcomeInfo["checks"];
+  void firstScreenChecks(config, options.env).then((lines) => {
+    checks = lines;
+    const unconfined = lines.find((l) => l.label === "sandbox" && !l.ok);
+    if (unconfined && config.sandbox.mode === "auto") {
+      controller.notice(`sandbox ${unconfined.text}`, "error");
+    }
+    clock.request();
+  });
   const painter = createPainter({
     layout,
     controller,
@@ -128,6 +140,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     mode: () => actions.mode,
     spawn,
     panelKey: PANEL_KEY,
+    checks: () => checks,
     ...(options.onFrame ? { onFrame: options.onFrame } : {}),
   });
   const dispatch = createDispatch({

@@ -36,6 +36,7 @@ import {
   MIN_WIDTH,
   type ScrollEntry,
   type Theme,
+  type WelcomeInfo,
 } from "./views/index.js";
 import { renderSearchResults } from "./views/search-results.js";
 import { ROLE } from "./views/theme.js";
@@ -57,6 +58,8 @@ export interface PainterOptions {
   spawn: (action: () => Promise<unknown>) => void;
   /** The panel key the welcome screen names. */
   panelKey: string;
+  /** The first screen's database, sandbox and model server lines, once known. */
+  checks?: () => WelcomeInfo["checks"];
   onFrame?: (screenText: () => string[]) => void;
 }
 
@@ -105,6 +108,7 @@ export function createPainter(options: PainterOptions): Painter {
         ...(problem ? { problem } : {}),
         agents,
         panelKey: options.panelKey,
+        checks: options.checks?.(),
       },
       width,
       theme,

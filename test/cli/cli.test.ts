@@ -82,6 +82,7 @@ describe("help and usage", () => {
       "export",
       "worker",
       "db",
+      "doctor",
       "migrate",
     ];
     for (const command of commands) expect(top.stdout).toContain(`  ${command} `);

@@ -1,6 +1,6 @@
 // interrupt(agent) stops the agent's current turn — model stream or tool processes — records an
 // `interrupted` event and leaves it idle, while its children keep running. In-process scheduler.
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -54,6 +54,24 @@ async function until(what: string, probe: () => Promise<boolean>): Promise<void>
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** Live host pids whose command line is `command`. */
+function liveWithCommand(command: string): number[] {
+  return readdirSync("/proc")
+    .filter((name) => /^\d+$/.test(name))
+    .filter((name) => {
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+        if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) return false;
+        return (
+          readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " ").trim() === command
+        );
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
 async function kinds(agentId: string): Promise<string[]> {
   const rows = await database().db.execute<{ kind: string }>(
     sql`select kind from events where agent_id = ${agentId} order by id`,
@@ -71,10 +89,12 @@ async function state(agentId: string): Promise<string> {
 describe("interrupt", () => {
   it("kills the running tool's process group and leaves the agent idle", async () => {
     const pidFile = path.join(workdir, "pid");
+    // Found by its command line: under the sandbox (its own PID namespace) `$$` is not a host pid.
+    const sleep = `sleep 30.${process.pid}`;
     fake.script({
       agent: "sleeper",
       reply: {
-        toolCalls: [{ name: "bash", arguments: { command: `echo $$ > ${pidFile}; sleep 30` } }],
+        toolCalls: [{ name: "bash", arguments: { command: `echo $$ > ${pidFile}; ${sleep}` } }],
       },
     });
     const agent = await createTree(database().db, {
@@ -89,10 +109,10 @@ describe("interrupt", () => {
         return false;
       }
     });
+    await until("the sleep to run", async () => liveWithCommand(sleep).length > 0);
     expect(await interruptAgent(database().db, agent.id)).toBe(true);
     await until("the agent to go idle", async () => (await state(agent.id)) === "idle");
-    const pid = Number(readFileSync(pidFile, "utf8"));
-    expect(() => process.kill(pid, 0)).toThrow();
+    expect(liveWithCommand(sleep)).toEqual([]);
     expect(await kinds(agent.id)).toEqual([
       "user",
       "assistant",

@@ -8,6 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bashTool } from "../../src/tools/bash.js";
+import type { ShellSettings } from "../../src/tools/sandbox.js";
 import type { ToolOutcome } from "../../src/tools/tool.js";
 
 let dir: string;
@@ -18,8 +19,14 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** Unsandboxed: `$$` is then a host pid (test/security/sandbox.test.ts covers the sandbox). */
+const UNCONFINED = JSON.stringify({
+  sandbox: { mode: "off", network: true, writable: [], bwrap: "bwrap" },
+  env: { set: {}, pass: [] },
+});
+
 function run(args: unknown, signal = new AbortController().signal): Promise<ToolOutcome> {
-  return bashTool.run(args, { cwd: dir, signal });
+  return bashTool.run(args, { cwd: dir, signal, shell: JSON.parse(UNCONFINED) as ShellSettings });
 }
 
 function value(outcome: ToolOutcome): Record<string, unknown> {
@@ -148,7 +155,7 @@ describe("bash", () => {
     const script =
       `const { bashTool } = await import(${JSON.stringify(built)});` +
       `await bashTool.run({ command: "echo $$ > pgid; sleep 300 & sleep 300" }, ` +
-      `{ cwd: ${JSON.stringify(dir)}, signal: new AbortController().signal });`;
+      `{ cwd: ${JSON.stringify(dir)}, signal: new AbortController().signal, shell: ${UNCONFINED} });`;
     const host = spawn(process.execPath, ["--input-type=module", "-e", script], {
       stdio: "ignore",
     });

@@ -18,6 +18,8 @@ export interface WelcomeInfo {
   /** How many agents the tree has. */
   agents: number;
   panelKey: string;
+  /** One line each: database, sandbox, model server (cli/health.ts), once known. */
+  checks?: { label: string; ok: boolean; text: string }[];
 }
 
 export function renderWelcome(info: WelcomeInfo, width: number, theme: Theme): Line[] {
@@ -43,6 +45,10 @@ export function renderWelcome(info: WelcomeInfo, width: number, theme: Theme): L
         },
       ],
     ],
+    ...(info.checks ?? []).map((check): [string, Span[]] => [
+      check.label === "model server" ? "server" : check.label,
+      [{ text: cleanText(check.text, false), ...(check.ok ? {} : { style: ROLE.warn }) }],
+    ]),
   ];
   const key = (text: string): Span => ({ text, style: ROLE.prompt });
   const hints: Span[][] = [

@@ -1,0 +1,68 @@
+// What the sandbox costs a `bash` call: the real bash tool running `true` in bubblewrap, the same
+// tool unconfined (sandbox "off"), and a plain spawn of `bash -c true`, interleaved call by call
+// so load drift hits all three alike. Needs no database (the context's is unused).
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { bashTool } from "../src/tools/bash.js";
+import { DEFAULT_SANDBOX, probeBwrap, type ShellSettings } from "../src/tools/sandbox.js";
+import { EMPTY_SHELL_ENV } from "../src/tools/shell-env.js";
+import { row, type BenchContext, type BenchRow } from "./report.js";
+import { nowMs, percentile } from "./stats.js";
+
+const CALLS = 200;
+
+function plainSpawn(cwd: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn("bash", ["-c", "true"], { cwd, stdio: "ignore", detached: true });
+    child.on("error", reject);
+    child.on("close", () => resolve());
+  });
+}
+
+export async function bashSandbox(context: BenchContext): Promise<BenchRow[]> {
+  const { signal, log } = context;
+  const probe = await probeBwrap("bwrap");
+  if (!probe.ok) {
+    log(`bash-sandbox: skipped, ${probe.reason}`);
+    return [];
+  }
+  const cwd = await mkdtemp(path.join(os.tmpdir(), "warren-bench-bash-"));
+  const settings = (mode: "on" | "off"): ShellSettings => ({
+    sandbox: { ...DEFAULT_SANDBOX, mode },
+    env: EMPTY_SHELL_ENV,
+  });
+  const on = settings("on");
+  const off = settings("off");
+  const call = async (shell: ShellSettings) => {
+    const started = nowMs();
+    const outcome = await bashTool.run({ command: "true" }, { cwd, signal, shell });
+    if (!outcome.ok) throw new Error(`bash failed: ${outcome.error.message}`);
+    return nowMs() - started;
+  };
+  const sandboxed: number[] = [];
+  const unconfined: number[] = [];
+  const plain: number[] = [];
+  try {
+    for (let i = 0; i < 10; i++) await Promise.all([call(on), call(off), plainSpawn(cwd)]); // warm-up
+    for (let i = 0; i < CALLS && !signal.aborted; i++) {
+      sandboxed.push(await call(on));
+      unconfined.push(await call(off));
+      const started = nowMs();
+      await plainSpawn(cwd);
+      plain.push(nowMs() - started);
+    }
+  } finally {
+    await rm(cwd, { recursive: true, force: true });
+  }
+  const p50 = (xs: number[]) => percentile(xs, 50);
+  log(
+    `bash-sandbox: p50 sandboxed ${p50(sandboxed).toFixed(2)} ms, unconfined ${p50(unconfined).toFixed(2)} ms, plain spawn ${p50(plain).toFixed(2)} ms`,
+  );
+  return [
+    row("bash call p50, sandboxed", p50(sandboxed), "ms", "plain spawn of bash -c", p50(plain)),
+    row("bash call p50, unconfined", p50(unconfined), "ms", "plain spawn of bash -c", p50(plain)),
+    row("bash call p50 added by the sandbox", p50(sandboxed) - p50(unconfined), "ms", "goal", 5),
+  ];
+}

@@ -1,0 +1,215 @@
+// The OS sandbox for bash (SPEC section 3): a hostile model tries to write outside its working
+// directory every way it can; each write fails with the command's own error while writing inside
+// works, /tmp is private, the network is the config's, and interrupt and timeout still kill
+// everything it started. Without bwrap, `auto` runs unconfined after one line and `on` refuses.
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/config.js";
+import {
+  probeBwrap,
+  resetSandboxProbes,
+  sandboxStartNotice,
+  sandboxStatus,
+} from "../../src/tools/sandbox.js";
+import { bash, makeFixture, output, settingsFrom, type Fixture } from "./fixture.js";
+
+let fx: Fixture;
+beforeEach(() => {
+  fx = makeFixture({ sandbox: "on" });
+});
+afterEach(() => fx.cleanup());
+
+/** Live host pids whose command line starts with `prefix`. */
+function processesWith(prefix: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " ");
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+      if (cmdline.startsWith(prefix) && state !== "Z") found.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
+}
+
+describe("the sandbox holds writes to the working directory", () => {
+  it("bwrap works on this machine (CI installs it)", async () => {
+    expect(await probeBwrap("bwrap")).toEqual({ ok: true });
+    expect((await sandboxStatus(settingsFrom().sandbox)).state).toBe("on");
+  });
+
+  const escapes: [string, (target: string) => string][] = [
+    ["touch", (t) => `touch ${t}`],
+    ["a redirection", (t) => `echo pwned > ${t}`],
+    ["cd .. && touch", () => `cd .. && touch outside/escaped`],
+    ["a node one-liner", (t) => `node -e 'require("fs").writeFileSync(${JSON.stringify(t)}, "x")'`],
+    ["a python one-liner", (t) => `python3 -c 'open(${JSON.stringify(t)}, "w").write("x")'`],
+    ["cp", (t) => `echo x > mine && cp mine ${t}`],
+    [
+      "a symlink out of the working directory",
+      () => `ln -s ../outside door && echo x > door/escaped`,
+    ],
+    ["tee through a pipe", (t) => `echo x | tee ${t}`],
+    ["a bash -c inside", (t) => `bash -c 'echo x > ${t}'`],
+    ["mv of a file made inside", (t) => `echo x > mine && mv mine ${t}`],
+    ["mkdir", () => `mkdir ../outside/escaped`],
+    ["a write in HOME", () => `echo x > ~/escaped`],
+  ];
+
+  it.each(escapes)("%s outside fails with the command's own error", async (_label, make) => {
+    const target = path.join(fx.outside, "escaped");
+    const out = output(await bash(`${make(target)}; echo "exit=$?"`, fx.cwd, settingsFrom()));
+    expect(out.output).toMatch(/Read-only file system|EROFS|Errno 30/);
+    expect(out.output).not.toContain("exit=0");
+    expect(existsSync(target)).toBe(false);
+    expect(existsSync(path.join(fx.home, "escaped"))).toBe(false);
+  });
+
+  it("writing inside the working directory works (the same four ways)", async () => {
+    const out = output(
+      await bash(
+        `touch a && echo x > b && mkdir -p sub && (cd sub && touch c) && ` +
+          `node -e 'require("fs").writeFileSync("d", "x")' && python3 -c 'open("e", "w").write("x")'`,
+        fx.cwd,
+        settingsFrom(),
+      ),
+    );
+    expect(out.exit_code).toBe(0);
+    for (const f of ["a", "b", "sub/c", "d", "e"])
+      expect(existsSync(path.join(fx.cwd, f))).toBe(true);
+  });
+
+  it("/tmp is private: a write there never reaches the real /tmp, and the real one is unseen", async () => {
+    const marker = `warren-private-${process.pid}-${Date.now()}`;
+    writeFileSync(`/tmp/${marker}.host`, "host");
+    try {
+      const out = output(
+        await bash(
+          `echo x > /tmp/${marker}.inside && cat /tmp/${marker}.inside; ls /tmp/${marker}.host`,
+          fx.cwd,
+          settingsFrom(),
+        ),
+      );
+      expect(out.output).toContain("x\n");
+      expect(out.output).toContain("No such file or directory");
+      expect(existsSync(`/tmp/${marker}.inside`)).toBe(false);
+    } finally {
+      const { rmSync } = await import("node:fs");
+      rmSync(`/tmp/${marker}.host`, { force: true });
+    }
+  });
+
+  it("a path the config adds (sandbox_writable) is writable", async () => {
+    const extra = path.join(fx.base, "cache");
+    mkdirSync(extra);
+    writeFileSync(fx.configFile, JSON.stringify({ sandbox: "on", sandbox_writable: [extra] }));
+    const out = output(await bash(`echo x > ${extra}/ok`, fx.cwd, settingsFrom()));
+    expect(out.exit_code).toBe(0);
+    expect(existsSync(path.join(extra, "ok"))).toBe(true);
+  });
+
+  it("the network is on by default and off with sandbox_network: false", async () => {
+    const server = (await import("node:net")).createServer((s) => s.end("hello\n"));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const probe = `exec 3<>/dev/tcp/127.0.0.1/${port} && cat <&3`;
+      expect(output(await bash(probe, fx.cwd, settingsFrom())).output).toBe("hello\n");
+      writeFileSync(fx.configFile, JSON.stringify({ sandbox: "on", sandbox_network: false }));
+      const off = output(await bash(probe, fx.cwd, settingsFrom()));
+      expect(off.output).not.toContain("hello");
+      expect(off.exit_code).not.toBe(0);
+    } finally {
+      server.close();
+    }
+  });
+
+  it("abort kills every process the sandboxed command started", async () => {
+    const marker = `${7000 + (process.pid % 1000)}.${Date.now() % 1000}`;
+    const controller = new AbortController();
+    const pending = bash(
+      `sleep ${marker} & sleep ${marker} & sleep ${marker}; wait`,
+      fx.cwd,
+      settingsFrom(),
+      controller.signal,
+    );
+    expect(await until(() => processesWith(`sleep ${marker}`).length === 3, 5000)).toBe(true);
+    controller.abort();
+    expect(output(await pending)).toMatchObject({ interrupted: true });
+    expect(await until(() => processesWith(`sleep ${marker}`).length === 0, 2000)).toBe(true);
+  });
+
+  it("a timeout kills every process the sandboxed command started", async () => {
+    const marker = `${8000 + (process.pid % 1000)}.${Date.now() % 1000}`;
+    const started = Date.now();
+    const outcome = await (
+      await import("../../src/tools/bash.js")
+    ).bashTool.run(
+      { command: `setsid sleep ${marker} & sleep ${marker} & sleep ${marker}; wait`, timeout: 1 },
+      { cwd: fx.cwd, signal: new AbortController().signal, shell: settingsFrom() },
+    );
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(output(outcome)).toMatchObject({ timed_out: true });
+    // Even the one that left the process group dies with the sandbox's PID namespace.
+    expect(await until(() => processesWith(`sleep ${marker}`).length === 0, 2000)).toBe(true);
+  });
+});
+
+describe("without bwrap", () => {
+  afterEach(() => resetSandboxProbes());
+  const missing = { WARREN_BWRAP: "/nonexistent/bwrap" };
+
+  it("auto says so in one line at start and runs bash unconfined", async () => {
+    writeFileSync(fx.configFile, JSON.stringify({}));
+    const settings = settingsFrom(missing);
+    expect(settings.sandbox.mode).toBe("auto");
+    const notice = await sandboxStartNotice(settings.sandbox);
+    expect(notice).toBeDefined();
+    expect(notice!.split("\n")).toHaveLength(1);
+    expect(notice).toMatch(
+      /\/nonexistent\/bwrap not found.*unconfined.*apt-get install bubblewrap/,
+    );
+    expect((await sandboxStatus(settings.sandbox)).state).toBe("unavailable");
+    const target = path.join(fx.outside, "unconfined");
+    const out = output(await bash(`touch ${target}`, fx.cwd, settings));
+    expect(out.exit_code).toBe(0);
+    expect(existsSync(target)).toBe(true);
+  });
+
+  it("on refuses to run bash at all (NOT_ALLOWED), and nothing runs", async () => {
+    const settings = settingsFrom(missing);
+    expect(settings.sandbox.mode).toBe("on");
+    const target = path.join(fx.cwd, "ran");
+    const outcome = await bash(`touch ${target}`, fx.cwd, settings);
+    expect(outcome.ok).toBe(false);
+    if (!outcome.ok) {
+      expect(outcome.error.code).toBe("NOT_ALLOWED");
+      expect(outcome.error.message).toMatch(/sandbox is required.*not found.*nothing was run/);
+    }
+    expect(existsSync(target)).toBe(false);
+    expect(await sandboxStartNotice(settings.sandbox)).toBeUndefined();
+  });
+
+  it("a bad sandbox setting is a one-line config error", () => {
+    writeFileSync(fx.configFile, JSON.stringify({ sandbox: "yes" }));
+    expect(() => loadConfig(process.env)).toThrow(/sandbox must be "auto", "on" or "off"/);
+    writeFileSync(fx.configFile, JSON.stringify({ sandbox_writable: ["relative/path"] }));
+    expect(() => loadConfig(process.env)).toThrow(/sandbox_writable must be an array of absolute/);
+    writeFileSync(fx.configFile, JSON.stringify({ sandbox_network: "no" }));
+    expect(() => loadConfig(process.env)).toThrow(/sandbox_network must be true or false/);
+  });
+});
