@@ -109,21 +109,23 @@ describe("the task board under kill -9 and lost replies", () => {
         modelUrl: e2e.fake().baseURL,
         extra: { WARREN_LEASE_SECONDS: "2", WARREN_WORKER_THREADS: "1" },
       });
-    proxy().dropCommits({ statement: /insert into "?events"?/i, skip: 2, every: 3, max: 10 });
+    proxy().dropCommits({ statement: /insert into "?events"?/i, every: 3, max: 10 });
+    // The lossy process starts alone, so that it runs agents (and loses replies) for certain.
     const lossy = startWarren(["worker"], env(proxy().urlFor(url)));
-    const direct = startWarren(["worker"], env(url));
-    workers.push(lossy.child, direct.child);
+    workers.push(lossy.child);
     for (const name of NAMES) {
       await forkAgent(db, root.id, { name, prompt: "work the task board", context: "fresh" });
     }
-
-    // Kill the lossy process while tasks are held (some by agents it runs), then start it again.
     await until(async () => {
       const rows = await db.execute<{ n: number }>(
         sql`select count(*)::int as n from tasks where tree_id = ${root.id} and state <> 'pending'`,
       );
-      return rows.rows[0]!.n >= 2;
-    }, "tasks to be claimed");
+      return rows.rows[0]!.n >= 2 && proxy().dropped().length > 0;
+    }, "tasks claimed and a reply lost");
+    const direct = startWarren(["worker"], env(url));
+    workers.push(direct.child);
+    // Kill the lossy process while tasks are held, then start it again.
+    await sleep(500);
     lossy.child.kill("SIGKILL");
     await lossy.done;
     const again = startWarren(["worker"], env(proxy().urlFor(url)));
