@@ -1,6 +1,6 @@
 // The task board under faults (issue 30): three worker agents work one board from two `warren
 // worker` processes, one of them reaching Postgres through a proxy that loses the reply of every
-// third committed event write, and that process is killed with `kill -9` while tasks are held and
+// second committed claim or completion (6 at most), and that process is killed with `kill -9` while tasks are held and
 // started again. Every task ends done exactly once: claimed by one call, finished by one call,
 // each result recorded once — a claim whose reply was lost finds its task again, a claim in flight
 // when its worker died runs again, and a task never goes to two claimers.
