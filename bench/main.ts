@@ -17,6 +17,7 @@ import { searchInsert } from "./search-insert.js";
 import { throughput } from "./throughput.js";
 import { tuiBench } from "./tui.js";
 import { tuiScale } from "./tui-scale.js";
+import { taskClaimWake } from "./task-claim.js";
 import { wakeLatency } from "./wake-latency.js";
 
 const BENCHMARKS: Record<string, Benchmark> = {
@@ -31,6 +32,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "tui-scale": tuiScale,
   approvals: approvalRoundTrip,
   "search-insert": searchInsert,
+  "task-claim": taskClaimWake,
 };
 
 const DEFAULT_TIMEOUT_S = 900;
