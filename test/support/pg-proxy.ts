@@ -69,13 +69,7 @@ export const FUNCTION_WRITES: Record<string, string> = {
 export const FUNCTION_READS: readonly string[] = ["warren_recent_events"];
 
 /** The functions of warren's migrations that only other functions call. */
-export const FUNCTION_INTERNAL: readonly string[] = [
-  "warren_feed_sync",
-  // Triggers of the task board (0022): a change told on the tree's task channel, a dead holder's task
-  // back to pending.
-  "warren_task_notify",
-  "warren_task_release",
-];
+export const FUNCTION_INTERNAL: readonly string[] = ["warren_feed_sync"];
 
 /** The function a statement is a call of (`select [* from] warren_x(…)`); a statement that calls
  *  one among its own writes (the answer's warren_answered) is known by its own text. */
