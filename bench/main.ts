@@ -20,6 +20,7 @@ import { searchInsert } from "./search-insert.js";
 import { throughput } from "./throughput.js";
 import { tuiBench } from "./tui.js";
 import { tuiScale } from "./tui-scale.js";
+import { taskClaimWake } from "./task-claim.js";
 import { wakeLatency } from "./wake-latency.js";
 
 const BENCHMARKS: Record<string, Benchmark> = {
@@ -37,6 +38,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "search-insert": searchInsert,
   "policy-parse": policyParse,
   "bash-sandbox": bashSandbox,
+  "task-claim": taskClaimWake,
 };
 
 const DEFAULT_TIMEOUT_S = 900;

@@ -71,6 +71,23 @@ Options:
     load: () => import("./send.js").then((m) => m.runSend),
   },
   {
+    name: "tasks",
+    summary: "show the task board of a tree",
+    usage: `Usage: warren tasks [--tree ID] [--json]
+
+Show a tree's task board (default: the most recent tree), oldest task first: each task's
+state (pending, claimed, done, failed, or blocked behind a failed dependency), its id, title,
+who holds or finished it, and its result or the tasks it waits for. Agents fill the board with
+task_add and work it with task_claim and task_done; the TUI's /tasks shows it live.
+
+Options:
+  --tree ID   the tree: a root's id or a unique prefix of it (4+ characters)
+  --json      print {tree_id, tasks: [{task_id, title, state, claimed_by, claimed_by_name,
+              result, depends_on}]}
+  -h, --help  show this help`,
+    load: () => import("./tasks.js").then((m) => m.runTasks),
+  },
+  {
     name: "approvals",
     summary: "list tool calls waiting for your approval",
     usage: `Usage: warren approvals [--tree ID | --all] [--json]

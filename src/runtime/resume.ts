@@ -70,8 +70,19 @@ async function notStarted(deps: TurnDeps, agentId: string, callKey: string): Pro
   return request !== undefined && request.started_at === null;
 }
 
-/** Tools whose whole effect commits in the transaction that records their result (effects.ts). */
-const ATOMIC_EFFECTS = new Set(["fork", "send", "kill"]);
+/**
+ * Tools whose whole effect commits in the transaction that records their result (effects.ts);
+ * task_list only reads.
+ */
+const ATOMIC_EFFECTS = new Set([
+  "fork",
+  "send",
+  "kill",
+  "task_add",
+  "task_claim",
+  "task_done",
+  "task_list",
+]);
 
 /**
  * At the start of a run: a dangling `wait` (in flight when its worker died, or the person's
@@ -97,7 +108,12 @@ export async function resumeDanglingCalls(
   for (const call of dangling.calls.filter((c) => c.name !== "wait")) {
     const key = eventKey.toolResult(dangling.eventId, call.id);
     if (ATOMIC_EFFECTS.has(call.name) || (await notStarted(deps, agent.id, key))) {
-      rerun.push(call);
+      // A claim that was waiting claimed nothing: it waits again for the time it has left.
+      rerun.push(
+        call.name === "task_claim"
+          ? { ...call, arguments: remainingWait(call.arguments, dangling.ageSeconds) }
+          : call,
+      );
       continue;
     }
     await appendEventOnce(

@@ -4,6 +4,10 @@ import type { AgentToolContext } from "./agent-context.js";
 import { forkTool } from "./fork.js";
 import { killTool } from "./kill.js";
 import { sendTool } from "./send.js";
+import { taskAddTool } from "./task-add.js";
+import { taskClaimTool } from "./task-claim.js";
+import { taskDoneTool } from "./task-done.js";
+import { taskListTool } from "./task-list.js";
 import type { Tool } from "./tool.js";
 import { waitTool } from "./wait.js";
 import { workTools } from "./work-tools.js";
@@ -11,9 +15,17 @@ import { derived } from "../derived.js";
 
 export type AnyTool = Tool<AgentToolContext>;
 
-export const allTools: AnyTool[] = [forkTool, killTool, sendTool, waitTool, ...workTools].sort(
-  (a, b) => a.name.localeCompare(b.name),
-);
+export const allTools: AnyTool[] = [
+  forkTool,
+  killTool,
+  sendTool,
+  waitTool,
+  taskAddTool,
+  taskClaimTool,
+  taskDoneTool,
+  taskListTool,
+  ...workTools,
+].sort((a, b) => a.name.localeCompare(b.name));
 
 // Both lists are asked for on every model request and never change for a tool set, so each is
 // built once: the same array each time also lets the model adapter and the context estimate keep

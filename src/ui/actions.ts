@@ -49,6 +49,8 @@ export interface ActionsOptions {
   treeLines: () => string[];
   /** /search TEXT: the app opens the result list and runs the query. */
   search: (query: string) => void;
+  /** /tasks: show the task board. */
+  tasks: () => void;
   quit: () => void;
   onChange: () => void;
 }
@@ -181,6 +183,8 @@ export function createActions(options: ActionsOptions): Actions {
         return say(options.treeLines().join("\n"));
       case "search":
         return options.search(command.query);
+      case "tasks":
+        return options.tasks();
       case "capture":
         if (capturing()) return say("already capturing: /fork makes the child, /cancel stops");
         if (current()?.state === "dead")

@@ -14,6 +14,7 @@ import { createInputEditor } from "./input-editor.js";
 import { createLayout } from "./layout.js";
 import { createNotifier } from "./notify.js";
 import { createPainter } from "./painter.js";
+import { watchTasks } from "./task-watch.js";
 import type { KeyEvent } from "./keys.js";
 import { attachTerminal } from "./terminal.js";
 import { initialView, updateView, type ViewEvent } from "./view-state.js";
@@ -58,6 +59,11 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   // The first frame (the status bar and the prompt) is drawn while the feed opens and the history
   // loads; the controller starts once the feed is open.
   const feed = Promise.resolve(bus).then((listener) => openFeed(db, listener, root.id));
+  // The task board's rows, for /tasks and the status bar's count, live.
+  const taskWatch = Promise.resolve(bus).then((listener) =>
+    watchTasks(db, listener, root.id, (tasks) => update({ type: "tasks", tasks })),
+  );
+  taskWatch.catch(() => undefined);
   feed.catch(() => undefined); // seen by controller.start()
   const editor = createInputEditor();
   let view = initialView();
@@ -107,6 +113,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     helpLines: () => renderHelp(PANEL_KEY, MOUSE_KEY),
     treeLines: () => treeLines([...controller.state.agents.values()], controller.state.currentId),
     search: (query) => dispatch.startSearch(query),
+    tasks: () => update({ type: "tasks-open" }),
     quit: () => void quit(),
     onChange: clock.request,
   });
@@ -173,6 +180,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     clock.close();
     terminal.detach();
     controller.close();
+    await taskWatch.then((w) => w.close()).catch(() => undefined);
     layout.destroy();
     await feed.then((f) => f.close()).catch(() => undefined);
     finish();

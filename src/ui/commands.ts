@@ -15,6 +15,7 @@ export type UiCommand =
   | { name: "approve"; id?: number; tree: boolean }
   | { name: "deny"; id?: number; reason?: string }
   | { name: "search"; query: string }
+  | { name: "tasks" }
   | { name: "help" }
   | { name: "exit" };
 
@@ -36,6 +37,7 @@ export const COMMAND_USAGE: Record<UiCommand["name"], string> = {
   deny: "/deny [ID] [REASON…] — deny a tool call waiting for approval (the model reads the reason)",
   search:
     "/search TEXT — search every agent's transcript in the tree (dead ones too); Enter jumps to a hit",
+  tasks: "/tasks — the tree's task board, live (Esc closes)",
   help: "/help — keys and commands",
   exit: "/exit — quit (agents keep their state; a worker or the next warren resumes them)",
 };
@@ -110,6 +112,7 @@ export function parseCommand(text: string): ParsedCommand {
     case "cancel":
     case "reap":
     case "agents":
+    case "tasks":
     case "help":
     case "exit":
       return none({ name });

@@ -131,6 +131,13 @@ export function createDispatch(options: DispatchOptions): Dispatch {
   };
 
   const onSearchKey = (key: KeyEvent) => {
+    if (options.view().tasksOpen) {
+      // The board only shows: Escape (or Ctrl+C) closes it.
+      if (key.type === "key" && (key.name === "escape" || (key.ctrl && key.name === "c"))) {
+        update({ type: "tasks-close" });
+      }
+      return;
+    }
     const search = options.view().search;
     if (!search) return;
     const page = Math.max(1, options.layout.panelSize().height - 1);
@@ -170,7 +177,7 @@ export function createDispatch(options: DispatchOptions): Dispatch {
   const keyState = (): KeyState => {
     const view = options.view();
     return {
-      focus: view.panel ? "panel" : view.search ? "search" : "input",
+      focus: view.panel ? "panel" : view.search || view.tasksOpen ? "search" : "input",
       panelFiltered: (view.panel?.filter ?? "") !== "",
       denying: view.denying !== undefined,
       answering:

@@ -16,6 +16,7 @@ import {
   type Theme,
 } from "./views/index.js";
 import type { TreeFigures } from "./tree-figures.js";
+import type { TaskCounts } from "./views/status-bar.js";
 import { GLYPH } from "./views/glyphs.js";
 import { paint, ROLE, type Style } from "./views/theme.js";
 
@@ -51,6 +52,7 @@ export interface BarsInput {
   problem: string | undefined;
   /** The tree's open approval requests (the status bar shows the count and the key). */
   approvals?: number;
+  tasks?: TaskCounts;
   /** The config's prices: the agent's and the tree's cost beside their tokens (when priced). */
   pricing?: Pricing;
   width: number;
@@ -96,6 +98,7 @@ export function renderBars(input: BarsInput): { separator: Line; statusBar: Line
         ...(input.keysHintShort ? { keysHintShort: input.keysHintShort } : {}),
         ...(input.problem ? { problem: input.problem } : {}),
         ...(input.approvals ? { approvals: { count: input.approvals, key: "^G" } } : {}),
+        ...(input.tasks ? { tasks: input.tasks } : {}),
       },
       width,
       theme,

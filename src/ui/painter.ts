@@ -39,6 +39,9 @@ import {
   type WelcomeInfo,
 } from "./views/index.js";
 import { renderSearchResults } from "./views/search-results.js";
+import { renderTaskBoard } from "./views/task-board.js";
+import type { TaskEntry } from "../tasks/board.js";
+import type { TaskCounts } from "./views/status-bar.js";
 import { ROLE } from "./views/theme.js";
 
 /** How long a switch to another agent may wait for its history before painting it empty. */
@@ -242,6 +245,9 @@ export function createPainter(options: PainterOptions): Painter {
     } else if (view.search) {
       const size = layout.panelSize();
       panelLines = renderSearchResults(view.search, new Date(now), size.width, size.height, theme);
+    } else if (view.tasksOpen) {
+      const size = layout.panelSize();
+      panelLines = renderTaskBoard(view.tasks, size.width, size.height, theme);
     }
     layout.paint({
       scrollback: scrolled.lines,
@@ -260,6 +266,7 @@ export function createPainter(options: PainterOptions): Painter {
             (view.outage && view.outage.until > now ? view.outage.warning : undefined),
         ),
         approvals: marks.total,
+        ...(view.tasks?.length ? { tasks: taskCounts(view.tasks) } : {}),
         pricing,
         width,
         theme,
@@ -293,4 +300,16 @@ function hints(
 ): { keysHint: string; keysHintShort?: string } {
   if (flash !== undefined) return { keysHint: flash };
   return { keysHint: keysHint(scroll, mouseOn), keysHintShort: shortKeysHint(scroll) };
+}
+
+/** The status bar's figures of the task board. */
+function taskCounts(tasks: readonly TaskEntry[]): TaskCounts {
+  const count = (state: TaskEntry["state"]) => tasks.filter((t) => t.state === state).length;
+  return {
+    total: tasks.length,
+    done: count("done"),
+    claimed: count("claimed"),
+    blocked: count("blocked"),
+    failed: count("failed"),
+  };
 }

@@ -2,6 +2,7 @@
 // deny-reason prompt, flashes. One value, changed only by `updateView(state, event) → state`.
 import type { Warning } from "../db/warning.js";
 import type { SearchHit } from "../search/search.js";
+import type { TaskEntry } from "../tasks/board.js";
 import { openSearch, type SearchState } from "./search.js";
 
 export interface PanelState {
@@ -18,6 +19,10 @@ export interface ViewState {
   panel: PanelState | undefined;
   /** The search result list, while open. */
   search: SearchState | undefined;
+  /** The tree's task board as last read (live: task-watch.ts); undefined until the first read. */
+  tasks: readonly TaskEntry[] | undefined;
+  /** The board (/tasks) is shown in the panel's place. */
+  tasksOpen: boolean;
   /** The newest query's number: an older query's answer is dropped. */
   searchSeq: number;
   /** The event a search hit jumps to, until it is loaded and scrolled into view. */
@@ -48,6 +53,9 @@ export type ViewEvent =
   | { type: "search-open"; query: string }
   | { type: "search-answer"; seq: number; hits: SearchHit[]; error?: string }
   | { type: "search-set"; search: SearchState | undefined }
+  | { type: "tasks"; tasks: readonly TaskEntry[] }
+  | { type: "tasks-open" }
+  | { type: "tasks-close" }
   | { type: "jump"; agentId: string; eventId: number }
   | { type: "jump-done" }
   | { type: "deny-start"; id: number }
@@ -63,6 +71,8 @@ export function initialView(mouseOn = true): ViewState {
     scroll: 0,
     panel: undefined,
     search: undefined,
+    tasks: undefined,
+    tasksOpen: false,
     searchSeq: 0,
     jump: undefined,
     denying: undefined,
@@ -80,7 +90,11 @@ export function updateView(state: ViewState, event: ViewEvent): ViewState {
     case "scroll-to":
       return { ...state, scroll: Math.max(0, event.scroll) };
     case "panel-open":
-      return { ...state, panel: { selected: event.selected, filter: "", order: [] } };
+      return {
+        ...state,
+        tasksOpen: false,
+        panel: { selected: event.selected, filter: "", order: [] },
+      };
     case "panel-close":
       return { ...state, panel: undefined };
     case "panel-move": {
@@ -106,7 +120,12 @@ export function updateView(state: ViewState, event: ViewEvent): ViewState {
         selected: event.selected,
       }));
     case "search-open":
-      return { ...state, search: openSearch(event.query), searchSeq: state.searchSeq + 1 };
+      return {
+        ...state,
+        tasksOpen: false,
+        search: openSearch(event.query),
+        searchSeq: state.searchSeq + 1,
+      };
     case "search-answer": {
       if (!state.search || event.seq !== state.searchSeq) return state;
       const { hits, error } = event;
@@ -114,6 +133,12 @@ export function updateView(state: ViewState, event: ViewEvent): ViewState {
     }
     case "search-set":
       return { ...state, search: event.search };
+    case "tasks":
+      return { ...state, tasks: event.tasks };
+    case "tasks-open":
+      return { ...state, tasksOpen: true, search: undefined, panel: undefined };
+    case "tasks-close":
+      return { ...state, tasksOpen: false };
     case "jump":
       return {
         ...state,

@@ -268,6 +268,7 @@ describe("a fork never widens", () => {
       helpLines: () => [],
       treeLines: () => [],
       search: () => {},
+      tasks: () => {},
       quit: () => {},
       onChange: () => {},
     });

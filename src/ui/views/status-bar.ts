@@ -29,6 +29,17 @@ export interface StatusBarInfo {
   problem?: string;
   /** Open approval requests of the tree, and the key that jumps to the oldest. */
   approvals?: { count: number; key: string };
+  /** The tree's task board, when it has tasks: "tasks 2/5" (done of all), held, blocked. */
+  tasks?: TaskCounts;
+}
+
+/** What the status bar says of the task board. */
+export interface TaskCounts {
+  total: number;
+  done: number;
+  claimed: number;
+  blocked: number;
+  failed: number;
 }
 
 interface Part {
@@ -65,6 +76,24 @@ export function renderStatusBar(info: StatusBarInfo, width: number, theme: Theme
         { text: ` ${info.approvals.key}`, style: ROLE.faint },
       ],
       priority: 95,
+    });
+  }
+  if (info.tasks && info.tasks.total > 0) {
+    const t = info.tasks;
+    const extra = [
+      t.claimed ? `${t.claimed} held` : "",
+      t.failed ? `${t.failed} failed` : "",
+      t.blocked ? `${t.blocked} blocked` : "",
+    ].filter(Boolean);
+    parts.push({
+      row: [
+        {
+          text: `tasks ${t.done}/${t.total}${extra.length ? ` (${extra.join(", ")})` : ""}`,
+          style: t.failed || t.blocked ? ROLE.alarm : undefined,
+        },
+      ],
+      priority: 45,
+      short: { row: [{ text: `tasks ${t.done}/${t.total}` }], priority: 27 },
     });
   }
   if (info.mode === "capture") {

@@ -1,0 +1,94 @@
+// Task claim wake: how long after a task is added a task_claim blocked on the tree's task channel
+// returns it claimed, beside the raw floor (INSERT + NOTIFY on one plain client, woken LISTENer on
+// another), samples interleaved. Issue 30's bar: within 2× the raw round trip.
+import { sql } from "drizzle-orm";
+import type { AgentRow } from "../src/agents/agents.sql.js";
+import { DEFAULT_LIMITS } from "../src/agents/limits.js";
+import { getAgent } from "../src/agents/refs.js";
+import { createTree, forkAgent } from "../src/agents/tree.js";
+import { createBus, type Bus } from "../src/bus/bus.js";
+import { closeDb, createDb } from "../src/db/client.js";
+import { addTask } from "../src/tasks/board.js";
+import type { AgentToolContext } from "../src/tools/agent-context.js";
+import { taskClaimTool } from "../src/tools/task-claim.js";
+import { row, type BenchContext, type BenchRow } from "./report.js";
+import { percentile, nowMs, untilAborted } from "./stats.js";
+import { RawNotify } from "./wake-latency.js";
+
+const WARMUP = 20;
+const SAMPLES = 300;
+
+export async function taskClaimWake(context: BenchContext): Promise<BenchRow[]> {
+  const { url, signal, log } = context;
+  const waiterDb = createDb(url, { max: 2, applicationName: "warren-bench-claimer" });
+  const senderDb = createDb(url, { max: 2, applicationName: "warren-bench-planner" });
+  let raw: RawNotify | undefined;
+  let bus: Bus | undefined;
+  try {
+    raw = await RawNotify.open(url);
+    bus = await createBus(url);
+    const root = await createTree(senderDb, { name: "planner" });
+    const claimer = await forkAgent(senderDb, root.id, { name: "claimer", context: "fresh" });
+    // A task held by the planner keeps the board open: a claim blocks instead of "empty".
+    const held = await addTask(senderDb, { treeId: root.id, createdBy: null, title: "held" });
+    await senderDb.execute(
+      sql`update tasks set state = 'claimed', claimed_by = ${root.id} where id = ${held}`,
+    );
+    const agent = (await getAgent(waiterDb, claimer.id)) as AgentRow;
+    let n = 0;
+    const claimOnce = async (): Promise<number> => {
+      let blocked!: () => void;
+      const parked = new Promise<void>((resolve) => (blocked = resolve));
+      const ctx: AgentToolContext = {
+        cwd: process.cwd(),
+        signal,
+        db: waiterDb,
+        bus: bus!,
+        agent,
+        limits: DEFAULT_LIMITS,
+        profiles: {},
+        fileAccess: "cwd",
+        forkCapabilities: () => Promise.reject(new Error("the bench forks nothing")),
+        assistantEventId: 0,
+        toolCallId: `bench_${++n}`,
+        setWaiting: async () => {},
+        onBlocked: () => blocked(),
+      };
+      const claim = taskClaimTool.run({ timeout: 30 }, ctx);
+      await untilAborted(parked, signal);
+      const start = nowMs();
+      await addTask(senderDb, { treeId: root.id, createdBy: null, title: `t${n}` });
+      const outcome = await claim;
+      const took = nowMs() - start;
+      if (!outcome.ok || !(outcome.value as { task_id?: string }).task_id) {
+        throw new Error(`task_claim did not claim: ${JSON.stringify(outcome)}`);
+      }
+      return took;
+    };
+    const rawMs: number[] = [];
+    const claimMs: number[] = [];
+    log(`task claim wake: ${WARMUP} warm-up + ${SAMPLES} samples`);
+    for (let i = 0; i < WARMUP + SAMPLES; i++) {
+      const r = await raw.roundTrip(signal);
+      const c = await claimOnce();
+      if (i >= WARMUP) {
+        rawMs.push(r);
+        claimMs.push(c);
+      }
+    }
+    return [
+      row(
+        "task_claim wake after task_add, p50",
+        percentile(claimMs, 50),
+        "ms",
+        "raw NOTIFY round trip p50",
+        percentile(rawMs, 50),
+      ),
+    ];
+  } finally {
+    await raw?.close();
+    await bus?.close();
+    await closeDb(waiterDb);
+    await closeDb(senderDb);
+  }
+}

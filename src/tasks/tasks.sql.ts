@@ -1,0 +1,59 @@
+// The tasks table: one task board per tree (SPEC §3, "The task board"). A task is claimed and
+// completed by tool calls whose keys it records; the claim and the completion commit with the
+// call's keyed, lease-fenced tool_result (src/tasks/board.ts), so each happens once.
+import { sql } from "drizzle-orm";
+import {
+  bigint,
+  check,
+  index,
+  pgTable,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+
+export const TASK_STATES = ["pending", "claimed", "done", "failed"] as const;
+export type TaskState = (typeof TASK_STATES)[number];
+
+export const tasks = pgTable(
+  "tasks",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    /** The tree's root id: one board per tree. */
+    tree_id: uuid("tree_id").notNull(),
+    title: text("title").notNull(),
+    detail: text("detail"),
+    /** Tasks of the same tree that must be done before this one can be claimed. */
+    depends_on: uuid("depends_on")
+      .array()
+      .notNull()
+      .default(sql`'{}'::uuid[]`),
+    state: text("state").$type<TaskState>().notNull().default("pending"),
+    /** The agent that added it (null: the person). */
+    created_by: uuid("created_by"),
+    /** The agent holding it while `claimed`, and who finished it once done or failed. */
+    claimed_by: uuid("claimed_by"),
+    /** The event key of the task_claim call that holds it (one task per call). */
+    claim_key: text("claim_key"),
+    /** The claimer's lease epoch at the claim. */
+    claim_epoch: bigint("claim_epoch", { mode: "number" }),
+    /** The event key of the task_done call that finished it. */
+    done_key: text("done_key"),
+    result: text("result"),
+    created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    claimed_at: timestamp("claimed_at", { withTimezone: true }),
+    done_at: timestamp("done_at", { withTimezone: true }),
+  },
+  (t) => [
+    index("tasks_tree_idx").on(t.tree_id, t.created_at),
+    index("tasks_claimed_by_idx")
+      .on(t.claimed_by)
+      .where(sql`state = 'claimed'`),
+    uniqueIndex("tasks_claim_key_idx").on(t.claim_key),
+    uniqueIndex("tasks_done_key_idx").on(t.done_key),
+    check("tasks_state_check", sql`state in ('pending', 'claimed', 'done', 'failed')`),
+  ],
+);
+
+export type TaskRow = typeof tasks.$inferSelect;

@@ -1,0 +1,158 @@
+// task_claim {timeout?}: the oldest pending task of the tree whose dependencies are all done,
+// claimed by the caller with its dependencies' results; {"status":"empty"} once nothing is open,
+// {"status":"timeout"} when the time ran out first (SPEC §3). The claim commits in one transaction
+// with the call's keyed, fenced tool_result, so a retry after a lost reply finds the same task and
+// a stale worker claims nothing. Blocked, it sleeps like `wait`: woken by the tree's task channel
+// (NOTIFY), a slow re-check covering a lost one, its scheduler slot lent meanwhile; a claim in
+// flight when its worker died is run again with its remaining time (runtime/resume.ts).
+import { appendToolResult } from "../agents/events.js";
+import { recordedEvent } from "../agents/event-keys.js";
+import { UNLISTENED_POLL_MS } from "../bus/bus.js";
+import { RECHECK_MS } from "../mail/recheck.js";
+import { claimTask, lockCaller, taskChannel } from "../tasks/board.js";
+import { commitOnce, resultStamp } from "./effects.js";
+import { fail, type Tool, type ToolOutcome } from "./tool.js";
+import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
+
+/** Seconds a claim waits when the call names no timeout. */
+export const DEFAULT_CLAIM_TIMEOUT = 60;
+
+export const taskClaimTool: Tool<AgentToolContext> = {
+  name: "task_claim",
+  description:
+    "Claim the oldest task on your tree's board that is ready (every dependency done); you get " +
+    'its detail and its dependencies\' results. Returns {"status":"empty"} when no task is ' +
+    'pending or being worked on, {"status":"timeout"} if none became ready in time. Finish ' +
+    "the task with task_done.",
+  parameters: {
+    type: "object",
+    properties: {
+      timeout: {
+        type: "number",
+        minimum: 0,
+        maximum: 3600,
+        description: `Seconds to wait for a task to become ready, 0 to 3600 (default ${DEFAULT_CLAIM_TIMEOUT}).`,
+      },
+    },
+    additionalProperties: false,
+  },
+  async run(args, ctx) {
+    if (args !== undefined && args !== null && !isObject(args)) {
+      return fail("INVALID_ARGS", "arguments must be a JSON object");
+    }
+    const given = isObject(args) ? args : {};
+    const bad = unknownKey(given, ["timeout"]);
+    if (bad) return bad;
+    const timeout = given.timeout ?? DEFAULT_CLAIM_TIMEOUT;
+    if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout < 0) {
+      return fail("INVALID_ARGS", '"timeout" must be a number of seconds ≥ 0');
+    }
+    if (timeout > ctx.limits.maxWaitSeconds) {
+      return fail(
+        "LIMIT_EXCEEDED",
+        `"timeout" may be at most ${ctx.limits.maxWaitSeconds} seconds`,
+      );
+    }
+    try {
+      return await claimWhenReady(ctx, timeout);
+    } catch (err) {
+      if (err instanceof Error && err.name === "AbortError") throw err;
+      return failure(err);
+    }
+  },
+};
+
+const NOT_YET: ToolOutcome = { ok: true, value: "not yet" };
+
+async function claimWhenReady(ctx: AgentToolContext, timeout: number): Promise<ToolOutcome> {
+  const deadline = Date.now() + timeout * 1000;
+  const stamp = resultStamp(ctx);
+  let dirty = true;
+  let pulse: (() => void) | undefined;
+  const wake = () => {
+    dirty = true;
+    pulse?.();
+  };
+  // Subscribed before the first look: a change committed after it wakes the sleep below.
+  const unsubscribe =
+    timeout > 0 ? await ctx.bus.subscribeAll([taskChannel(ctx.agent.tree_id)], wake) : () => {};
+  ctx.signal.addEventListener("abort", wake);
+  let waiting = false;
+  try {
+    while (true) {
+      if (ctx.signal.aborted) throw abortError();
+      const final = Date.now() >= deadline;
+      if (dirty || final) {
+        dirty = false;
+        const outcome = await commitOnce(ctx, () =>
+          ctx.db.transaction(async (tx): Promise<ToolOutcome> => {
+            await lockCaller(tx, ctx.agent.id, ctx.fence);
+            // This call claimed already (run again after a lost reply): that answer stands.
+            const recorded = await recordedEvent(tx, ctx.agent.id, stamp.key);
+            if (recorded) {
+              return {
+                ok: true,
+                value: JSON.parse(recorded.content),
+                recordedEventId: recorded.id,
+              };
+            }
+            const claimed = await claimTask(tx, {
+              treeId: ctx.agent.tree_id,
+              agentId: ctx.agent.id,
+              key: `${ctx.agent.id}:${stamp.key}`,
+              epoch: stamp.epoch,
+            });
+            if (claimed === undefined && !final) return NOT_YET;
+            const value =
+              claimed === undefined
+                ? { status: "timeout" }
+                : claimed === "empty"
+                  ? { status: "empty" }
+                  : claimed;
+            const event = await appendToolResult(
+              tx,
+              ctx.agent.id,
+              JSON.stringify(value),
+              { tool_call_id: ctx.toolCallId, name: "task_claim" },
+              { key: stamp.key, epoch: ctx.fence?.epoch },
+            );
+            return { ok: true, value, recordedEventId: event.id };
+          }),
+        );
+        if (outcome !== NOT_YET) return outcome;
+      }
+      if (!waiting) {
+        // Nothing ready yet: shown as waiting, and the scheduler slot goes to others meanwhile.
+        waiting = true;
+        await ctx.setWaiting(true);
+        ctx.onBlocked?.();
+      }
+      await new Promise<void>((resolve) => {
+        const recheck = ctx.bus.listening() ? RECHECK_MS : UNLISTENED_POLL_MS;
+        const timer = setTimeout(
+          () => {
+            dirty = true;
+            resolve();
+          },
+          Math.max(0, Math.min(deadline - Date.now(), recheck)),
+        );
+        pulse = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        if (dirty || ctx.signal.aborted) pulse();
+      });
+      pulse = undefined;
+    }
+  } finally {
+    ctx.signal.removeEventListener("abort", wake);
+    unsubscribe();
+    if (waiting && !ctx.signal.aborted) await ctx.setWaiting(false);
+  }
+}
+
+function abortError(): Error {
+  const err = new Error("task_claim interrupted");
+  err.name = "AbortError";
+  return err;
+}
