@@ -123,7 +123,8 @@ describe("long conversations", () => {
     expect(reporterFirst!.messages[0]!.content).toContain("Your name: reporter");
     expect(reporterFirst!.messages[1]!.content).toMatch(/^Summary of your earlier conversation/);
     expect(reporterFirst!.lastMessage!.content).toBe("Your task:\nReport the last step run.");
-  });
+    // 200 sandboxed bash calls and their compactions: minutes on a loaded 2-core machine.
+  }, 240_000);
 
   it("takes the window from the server's /models listing when the config has none", async () => {
     const fake = e2e.fake();
