@@ -5,6 +5,7 @@ import path from "node:path";
 import type { Budget } from "../agents/agents.sql.js";
 import type { Price, Prices } from "../agents/cost.js";
 import { DEFAULT_LIMITS, type Limits } from "../agents/limits.js";
+import { loadAgentFiles } from "./agent-files.js";
 import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from "./policy.js";
 
 type Env = Record<string, string | undefined>;
@@ -14,6 +15,8 @@ export type FileAccess = "cwd" | "any";
 
 export interface Profile {
   system_prompt?: string;
+  /** What the profile is for: listed in the `fork` tool's description. */
+  description?: string;
   /** Tool names this profile may use (default: all). */
   tools?: string[];
   model?: string;
@@ -22,6 +25,8 @@ export interface Profile {
   file_access?: FileAccess;
   /** Narrows the tool policy for agents of this profile and their forks (policy.ts). */
   policy?: Policy;
+  /** An agent file's `isolation: worktree` (used where worktrees are supported). */
+  isolation?: "worktree";
 }
 
 export interface ModelConfig {
@@ -65,6 +70,10 @@ export interface Config {
   listenUrl?: string | null;
   /** Where the config came from, for `--help` and error messages. */
   configPath?: string;
+  /** The agent file each profile from one came from (agent-files.ts). */
+  agentFiles?: Record<string, string>;
+  /** One line each, to show once: agent files that could not be used (`FILE:LINE: why`). */
+  warnings?: string[];
 }
 
 export const DEFAULT_BUDGET: Budget = { turns: 50, tool_calls: 500, tokens: 2_000_000 };
@@ -127,7 +136,11 @@ function positive(value: unknown, name: string, fallback: number): number {
   return n;
 }
 
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * The config from the environment and the config file, with the agent files (agent-files.ts)
+ * found from `cwd` as profiles; the config file's own `profiles` win on a name clash.
+ */
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const file = configPath(env);
   const fc = readFileConfig(file);
   const limits: Limits = { ...DEFAULT_LIMITS };
@@ -139,6 +152,7 @@ export function loadConfig(env: Env = process.env): Config {
     fileAccessSetting(profile?.file_access, `profiles.${name}.file_access`);
     policySetting(profile?.policy, `profiles.${name}.policy`);
   }
+  const fromFiles = loadAgentFiles(cwd, env, new Set(Object.keys(fc.profiles ?? {})));
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
   const baseURL = env.OPENAI_BASE_URL || fc.base_url || undefined;
   return {
@@ -155,7 +169,9 @@ export function loadConfig(env: Env = process.env): Config {
     budget: { ...DEFAULT_BUDGET, ...usdChecked(fc.budget, "budget") },
     rootBudget: { ...usdChecked(fc.root_budget, "root_budget") },
     prices: pricesSetting(fc.prices),
-    profiles: fc.profiles ?? {},
+    profiles: { ...fromFiles.profiles, ...fc.profiles },
+    agentFiles: fromFiles.files,
+    warnings: fromFiles.warnings,
     workerThreads: Math.max(
       1,
       positive(

@@ -21,6 +21,8 @@ export const allTools: AnyTool[] = [forkTool, killTool, sendTool, waitTool, ...w
 // the context estimate keep what they derive from it (openai.ts, compaction.ts). Read-only.
 const profileTools = new WeakMap<Profile, AnyTool[]>();
 const specsOf = new WeakMap<AnyTool[], ToolSpec[]>();
+const specsWithProfiles = new WeakMap<Record<string, Profile>, WeakMap<AnyTool[], ToolSpec[]>>();
+const NO_PROFILES: Record<string, Profile> = {};
 
 /** The tools an agent may use: its profile's list, or all of them. */
 export function toolsFor(profile: Profile | undefined): AnyTool[] {
@@ -31,8 +33,30 @@ export function toolsFor(profile: Profile | undefined): AnyTool[] {
   });
 }
 
-export function toolSpecs(tools: AnyTool[]): ToolSpec[] {
-  return derived(specsOf, tools, (list) =>
-    list.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
-  );
+/**
+ * What the model is told about `tools`. With profiles, the `fork` tool's description lists them
+ * by name with their descriptions, so the model can choose one (SPEC section 3).
+ */
+export function toolSpecs(
+  tools: AnyTool[],
+  profiles: Record<string, Profile> = NO_PROFILES,
+): ToolSpec[] {
+  const names = Object.keys(profiles);
+  if (names.length === 0) {
+    return derived(specsOf, tools, (list) =>
+      list.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+    );
+  }
+  const byTools = derived(specsWithProfiles, profiles, () => new WeakMap());
+  return derived(byTools, tools, (list) => {
+    const listing = names
+      .sort()
+      .map((n) => `- ${n}${profiles[n]!.description ? `: ${profiles[n]!.description}` : ""}`);
+    const forkNote = `\nProfiles you may pass as "profile":\n${listing.join("\n")}`;
+    return list.map((t) => ({
+      name: t.name,
+      description: t.name === "fork" ? t.description + forkNote : t.description,
+      parameters: t.parameters,
+    }));
+  });
 }
