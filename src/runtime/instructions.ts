@@ -33,6 +33,8 @@ interface Entry {
   candidates: string[][];
   checkedAt: number;
   checking: boolean;
+  /** The background check under way, if any (tests await it). */
+  recheck?: Promise<void>;
 }
 
 const cache = new Map<string, Entry>();
@@ -134,7 +136,11 @@ async function changed(entry: Entry): Promise<boolean> {
 }
 
 /** The instructions for an agent working in `cwd` (cached per process; see the header). */
-export function instructionsFor(cwd: string, env: Env = process.env): Instructions {
+export function instructionsFor(
+  cwd: string,
+  env: Env = process.env,
+  recheckMs: number = RECHECK_MS,
+): Instructions {
   const key = `${warrenConfigDir(env)}\0${path.resolve(cwd)}`;
   const entry = cache.get(key);
   if (!entry) {
@@ -143,9 +149,9 @@ export function instructionsFor(cwd: string, env: Env = process.env): Instructio
     cache.set(key, { value, candidates, checkedAt: Date.now(), checking: false });
     return value;
   }
-  if (!entry.checking && Date.now() - entry.checkedAt >= RECHECK_MS) {
+  if (!entry.checking && Date.now() - entry.checkedAt >= recheckMs) {
     entry.checking = true;
-    void changed(entry)
+    entry.recheck = changed(entry)
       .then((yes) => {
         if (yes) entry.value = readAll(entry.candidates);
       })
@@ -167,6 +173,11 @@ export function instructionFilesLine(cwd: string, env: Env = process.env): strin
     home && f.path.startsWith(home + path.sep) ? `~${f.path.slice(home.length)}` : f.path,
   );
   return `instructions: ${shown.join(", ")}`;
+}
+
+/** The background check for `cwd` under way, if any (tests). */
+export async function instructionsRechecked(cwd: string, env: Env = process.env): Promise<void> {
+  await cache.get(`${warrenConfigDir(env)}\0${path.resolve(cwd)}`)?.recheck;
 }
 
 /** Forgets what was read (tests). */
