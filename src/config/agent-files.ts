@@ -142,7 +142,7 @@ export function parseAgentFile(
   const doc = parseDocument(yamlText, { lineCounter: lines, prettyErrors: false });
   if (doc.errors.length > 0) {
     const error = doc.errors[0]!;
-    const line = (error.linePos?.[0]?.line ?? 1) + 1;
+    const line = lines.linePos(error.pos[0]).line + 1;
     return warn(line, `invalid front matter: ${error.message.split("\n")[0]}`);
   }
   const lineOf = (pair: Pair | undefined): number => {
