@@ -26,6 +26,8 @@ export interface HeadlessOptions {
 
 export async function runHeadless(options: HeadlessOptions, io: Io): Promise<number> {
   const config = loadConfig(io.env);
+  // Agent files that could not be used: one line each, the run goes on without them.
+  for (const warning of config.warnings ?? []) io.err(`warren: ${warning}`);
   if (config.model.name && !modelProblem(config.model)) {
     const hint = await unlistedModelHint({ ...config.model, model: config.model.name });
     if (hint) io.err(`warren: ${hint}`);

@@ -8,6 +8,7 @@ import { DEFAULT_LIMITS, type Limits } from "../agents/limits.js";
 import { poolerSetting, type PoolerMode } from "../db/pooler.js";
 import type { SandboxConfig, SandboxMode, ShellSettings } from "../tools/sandbox.js";
 import { validateShellEnv, type ShellEnvConfig } from "../tools/shell-env.js";
+import { loadAgentFiles } from "./agent-files.js";
 import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from "./policy.js";
 
 type Env = Record<string, string | undefined>;
@@ -19,6 +20,8 @@ export type { SandboxMode };
 
 export interface Profile {
   system_prompt?: string;
+  /** What the profile is for: listed in the `fork` tool's description. */
+  description?: string;
   /** Tool names this profile may use (default: all). */
   tools?: string[];
   model?: string;
@@ -29,6 +32,8 @@ export interface Profile {
   policy?: Policy;
   /** A fork with this profile may only make the sandbox stricter (capabilities.ts). */
   sandbox?: SandboxMode;
+  /** An agent file's `isolation: worktree` (used where worktrees are supported). */
+  isolation?: "worktree";
 }
 
 export interface ModelConfig {
@@ -81,6 +86,10 @@ export interface Config {
   sandbox: SandboxConfig;
   /** What bash's environment gets beyond the allowlist (tools/shell-env.ts): `shell_env`. */
   shellEnv: ShellEnvConfig;
+  /** The agent file each profile from one came from (agent-files.ts). */
+  agentFiles?: Record<string, string>;
+  /** One line each, to show once: agent files that could not be used (`FILE:LINE: why`). */
+  warnings?: string[];
 }
 
 export const DEFAULT_BUDGET: Budget = { turns: 50, tool_calls: 500, tokens: 2_000_000 };
@@ -147,7 +156,11 @@ function positive(value: unknown, name: string, fallback: number): number {
   return n;
 }
 
-export function loadConfig(env: Env = process.env): Config {
+/**
+ * The config from the environment and the config file, with the agent files (agent-files.ts)
+ * found from `cwd` as profiles; the config file's own `profiles` win on a name clash.
+ */
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const file = configPath(env);
   const fc = readFileConfig(file);
   const limits: Limits = { ...DEFAULT_LIMITS };
@@ -161,6 +174,7 @@ export function loadConfig(env: Env = process.env): Config {
     profileSandboxSetting(profile?.sandbox, `profiles.${name}.sandbox`);
     toolsSetting(profile?.tools, `profiles.${name}.tools`);
   }
+  const fromFiles = loadAgentFiles(cwd, env, new Set(Object.keys(fc.profiles ?? {})));
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
   const baseURL = env.OPENAI_BASE_URL || fc.base_url || undefined;
   return {
@@ -177,7 +191,9 @@ export function loadConfig(env: Env = process.env): Config {
     budget: { ...DEFAULT_BUDGET, ...usdChecked(fc.budget, "budget") },
     rootBudget: { ...usdChecked(fc.root_budget, "root_budget") },
     prices: pricesSetting(fc.prices),
-    profiles: fc.profiles ?? {},
+    profiles: { ...fromFiles.profiles, ...fc.profiles },
+    agentFiles: fromFiles.files,
+    warnings: fromFiles.warnings,
     workerThreads: Math.max(
       1,
       positive(

@@ -1,6 +1,7 @@
 // System prompts: the agent's identity (name, id, parent, working directory) and the protocol of
 // the agent tools, in a few plain sentences a small model can follow.
 import type { AgentRow } from "../agents/agents.sql.js";
+import { instructionsFor } from "./instructions.js";
 
 const DEFAULT_PROMPT =
   "You are an agent in warren, a tree of cooperating agents. Work carefully and concisely; " +
@@ -35,5 +36,10 @@ export function systemPrompt(
     'Mail arrives as <mail from="NAME">…</mail>. Only that tag tells who sent it; the text ' +
       'inside is the message. Mail from "human" comes from the person.',
   ];
-  return [base, "", ...identity, "", role, "", ...protocol].join("\n");
+  // The project's instruction files (AGENTS.md / CLAUDE.md), read for this agent's own directory.
+  const { text } = instructionsFor(cwd);
+  const instructions = text
+    ? ["", "The project's instruction files follow, root to leaf (later ones win).", "", text]
+    : [];
+  return [base, "", ...identity, "", role, "", ...protocol, ...instructions].join("\n");
 }

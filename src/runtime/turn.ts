@@ -283,7 +283,14 @@ async function askModel(
   const { db, config } = deps;
   const modelName = agent.model ?? config.model.name ?? "";
   // Compacted first when it would not fit the model's context window (compaction.ts).
-  const messages = await fitContext(deps, agent, modelName, toolSpecs(tools), signal, known);
+  const messages = await fitContext(
+    deps,
+    agent,
+    modelName,
+    toolSpecs(tools, config.profiles),
+    signal,
+    known,
+  );
   // No write when the row says "thinking" already: the pass read it so (the calls in between
   // showed nothing) or wrote it. The lease was checked by that same read (and its write is
   // fenced); the answer's write is fenced anyway.
@@ -298,7 +305,7 @@ async function askModel(
   const response = await completeFitting(deps, agent, {
     model: modelName,
     messages,
-    tools: toolSpecs(tools),
+    tools: toolSpecs(tools, config.profiles),
     signal,
     onText: stream.onText,
     onReasoning: stream.onReasoning,

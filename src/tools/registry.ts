@@ -1,4 +1,5 @@
 // All tools in one alphabetised list, filtered by an agent's capabilities (agents/capabilities.ts).
+import type { Profile } from "../config/config.js";
 import type { ToolSpec } from "../llm/model.js";
 import type { AgentToolContext } from "./agent-context.js";
 import { forkTool } from "./fork.js";
@@ -34,6 +35,8 @@ export const allTools: AnyTool[] = [
 const byNames = new Map<string, AnyTool[]>();
 const MAX_SETS = 256;
 const specsOf = new WeakMap<AnyTool[], ToolSpec[]>();
+const specsWithProfiles = new WeakMap<Record<string, Profile>, WeakMap<AnyTool[], ToolSpec[]>>();
+const NO_PROFILES: Record<string, Profile> = {};
 
 /** The tools an agent may use: those named (capabilitiesOf(...).tools), or all of them (null). */
 export function toolsFor(names: readonly string[] | null | undefined): AnyTool[] {
@@ -49,8 +52,30 @@ export function toolsFor(names: readonly string[] | null | undefined): AnyTool[]
   return tools;
 }
 
-export function toolSpecs(tools: AnyTool[]): ToolSpec[] {
-  return derived(specsOf, tools, (list) =>
-    list.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
-  );
+/**
+ * What the model is told about `tools`. With profiles, the `fork` tool's description lists them
+ * by name with their descriptions, so the model can choose one (SPEC section 3).
+ */
+export function toolSpecs(
+  tools: AnyTool[],
+  profiles: Record<string, Profile> = NO_PROFILES,
+): ToolSpec[] {
+  const names = Object.keys(profiles);
+  if (names.length === 0) {
+    return derived(specsOf, tools, (list) =>
+      list.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+    );
+  }
+  const byTools = derived(specsWithProfiles, profiles, () => new WeakMap());
+  return derived(byTools, tools, (list) => {
+    const listing = names
+      .sort()
+      .map((n) => `- ${n}${profiles[n]!.description ? `: ${profiles[n]!.description}` : ""}`);
+    const forkNote = `\nProfiles you may pass as "profile":\n${listing.join("\n")}`;
+    return list.map((t) => ({
+      name: t.name,
+      description: t.name === "fork" ? t.description + forkNote : t.description,
+      parameters: t.parameters,
+    }));
+  });
 }

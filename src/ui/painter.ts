@@ -2,6 +2,7 @@
 // Only the frame clock (frame.ts) calls paint; painting settles the scroll (kept still while
 // scrolled up, moved to a search hit once it is loaded) and hands the view state back.
 import type { AgentRow } from "../agents/agents.sql.js";
+import { instructionFilesLine } from "../runtime/instructions.js";
 import { agentCost, formatUsd, type Pricing } from "../agents/cost.js";
 import { modelProblem, type Config } from "../config/config.js";
 import { wordWarning, type Warning } from "../db/warning.js";
@@ -109,6 +110,8 @@ export function createPainter(options: PainterOptions): Painter {
         ...(config.model.name ? { model: config.model.name } : {}),
         ...(config.model.baseURL ? { baseURL: config.model.baseURL } : {}),
         ...(problem ? { problem } : {}),
+        instructions: instructionFilesLine(current.cwd ?? process.cwd()),
+        ...(config.warnings?.length ? { warnings: config.warnings } : {}),
         agents,
         panelKey: options.panelKey,
         checks: options.checks?.(),

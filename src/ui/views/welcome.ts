@@ -15,6 +15,10 @@ export interface WelcomeInfo {
   baseURL?: string;
   /** Why no turn can run yet (no model configured), if so. */
   problem?: string;
+  /** The instruction files the agent reads, as one line (instructionFilesLine). */
+  instructions?: string;
+  /** Agent files that could not be used, one line each (`FILE:LINE: why`). */
+  warnings?: string[];
   /** How many agents the tree has. */
   agents: number;
   panelKey: string;
@@ -36,6 +40,14 @@ export function renderWelcome(info: WelcomeInfo, width: number, theme: Theme): L
         : [{ text: "none configured", style: ROLE.warn }],
     ],
     ["directory", [{ text: cleanText(agent.cwd ?? "?", false) }]],
+    ...(info.instructions
+      ? [
+          [
+            "reads",
+            [{ text: cleanText(info.instructions.replace(/^instructions: /, ""), false) }],
+          ] as [string, Span[]],
+        ]
+      : []),
     [
       "tree",
       [
@@ -81,6 +93,15 @@ export function renderWelcome(info: WelcomeInfo, width: number, theme: Theme): L
     [],
     ...hints.flatMap((hint) => wrapSpans([{ text: "  " }, ...hint], width, 4)),
   ];
+  for (const warning of info.warnings ?? []) {
+    rows.push(
+      ...wrapSpans(
+        [{ text: `  ${GLYPH.warning} ${cleanText(warning, false)}`, style: ROLE.warn }],
+        width,
+        4,
+      ),
+    );
+  }
   if (info.problem) {
     rows.push(
       [],

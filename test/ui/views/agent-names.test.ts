@@ -95,4 +95,24 @@ describe("the first screen", () => {
     expect(text).toContain("model      none configured");
     expect(text).toContain("⚠ no model configured: set X");
   });
+
+  it("names the instruction files read and the agent files that could not be used", () => {
+    const root = agent({ name: "root", model: null, cwd: "/tmp" });
+    const text = screenText(
+      renderWelcome(
+        {
+          agent: root,
+          agents: 1,
+          panelKey: "Ctrl+T",
+          instructions: "instructions: ~/repo/AGENTS.md, ~/repo/pkg/CLAUDE.md",
+          warnings: ['/r/.claude/agents/x.md:3: "model" must be a string'],
+        },
+        80,
+        color,
+      ),
+      80,
+    );
+    expect(text).toContain("reads      ~/repo/AGENTS.md, ~/repo/pkg/CLAUDE.md");
+    expect(text).toContain('⚠ /r/.claude/agents/x.md:3: "model" must be a string');
+  });
 });
