@@ -43,7 +43,8 @@ describe("warren -p", () => {
     expect(run.code).toBe(0);
     const child = requestsOf(fake, "reader")[0]!;
     expect(child.systemPrompt).toMatch(/^You only read files\./);
-    expect(child.tools).toEqual(["read_file", "send"]);
+    // send and wait are always offered to a child, so it can report (SPEC §3).
+    expect(child.tools).toEqual(["read_file", "send", "wait"]);
     const results = lastToolResults(requestsOf(fake, "root").at(-1)!);
     expect(results.map((r) => r.value)).toEqual([
       { agent_id: expect.any(String), name: "reader" },

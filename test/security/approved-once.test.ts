@@ -60,7 +60,8 @@ describe("an asked call let through without a person's answer", () => {
 
   async function crashAfterStartDoesNotRerun(name: string, letThrough: "rule" | "all") {
     const marker = path.join(workdir, `ran-${name}`);
-    const command = `echo x >> ${marker}; sleep 4`;
+    // No redirection: a command that writes through one is opaque and gets no rule for the tree.
+    const command = `echo x | tee -a ${marker}; sleep 4`;
     fake.script([
       { agent: name, reply: { toolCalls: [{ name: "bash", arguments: { command } }] } },
       { agent: name, match: after("bash"), reply: { text: "done" } },
