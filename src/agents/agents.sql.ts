@@ -30,6 +30,17 @@ export interface Budget {
   usd?: number;
 }
 
+/** Where an isolated child works: its worktree, its branch, the commit it started from, and the
+ *  top level of the repository its parent worked in (where `merge` lands). */
+export interface WorktreeInfo {
+  path: string;
+  branch: string;
+  base: string;
+  repo: string;
+  /** Set once `discard` (or reaping) removed the worktree and its branch. */
+  removed?: boolean;
+}
+
 /** One awaited agent of a fan-in wait, as the status layer shows it. */
 export interface WaitStatusEntry {
   agent_id: string;
@@ -78,6 +89,8 @@ export const agents = pgTable(
     lease_epoch: bigint("lease_epoch", { mode: "number" }).notNull().default(0),
     /** Tool policies that narrow the config's for this agent (its profiles', inherited by forks). */
     policy: jsonb("policy").$type<Policy[]>().notNull().default([]),
+    /** An isolated child's git worktree (its cwd) and branch (src/agents/worktree.ts); else null. */
+    worktree: jsonb("worktree").$type<WorktreeInfo>(),
     /** On a root: how its tree answers tool calls the policy marks `ask` (`--approve`). */
     approve: text("approve").$type<ApproveMode>(),
     /** The event that started the last counted turn: a resumed turn is not counted twice. */

@@ -4,7 +4,7 @@ import { and, asc, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db, Queryable } from "../db/client.js";
 import { agentChannel, notify, stopNotifiesSql, WORK_CHANNEL } from "../bus/channels.js";
 import { escapeLine } from "../text/escape.js";
-import { agents, type AgentRow, type AgentState, type Budget } from "./agents.sql.js";
+import { agents, type AgentRow, type AgentState, type Budget, type WorktreeInfo } from "./agents.sql.js";
 import { events } from "./events.sql.js";
 import { appendEvent } from "./events.js";
 import { AgentError, LeaseLost, type Fence } from "./errors.js";
@@ -37,6 +37,10 @@ export interface ForkOptions extends NewAgent {
   context?: "inherit" | "fresh";
   /** With `inherit`: the child sees the parent's events with smaller ids (default: all so far). */
   inheritUntilEvent?: number;
+  /** The child's id, decided before (an isolated child's worktree is named from it). */
+  id?: string;
+  /** An isolated child's worktree, made before the fork (worktree.ts); it is also its `cwd`. */
+  worktree?: WorktreeInfo | null;
 }
 
 export { validateName } from "./text.js";
@@ -151,6 +155,8 @@ export function runForks(
     context: (options.context ?? "inherit") === "inherit" ? "inherit" : "fresh",
     cutoff: options.inheritUntilEvent ?? null,
     policy: options.policy ?? [],
+    id: options.id ?? null,
+    worktree: options.worktree ?? null,
     key: record?.key ?? null,
     data: record ? { tool_call_id: record.toolCallId, name: "fork" } : null,
   }));

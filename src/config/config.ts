@@ -23,6 +23,8 @@ export interface Profile {
   file_access?: FileAccess;
   /** Narrows the tool policy for agents of this profile and their forks (policy.ts). */
   policy?: Policy;
+  /** "worktree": a child forked with this profile gets its own git worktree (issue 30). */
+  isolation?: "worktree";
 }
 
 export interface ModelConfig {
@@ -144,6 +146,12 @@ export function loadConfig(env: Env = process.env): Config {
   for (const [name, profile] of Object.entries(fc.profiles ?? {})) {
     fileAccessSetting(profile?.file_access, `profiles.${name}.file_access`);
     policySetting(profile?.policy, `profiles.${name}.policy`);
+    const isolation = profile?.isolation as unknown;
+    if (isolation !== undefined && isolation !== null && isolation !== "worktree") {
+      throw new ConfigError(
+        `profiles.${name}.isolation must be "worktree", got ${JSON.stringify(isolation)}`,
+      );
+    }
   }
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
   const baseURL = env.OPENAI_BASE_URL || fc.base_url || undefined;

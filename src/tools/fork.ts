@@ -1,10 +1,12 @@
-// fork {name, prompt, profile?, context?, budget?} → {agent_id, name}: creates a running child.
+// fork {name, prompt, profile?, context?, budget?, isolation?} → {agent_id, name, worktree?,
+// branch?}: creates a running child (with `isolation: "worktree"`, in a git worktree of its own).
 import type { Budget } from "../agents/agents.sql.js";
 import { forkCall } from "../agents/fork-batch.js";
 import { commitOnce, resultStamp } from "./effects.js";
 import { fail, type Tool } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
 import { childSystemPrompt } from "../runtime/system-prompt.js";
+import { isolatedFork, type Isolated } from "./fork-worktree.js";
 
 const BUDGET_KEYS = ["turns", "tool_calls", "tokens", "wall_seconds"] as const;
 
@@ -43,15 +45,25 @@ export const forkTool: Tool<AgentToolContext> = {
         ),
         additionalProperties: false,
       },
+      isolation: {
+        type: "string",
+        enum: ["worktree"],
+        description:
+          '"worktree": the child works in its own git worktree on a new branch from your HEAD ' +
+          "(its changes stay apart until merged).",
+      },
     },
     required: ["name", "prompt"],
     additionalProperties: false,
   },
   async run(args, ctx) {
     if (!isObject(args)) return fail("INVALID_ARGS", "arguments must be a JSON object");
-    const bad = unknownKey(args, ["name", "prompt", "profile", "context", "budget"]);
+    const bad = unknownKey(args, ["name", "prompt", "profile", "context", "budget", "isolation"]);
     if (bad) return bad;
-    const { name, prompt, profile, context, budget } = args;
+    const { name, prompt, profile, context, budget, isolation } = args;
+    if (isolation !== undefined && isolation !== null && isolation !== "worktree") {
+      return fail("INVALID_ARGS", '"isolation" must be "worktree"');
+    }
     if (typeof name !== "string" || !name.trim()) {
       return fail("INVALID_ARGS", '"name" must be a non-empty string');
     }
@@ -74,11 +86,19 @@ export const forkTool: Tool<AgentToolContext> = {
     }
     const parsedBudget = parseBudget(budget);
     if (typeof parsedBudget === "string") return fail("INVALID_ARGS", parsedBudget);
+    let isolated: Isolated | undefined;
+    if (isolation === "worktree" || chosen?.isolation === "worktree") {
+      try {
+        isolated = await isolatedFork(ctx, name);
+      } catch (err) {
+        return failure(err);
+      }
+    }
     try {
       // The child and this call's result commit together, in one statement that locks the root
       // first and is fenced by the lease (effects.ts), with the response's other forks
       // (fork-batch.ts): one transaction, one round trip for them all.
-      return await commitOnce(ctx, async () => {
+      const outcome = await commitOnce(ctx, async () => {
         const result = await forkCall(
           ctx.db,
           ctx.agent.id,
@@ -94,6 +114,9 @@ export const forkTool: Tool<AgentToolContext> = {
             model: chosen?.model ?? null,
             budget: { ...ctx.childBudget, ...chosen?.budget, ...parsedBudget },
             policy: chosen?.policy ? [chosen.policy] : [],
+            ...(isolated
+              ? { id: isolated.id, worktree: isolated.worktree, cwd: isolated.worktree.path }
+              : {}),
           },
           ctx.limits,
           resultStamp(ctx),
@@ -104,6 +127,9 @@ export const forkTool: Tool<AgentToolContext> = {
           recordedEventId: result.eventId,
         };
       });
+      // A refused fork (a twin name, a limit) leaves no worktree behind.
+      if (!outcome.ok && isolated) await isolated.undo();
+      return outcome;
     } catch (err) {
       return failure(err);
     }

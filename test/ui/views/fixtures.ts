@@ -43,6 +43,7 @@ export function agent(fields: Partial<AgentRow> & { name: string }): AgentRow {
     lease_expires_at: null,
     lease_epoch: 0,
     policy: [],
+    worktree: null,
     approve: null,
     turn_counted_event: null,
     interrupt_requested_at: null,
