@@ -6,6 +6,7 @@ import { agentChannel, notify, stopNotifiesSql, WORK_CHANNEL } from "../bus/chan
 import { escapeLine } from "../text/escape.js";
 import { agents, type AgentRow, type AgentState, type Budget, type WorktreeInfo } from "./agents.sql.js";
 import { events } from "./events.sql.js";
+import { sweepReaped } from "./worktree-ops.js";
 import { appendEvent } from "./events.js";
 import { AgentError, LeaseLost, type Fence } from "./errors.js";
 import { DEFAULT_LIMITS, type Limits } from "./limits.js";
@@ -401,7 +402,10 @@ export async function reapDead(db: Db, treeId: string): Promise<string[]> {
     .set({ reaped_at: sql`now()` })
     .where(and(eq(agents.tree_id, treeId), eq(agents.state, "dead"), isNull(agents.reaped_at)))
     .returning({ id: agents.id });
-  return rows.map((r) => r.id);
+  const ids = rows.map((r) => r.id);
+  // Their worktrees: removed when nothing in them is unmerged, kept otherwise (issue 30).
+  await sweepReaped(db, ids).catch(() => []);
+  return ids;
 }
 
 /** Every agent of a tree, oldest first (reaped ones included only when asked). */
