@@ -4,6 +4,7 @@ import type { Budget } from "../agents/agents.sql.js";
 import { forkCall } from "../agents/fork-batch.js";
 import { commitOnce, resultStamp } from "./effects.js";
 import { fail, type Tool } from "./tool.js";
+import { isLeaseLost } from "../agents/errors.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
 import { childSystemPrompt } from "../runtime/system-prompt.js";
 import { isolatedFork, type Isolated } from "./fork-worktree.js";
@@ -131,6 +132,8 @@ export const forkTool: Tool<AgentToolContext> = {
       if (!outcome.ok && isolated) await isolated.undo();
       return outcome;
     } catch (err) {
+      // Refused (not a lost lease: a newer holder of this call may be making the same worktree).
+      if (isolated && !isLeaseLost(err)) await isolated.undo();
       return failure(err);
     }
   },
