@@ -198,7 +198,13 @@ export async function diffAgainstBase(wt: WorktreeInfo, args: string[]): Promise
   const indexPath = await gitOk(wt.path, ["rev-parse", "--path-format=absolute", "--git-path", "index"]);
   const tmp = `${indexPath}.warren-${process.pid}-${Math.random().toString(36).slice(2)}`;
   try {
-    if (fs.existsSync(indexPath)) fs.copyFileSync(indexPath, tmp);
+    if (fs.existsSync(indexPath)) {
+      fs.copyFileSync(indexPath, tmp);
+      // The copy keeps the index's mtime: git compares it with the files' to spot "racy" entries
+      // (changed within the index's second, same size); a newer copy would hide such a change.
+      const st = fs.statSync(indexPath);
+      fs.utimesSync(tmp, st.atime, st.mtime);
+    }
     const env = { GIT_INDEX_FILE: tmp };
     await gitOk(wt.path, ["add", "-A"], undefined, env);
     return await gitOk(wt.path, ["diff", "--cached", ...args, wt.base], undefined, env);
