@@ -13,6 +13,7 @@ import { createTree, killAgent, reapDead } from "../../src/agents/tree.js";
 import { childIdFor, planWorktree } from "../../src/agents/worktree.js";
 import { discardAgent, mergeAgent } from "../../src/agents/worktree-ops.js";
 import { forkTool } from "../../src/tools/fork.js";
+import { waitTool } from "../../src/tools/wait.js";
 import { worktreeTestHooks } from "../../src/tools/fork-worktree.js";
 import { runAgent } from "../../src/runtime/turn.js";
 import { useBus } from "../support/agents.js";
@@ -286,6 +287,28 @@ describe("merge, conflict, discard", () => {
     expect(fs.readFileSync(path.join(dir, "f1.txt"), "utf8")).toBe("half an edit");
     expect(fs.existsSync(busy.worktree)).toBe(false);
     expect(branches(dir)).toEqual(["main"]);
+  });
+});
+
+describe("changes", () => {
+  it("a wait result for an isolated child carries its changes, untracked files included", async () => {
+    const { db } = database();
+    const dir = repo();
+    const root = await createTree(db, { name: "root", cwd: dir });
+    const a = await forked(root.id, dir, "a");
+    fs.writeFileSync(path.join(a.worktree, "shared.txt"), "one\nthree\n");
+    fs.writeFileSync(path.join(a.worktree, "brand-new.txt"), "1\n2\n3\n");
+    g(a.worktree, "add", "shared.txt");
+    g(a.worktree, "commit", "-q", "-m", "a commit of its own");
+    fs.writeFileSync(path.join(a.worktree, "f1.txt"), "file 1\nmore\n");
+    await settle(a.agent_id);
+    const ctx = await toolContext(db, bus(), root.id, { cwd: dir });
+    const outcome = await waitTool.run({ timeout: 0, from_agents: ["a"] }, ctx as never);
+    expect(outcome.ok).toBe(true);
+    const [entry] = (outcome as { value: { results: { changes?: unknown }[] } }).value.results;
+    expect(entry!.changes).toEqual({ files: 3, added: 4, removed: 1 });
+    // Counting left the child's own index as it was: brand-new.txt is still untracked.
+    expect(g(a.worktree, "status", "--porcelain")).toBe("M f1.txt\n?? brand-new.txt");
   });
 });
 
