@@ -4,7 +4,13 @@ import { and, asc, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db, Queryable } from "../db/client.js";
 import { agentChannel, notify, stopNotifiesSql, WORK_CHANNEL } from "../bus/channels.js";
 import { escapeLine } from "../text/escape.js";
-import { agents, type AgentRow, type AgentState, type Budget, type WorktreeInfo } from "./agents.sql.js";
+import {
+  agents,
+  type AgentRow,
+  type AgentState,
+  type Budget,
+  type WorktreeInfo,
+} from "./agents.sql.js";
 import { events } from "./events.sql.js";
 import { sweepReaped } from "./worktree-ops.js";
 import { appendEvent } from "./events.js";

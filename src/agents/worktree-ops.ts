@@ -29,10 +29,13 @@ function who(agent: Pick<AgentRow, "name" | "id">): string {
 export function worktreeOf(agent: AgentRow): WorktreeInfo {
   const wt = agent.worktree;
   if (!wt) {
-    throw new WorktreeError(`${who(agent)} has no worktree (it was not forked with isolation "worktree")`);
+    throw new WorktreeError(
+      `${who(agent)} has no worktree (it was not forked with isolation "worktree")`,
+    );
   }
   if (wt.removed) throw new WorktreeError(`${who(agent)}'s worktree was already removed`);
-  if (!fs.existsSync(wt.path)) throw new WorktreeError(`${who(agent)}'s worktree ${wt.path} is gone`);
+  if (!fs.existsSync(wt.path))
+    throw new WorktreeError(`${who(agent)}'s worktree ${wt.path} is gone`);
   return wt;
 }
 

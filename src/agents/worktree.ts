@@ -195,7 +195,12 @@ export async function changesOf(wt: WorktreeInfo): Promise<Changes | null> {
 /** `git diff <base>` of everything in the worktree (untracked files included); null: it is gone. */
 export async function diffAgainstBase(wt: WorktreeInfo, args: string[]): Promise<string | null> {
   if (wt.removed || !fs.existsSync(wt.path)) return null;
-  const indexPath = await gitOk(wt.path, ["rev-parse", "--path-format=absolute", "--git-path", "index"]);
+  const indexPath = await gitOk(wt.path, [
+    "rev-parse",
+    "--path-format=absolute",
+    "--git-path",
+    "index",
+  ]);
   const tmp = `${indexPath}.warren-${process.pid}-${Math.random().toString(36).slice(2)}`;
   try {
     if (fs.existsSync(indexPath)) {

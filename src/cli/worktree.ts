@@ -1,11 +1,6 @@
 // `warren diff|merge|discard AGENT`: a worktree child's change (SPEC §3 "Worktrees").
 import type { AgentRow } from "../agents/agents.sql.js";
-import {
-  diffAgent,
-  discardAgent,
-  mergeAgent,
-  WorktreeError,
-} from "../agents/worktree-ops.js";
+import { diffAgent, discardAgent, mergeAgent, WorktreeError } from "../agents/worktree-ops.js";
 import type { Db } from "../db/client.js";
 import { CliError, expectPositionals, parseCommandArgs, type RunCommand } from "./command.js";
 import { resolveAgent, withDatabase } from "./scope.js";

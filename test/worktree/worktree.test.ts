@@ -347,9 +347,7 @@ describe("through the runtime", () => {
       sql`select id, name, cwd from agents where parent_id = ${root.id}::uuid order by name`,
     );
     expect(children.rows.map((r) => r.name)).toEqual(["w1", "w2"]);
-    await Promise.all(
-      children.rows.map((c) => runAgent(deps, c.id, new AbortController().signal)),
-    );
+    await Promise.all(children.rows.map((c) => runAgent(deps, c.id, new AbortController().signal)));
     fake.assertAllUsed();
     for (const c of children.rows) {
       expect(fs.readFileSync(path.join(c.cwd, "shared.txt"), "utf8")).toBe(`by ${c.name}\n`);
