@@ -18,6 +18,7 @@ import { throughput } from "./throughput.js";
 import { tuiBench } from "./tui.js";
 import { tuiScale } from "./tui-scale.js";
 import { wakeLatency } from "./wake-latency.js";
+import { worktreeFork } from "./worktree-fork.js";
 
 const BENCHMARKS: Record<string, Benchmark> = {
   "wake-latency": wakeLatency,
@@ -31,6 +32,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "tui-scale": tuiScale,
   approvals: approvalRoundTrip,
   "search-insert": searchInsert,
+  "worktree-fork": worktreeFork,
 };
 
 const DEFAULT_TIMEOUT_S = 900;

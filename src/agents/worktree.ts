@@ -84,25 +84,33 @@ export async function planWorktree(cwd: string, name: string, childId: string) {
   const invalid = (reason: string) =>
     new AgentError("INVALID_ARGS", `isolation "worktree" needs a git repository: ${reason}`);
   if (!fs.existsSync(cwd)) throw invalid(`working directory ${cwd} does not exist`);
-  const top = await git(cwd, ["rev-parse", "--show-toplevel"]);
-  if (top.code !== 0 || !top.stdout.trim()) {
+  // One git process for the three answers: the top level, the common git dir, HEAD's commit.
+  const r = await git(cwd, [
+    "rev-parse",
+    "--path-format=absolute",
+    "--show-toplevel",
+    "--git-common-dir",
+    "HEAD",
+  ]);
+  const [repo, common, head] = r.stdout.split("\n").map((l) => l.trim());
+  if (!repo || !common || (r.code !== 0 && !/HEAD/.test(r.stderr))) {
     throw invalid(`${cwd} is not inside a git working tree`);
   }
-  const repo = top.stdout.trim();
-  const head = await git(repo, ["rev-parse", "--verify", "-q", "HEAD^{commit}"]);
-  if (head.code !== 0) throw invalid(`${repo} has no commit yet`);
+  if (r.code !== 0 || !head || !/^[0-9a-f]{40,64}$/.test(head)) {
+    throw invalid(`${repo} has no commit yet`);
+  }
   const leaf = `${slug(name)}-${childId.slice(0, 8)}`;
   return {
     repo,
-    base: head.stdout.trim(),
+    common,
+    base: head,
     path: path.join(repo, WORKTREES_DIR, leaf),
     branch: `warren/${leaf}`,
   };
 }
 
 /** Adds `.warren/worktrees/` to the repository's `info/exclude` once. */
-async function excludeWorktrees(repo: string): Promise<void> {
-  const common = await gitOk(repo, ["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+function excludeWorktrees(common: string): void {
   const file = path.join(common, "info", "exclude");
   let text = "";
   try {
@@ -117,6 +125,20 @@ async function excludeWorktrees(repo: string): Promise<void> {
 
 async function branchExists(repo: string, branch: string): Promise<boolean> {
   return (await git(repo, ["rev-parse", "--verify", "-q", `refs/heads/${branch}`])).code === 0;
+}
+
+/** Whether anything of `branch` or the worktree `leaf` may exist, read from files (no git run). */
+function maybeLeftover(common: string, wtPath: string, branch: string): boolean {
+  if (fs.existsSync(wtPath)) return true;
+  if (fs.existsSync(path.join(common, "worktrees", path.basename(wtPath)))) return true;
+  if (fs.existsSync(path.join(common, "refs", "heads", ...branch.split("/")))) return true;
+  try {
+    return fs
+      .readFileSync(path.join(common, "packed-refs"), "utf8")
+      .includes(` refs/heads/${branch}\n`);
+  } catch {
+    return false;
+  }
 }
 
 /** Removes a worktree and its branch, whatever state a crash left them in. */
@@ -143,16 +165,15 @@ export interface CreateHooks {
  * creating removes what was made.
  */
 export async function createWorktree(
-  plan: WorktreeInfo,
+  plan: WorktreeInfo & { common: string },
   owned: boolean,
   hooks: CreateHooks = {},
 ): Promise<WorktreeInfo> {
-  const { repo, path: wtPath, branch, base } = plan;
-  if (owned && fs.existsSync(wtPath) && (await branchExists(repo, branch))) return plan;
-  await excludeWorktrees(repo);
-  if (fs.existsSync(wtPath) || (await branchExists(repo, branch))) {
-    await removeWorktree(repo, wtPath, branch);
-  }
+  const { repo, common, path: wtPath, branch, base } = plan;
+  const info: WorktreeInfo = { path: wtPath, branch, base, repo };
+  if (owned && fs.existsSync(wtPath) && (await branchExists(repo, branch))) return info;
+  excludeWorktrees(common);
+  if (maybeLeftover(common, wtPath, branch)) await removeWorktree(repo, wtPath, branch);
   try {
     fs.mkdirSync(path.dirname(wtPath), { recursive: true });
     await gitOk(
@@ -165,7 +186,7 @@ export async function createWorktree(
     await removeWorktree(repo, wtPath, branch).catch(() => undefined);
     throw err;
   }
-  return plan;
+  return info;
 }
 
 export interface Changes {
