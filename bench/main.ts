@@ -22,6 +22,7 @@ import { tuiBench } from "./tui.js";
 import { tuiScale } from "./tui-scale.js";
 import { taskClaimWake } from "./task-claim.js";
 import { wakeLatency } from "./wake-latency.js";
+import { worktreeFork } from "./worktree-fork.js";
 
 const BENCHMARKS: Record<string, Benchmark> = {
   "wake-latency": wakeLatency,
@@ -39,6 +40,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "policy-parse": policyParse,
   "bash-sandbox": bashSandbox,
   "task-claim": taskClaimWake,
+  "worktree-fork": worktreeFork,
 };
 
 const DEFAULT_TIMEOUT_S = 900;

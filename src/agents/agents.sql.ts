@@ -42,6 +42,17 @@ export interface StoredCaps {
   sandbox: SandboxMode;
 }
 
+/** Where an isolated child works: its worktree, its branch, the commit it started from, and the
+ *  top level of the repository its parent worked in (where `merge` lands). */
+export interface WorktreeInfo {
+  path: string;
+  branch: string;
+  base: string;
+  repo: string;
+  /** Set once `discard` (or reaping) removed the worktree and its branch. */
+  removed?: boolean;
+}
+
 /** One awaited agent of a fan-in wait, as the status layer shows it. */
 export interface WaitStatusEntry {
   agent_id: string;
@@ -92,6 +103,8 @@ export const agents = pgTable(
     policy: jsonb("policy").$type<Policy[]>().notNull().default([]),
     /** A fork's capabilities (capabilities.ts); null on roots: theirs come from the config. */
     caps: jsonb("caps").$type<StoredCaps>(),
+    /** An isolated child's git worktree (its cwd) and branch (src/agents/worktree.ts); else null. */
+    worktree: jsonb("worktree").$type<WorktreeInfo>(),
     /** On a root: how its tree answers tool calls the policy marks `ask` (`--approve`). */
     approve: text("approve").$type<ApproveMode>(),
     /** The event that started the last counted turn: a resumed turn is not counted twice. */

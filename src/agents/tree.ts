@@ -10,8 +10,10 @@ import {
   type AgentState,
   type Budget,
   type StoredCaps,
+  type WorktreeInfo,
 } from "./agents.sql.js";
 import { events } from "./events.sql.js";
+import { sweepReaped } from "./worktree-ops.js";
 import { appendEvent } from "./events.js";
 import { AgentError, LeaseLost, type Fence } from "./errors.js";
 import { DEFAULT_LIMITS, type Limits } from "./limits.js";
@@ -45,6 +47,10 @@ export interface ForkOptions extends NewAgent {
   context?: "inherit" | "fresh";
   /** With `inherit`: the child sees the parent's events with smaller ids (default: all so far). */
   inheritUntilEvent?: number;
+  /** The child's id, decided before (an isolated child's worktree is named from it). */
+  id?: string;
+  /** An isolated child's worktree, made before the fork (worktree.ts); it is also its `cwd`. */
+  worktree?: WorktreeInfo | null;
 }
 
 export { validateName } from "./text.js";
@@ -160,6 +166,8 @@ export function runForks(
     cutoff: options.inheritUntilEvent ?? null,
     policy: options.policy ?? [],
     caps: options.caps ?? null,
+    id: options.id ?? null,
+    worktree: options.worktree ?? null,
     key: record?.key ?? null,
     data: record ? { tool_call_id: record.toolCallId, name: "fork" } : null,
   }));
@@ -404,7 +412,10 @@ export async function reapDead(db: Db, treeId: string): Promise<string[]> {
     .set({ reaped_at: sql`now()` })
     .where(and(eq(agents.tree_id, treeId), eq(agents.state, "dead"), isNull(agents.reaped_at)))
     .returning({ id: agents.id });
-  return rows.map((r) => r.id);
+  const ids = rows.map((r) => r.id);
+  // Their worktrees: removed when nothing in them is unmerged, kept otherwise (issue 30).
+  await sweepReaped(db, ids).catch(() => []);
+  return ids;
 }
 
 /** Every agent of a tree, oldest first (reaped ones included only when asked). */

@@ -157,6 +157,50 @@ Options:
     load: () => import("./kill.js").then((m) => m.runKill),
   },
   {
+    name: "diff",
+    summary: "show a worktree child's change against its base",
+    usage: `Usage: warren diff AGENT [--tree ID]
+
+Show what an agent forked with isolation "worktree" changed against the commit it started
+from: a diffstat, then the patch; uncommitted and untracked files included. AGENT is
+resolved as for \`warren log\`.
+
+Options:
+  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
+  -h, --help  show this help`,
+    load: () => import("./worktree.js").then((m) => m.runDiff),
+  },
+  {
+    name: "merge",
+    summary: "merge a worktree child's branch into its parent's working tree",
+    usage: `Usage: warren merge AGENT [--tree ID]
+
+Commit what an agent forked with isolation "worktree" left uncommitted on its branch
+(warren/NAME-ID8), then merge the branch (--no-ff) into the working tree its parent works in.
+A working tree with uncommitted changes is refused; a conflict aborts the merge, names the
+files and changes nothing (the branch keeps the work). Once a dead agent's branch is merged,
+its worktree and branch are removed. Refused while the agent is running.
+
+Options:
+  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
+  -h, --help  show this help`,
+    load: () => import("./worktree.js").then((m) => m.runMerge),
+  },
+  {
+    name: "discard",
+    summary: "remove a worktree child's worktree and branch, with its work",
+    usage: `Usage: warren discard AGENT --yes [--tree ID]
+
+Remove the worktree and branch of an agent forked with isolation "worktree", and with them
+everything it changed. Asks for --yes. Refused while the agent is running or waiting.
+
+Options:
+  --yes, -y   confirm: the work is lost
+  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
+  -h, --help  show this help`,
+    load: () => import("./worktree.js").then((m) => m.runDiscard),
+  },
+  {
     name: "reap",
     summary: "remove a tree's dead agents from navigation",
     usage: `Usage: warren reap [--tree ID]

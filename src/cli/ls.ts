@@ -1,4 +1,6 @@
 // `warren ls`: the agents of a tree (default: the most recent) with state and counters.
+import { changesOf, describeChanges } from "../agents/worktree.js";
+import { escapeLine } from "../text/escape.js";
 import type { AgentRow } from "../agents/agents.sql.js";
 import { agentCost, treeCost, type Pricing } from "../agents/cost.js";
 import { sumCounters } from "../agents/totals.js";
@@ -62,10 +64,22 @@ export async function printTree(
     );
     return;
   }
+  // Worktrees still there (a reaped agent's too: one with unmerged work stays until merged or
+  // discarded), with what each changed, worked out now.
+  const kept = every.filter((a) => a.worktree && !a.worktree.removed);
+  const changes = new Map(
+    await Promise.all(
+      kept.map(async (a) => [a.id, await changesOf(a.worktree!).catch(() => null)] as const),
+    ),
+  );
   if (options.json) {
     io.out(
       jsonText(
-        list.map((agent) => ({ ...agent, cost_usd: costOf(agent) ?? null })),
+        list.map((agent) => ({
+          ...agent,
+          cost_usd: costOf(agent) ?? null,
+          ...(changes.has(agent.id) ? { changes: changes.get(agent.id) ?? null } : {}),
+        })),
         2,
       ),
     );
@@ -74,6 +88,15 @@ export async function printTree(
   io.out(treeSummary(root, list, io.color));
   for (const line of renderAgentTable(list, io.color, Date.now(), costOf)) io.out(line);
   io.out(totalsLine(sumCounters(every), reaped, io.color, cost));
+  if (kept.length > 0) io.out("worktrees (warren diff|merge|discard AGENT):");
+  for (const a of kept) {
+    const c = changes.get(a.id);
+    const what = c ? describeChanges(c) : "gone";
+    const note = a.reaped_at ? " (reaped, unmerged)" : "";
+    io.out(
+      `  ${escapeLine(a.name)} ${a.id.slice(0, 8)}  ${escapeLine(a.worktree!.branch)}  ${what}${note}`,
+    );
+  }
 }
 
 function totalsJson(

@@ -33,6 +33,7 @@ export interface Profile {
   /** A fork with this profile may only make the sandbox stricter (capabilities.ts). */
   sandbox?: SandboxMode;
   /** An agent file's `isolation: worktree` (used where worktrees are supported). */
+  /** "worktree": a child forked with this profile gets its own git worktree (issue 30). */
   isolation?: "worktree";
 }
 
@@ -173,6 +174,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     policySetting(profile?.policy, `profiles.${name}.policy`);
     profileSandboxSetting(profile?.sandbox, `profiles.${name}.sandbox`);
     toolsSetting(profile?.tools, `profiles.${name}.tools`);
+    const isolation = profile?.isolation as unknown;
+    if (isolation !== undefined && isolation !== null && isolation !== "worktree") {
+      throw new ConfigError(
+        `profiles.${name}.isolation must be "worktree", got ${JSON.stringify(isolation)}`,
+      );
+    }
   }
   const fromFiles = loadAgentFiles(cwd, env, new Set(Object.keys(fc.profiles ?? {})));
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;

@@ -1,6 +1,8 @@
 // wait: the oldest mail, or fan-in over several agents. Woken by NOTIFY, with a slow safety
 // re-check; consuming mail and recording the event that received it happen in one statement or
 // transaction, so mail is never lost and never delivered twice.
+import type { WorktreeInfo } from "../agents/agents.sql.js";
+import { changesOf, type Changes } from "../agents/worktree.js";
 import { sql } from "drizzle-orm";
 import type { Db, Queryable } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
@@ -23,6 +25,8 @@ export interface FanInEntry {
   name: string;
   status: FanInStatus;
   message?: string;
+  /** A worktree child's change against its base (files, lines added and removed). */
+  changes?: Changes;
 }
 export type WaitResult = NextMail | WaitTimeout | { results: FanInEntry[] };
 
@@ -488,8 +492,9 @@ async function attemptFanIn(
       state: string;
       mail_id: string | null;
       body: string | null;
+      worktree: WorktreeInfo | null;
     }>(sql`
-      select a.id, a.name, a.state, m.id as mail_id, m.body
+      select a.id, a.name, a.state, m.id as mail_id, m.body, a.worktree
         from unnest(${sql.param(fromAgents)}::uuid[]) with ordinality as t(id, ord)
         join agents a on a.id = t.id
         left join lateral (
@@ -510,6 +515,15 @@ async function attemptFanIn(
     const settled = entries.every((e) => e.status !== "running");
     if (!settled && !final) return undefined;
     const mailIds = rows.rows.filter((r) => r.mail_id !== null).map((r) => Number(r.mail_id));
+    // An isolated child's entry says what it changed (issue 30): worked out now, once, and
+    // recorded with the result (a retried wait returns the same).
+    await Promise.all(
+      rows.rows.map(async (r, i) => {
+        if (!r.worktree || r.worktree.removed) return;
+        const changes = await changesOf(r.worktree).catch(() => null);
+        if (changes) entries[i]!.changes = changes;
+      }),
+    );
     const result = { results: entries };
     const eventId = await insertResultEvent(tx, request, result, mailIds);
     if (mailIds.length) {

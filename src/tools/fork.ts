@@ -1,9 +1,12 @@
-// fork {name, prompt, profile?, context?, budget?} → {agent_id, name}: creates a running child.
+// fork {name, prompt, profile?, context?, budget?, isolation?} → {agent_id, name, worktree?,
+// branch?}: creates a running child (with `isolation: "worktree"`, in a git worktree of its own).
 import type { Budget } from "../agents/agents.sql.js";
 import { forkCall } from "../agents/fork-batch.js";
 import { commitOnce, resultStamp } from "./effects.js";
 import { fail, type Tool } from "./tool.js";
+import { isLeaseLost } from "../agents/errors.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
+import { isolatedFork, type Isolated } from "./fork-worktree.js";
 
 const BUDGET_KEYS = ["turns", "tool_calls", "tokens", "wall_seconds"] as const;
 
@@ -42,15 +45,25 @@ export const forkTool: Tool<AgentToolContext> = {
         ),
         additionalProperties: false,
       },
+      isolation: {
+        type: "string",
+        enum: ["worktree"],
+        description:
+          '"worktree": the child works in its own git worktree on a new branch from your HEAD ' +
+          "(its changes stay apart until merged).",
+      },
     },
     required: ["name", "prompt"],
     additionalProperties: false,
   },
   async run(args, ctx) {
     if (!isObject(args)) return fail("INVALID_ARGS", "arguments must be a JSON object");
-    const bad = unknownKey(args, ["name", "prompt", "profile", "context", "budget"]);
+    const bad = unknownKey(args, ["name", "prompt", "profile", "context", "budget", "isolation"]);
     if (bad) return bad;
-    const { name, prompt, profile, context, budget } = args;
+    const { name, prompt, profile, context, budget, isolation } = args;
+    if (isolation !== undefined && isolation !== null && isolation !== "worktree") {
+      return fail("INVALID_ARGS", '"isolation" must be "worktree"');
+    }
     if (typeof name !== "string" || !name.trim()) {
       return fail("INVALID_ARGS", '"name" must be a non-empty string');
     }
@@ -73,11 +86,19 @@ export const forkTool: Tool<AgentToolContext> = {
     }
     const parsedBudget = parseBudget(budget);
     if (typeof parsedBudget === "string") return fail("INVALID_ARGS", parsedBudget);
+    let isolated: Isolated | undefined;
+    if (isolation === "worktree" || chosen?.isolation === "worktree") {
+      try {
+        isolated = await isolatedFork(ctx, name);
+      } catch (err) {
+        return failure(err);
+      }
+    }
     try {
       // The child and this call's result commit together, in one statement that locks the root
       // first and is fenced by the lease (effects.ts), with the response's other forks
       // (fork-batch.ts): one transaction, one round trip for them all.
-      return await commitOnce(ctx, async () => {
+      const outcome = await commitOnce(ctx, async () => {
         // Never wider than this agent's own (agents/capabilities.ts): tools, file access, sandbox,
         // policy, a budget capped by what this agent has left. Inside the attempt: a replay whose
         // budget is now spent finds its recorded result (commitOnce) instead of a refusal.
@@ -97,6 +118,9 @@ export const forkTool: Tool<AgentToolContext> = {
             systemPrompt: chosen?.system_prompt ?? null,
             model: chosen?.model ?? null,
             ...granted,
+            ...(isolated
+              ? { id: isolated.id, worktree: isolated.worktree, cwd: isolated.worktree.path }
+              : {}),
           },
           ctx.limits,
           resultStamp(ctx),
@@ -107,7 +131,12 @@ export const forkTool: Tool<AgentToolContext> = {
           recordedEventId: result.eventId,
         };
       });
+      // A refused fork (a twin name, a limit) leaves no worktree behind.
+      if (!outcome.ok && isolated) await isolated.undo();
+      return outcome;
     } catch (err) {
+      // Refused (not a lost lease: a newer holder of this call may be making the same worktree).
+      if (isolated && !isLeaseLost(err)) await isolated.undo();
       return failure(err);
     }
   },

@@ -13,6 +13,9 @@ import { sendInput } from "../mail/input.js";
 import { sendMail } from "../mail/send.js";
 import { interruptAgent, interruptSubtree } from "../runtime/interrupt.js";
 import { requestWait } from "../runtime/person-wait.js";
+import { randomUUID } from "node:crypto";
+import { createWorktree, planWorktree, removeWorktree } from "../agents/worktree.js";
+import { diffAgent, discardAgent, mergeAgent, WorktreeError } from "../agents/worktree-ops.js";
 import { isCommand, parseCommand, type UiCommand } from "./commands.js";
 import type { Controller } from "./controller.js";
 import { describeFailure } from "./failure.js";
@@ -94,6 +97,9 @@ export function createActions(options: ActionsOptions): Actions {
     if (!event || agentId !== state.currentId) controller.notice(text, level);
   };
 
+  /** The agent a first `/discard` asked about: a second `/discard` of it confirms. */
+  let discardAsked: string | undefined;
+
   const capturing = () => captures.get(state.currentId);
   const setMode = (next: "normal" | "capture") => {
     if (next === "capture") captures.set(state.currentId, []);
@@ -174,6 +180,8 @@ export function createActions(options: ActionsOptions): Actions {
     record: (agentId: string, text: string, data?: Record<string, unknown>) => Promise<void>,
   ): Promise<void> {
     const here = state.currentId;
+    // A /discard's question holds only until the next command.
+    if (command.name !== "discard") discardAsked = undefined;
     switch (command.name) {
       case "help":
         return say(options.helpLines().join("\n"));
@@ -216,6 +224,14 @@ export function createActions(options: ActionsOptions): Actions {
           ...(command.prompt ? { prompt: command.prompt } : {}),
           ...(captured ? { captured_lines: captured.length } : {}),
         });
+        // --worktree: the child's own git worktree, made first, removed again if the fork fails.
+        let isolated:
+          { id: string; worktree: Awaited<ReturnType<typeof createWorktree>> } | undefined;
+        if (command.worktree) {
+          const id = randomUUID();
+          const plan = await planWorktree(parent.cwd ?? process.cwd(), name, id);
+          isolated = { id, worktree: await createWorktree(plan, false) };
+        }
         const child = await forkAgent(
           db,
           here,
@@ -227,9 +243,16 @@ export function createActions(options: ActionsOptions): Actions {
             systemPrompt: null,
             // Never wider than the parent's, as the fork tool (agents/capabilities.ts).
             ...childCapabilities(config, parent, {}),
+            ...(isolated
+              ? { id: isolated.id, worktree: isolated.worktree, cwd: isolated.worktree.path }
+              : {}),
           },
           config.limits,
-        );
+        ).catch(async (err: unknown) => {
+          const wt = isolated?.worktree;
+          if (wt) await removeWorktree(wt.repo, wt.path, wt.branch).catch(() => undefined);
+          throw err;
+        });
         if (captured) setMode("normal");
         controller.putAgent(child);
         await controller.view(child.id);
@@ -254,6 +277,41 @@ export function createActions(options: ActionsOptions): Actions {
           here,
           `killed ${displayName(target)}${killed.length > 1 ? ` and ${killed.length - 1} descendant(s)` : ""}`,
         );
+      }
+      case "diff":
+      case "merge":
+      case "discard": {
+        const target = command.agent ? await resolve(command.agent) : current();
+        if (!target) return complain(`no agent to ${command.name}`);
+        try {
+          if (command.name === "diff") {
+            const text = (await diffAgent(target)).replace(/\n$/, "");
+            const lines = text.split("\n");
+            const shown =
+              lines.length > 200
+                ? [
+                    ...lines.slice(0, 200),
+                    `… ${lines.length - 200} more lines (warren diff ${target.id.slice(0, 8)})`,
+                  ]
+                : lines;
+            return say(text ? shown.join("\n") : `${displayName(target)} changed nothing`);
+          }
+          if (command.name === "discard" && discardAsked !== target.id) {
+            discardAsked = target.id;
+            return say(
+              `/discard removes ${displayName(target)}'s worktree and branch with all its work; type /discard again to confirm`,
+            );
+          }
+          discardAsked = undefined;
+          await record(here, typed, { target: target.id });
+          const fresh = (await resolve(target.id)) ?? target;
+          const done =
+            command.name === "merge" ? await mergeAgent(db, fresh) : await discardAgent(db, fresh);
+          return reply(here, done);
+        } catch (err) {
+          if (err instanceof WorktreeError) return complain(err.message);
+          throw err;
+        }
       }
       case "stop": {
         const target = command.agent ? await resolve(command.agent) : current();

@@ -4,7 +4,10 @@
 export type UiCommand =
   | { name: "capture" }
   | { name: "cancel" }
-  | { name: "fork"; childName?: string; prompt?: string }
+  | { name: "fork"; childName?: string; prompt?: string; worktree?: boolean }
+  | { name: "diff"; agent?: string }
+  | { name: "merge"; agent?: string }
+  | { name: "discard"; agent?: string }
   | { name: "kill"; agent?: string }
   | { name: "stop"; agent?: string }
   | { name: "send"; agent: string; message: string }
@@ -24,7 +27,11 @@ export type ParsedCommand = { ok: true; command: UiCommand } | { ok: false; erro
 export const COMMAND_USAGE: Record<UiCommand["name"], string> = {
   capture: "/capture — compose a task: typed lines are saved, never sent to a model",
   cancel: "/cancel — end capture without forking",
-  fork: '/fork [--name NAME] ["PROMPT"] — a child (with the captured text as its task in capture)',
+  fork: '/fork [--name NAME] [--worktree] ["PROMPT"] — a child (with the captured text as its task in capture; --worktree: in a git worktree of its own)',
+  diff: "/diff [AGENT] — a worktree child's change against its base (default: this one)",
+  merge:
+    "/merge [AGENT] — commit a worktree child's work and merge its branch into its parent's tree",
+  discard: "/discard [AGENT] — remove a worktree child's worktree and branch (asks first)",
   kill: "/kill [AGENT] — kill an agent and its descendants (default: this one)",
   stop: "/stop [AGENT] — interrupt an agent and all its descendants; they stay alive (default: this one)",
   send: "/send AGENT MESSAGE — mail from this agent",
@@ -120,6 +127,9 @@ export function parseCommand(text: string): ParsedCommand {
       return parseFork(args, usage);
     case "kill":
     case "stop":
+    case "diff":
+    case "merge":
+    case "discard":
       if (args.length > 1) return fail(`/${name} takes at most one agent (${usage})`);
       return { ok: true, command: { name, ...(args[0] ? { agent: args[0] } : {}) } };
     case "send": {
@@ -172,6 +182,7 @@ function requestId(arg: string): number | undefined {
 
 function parseFork(args: string[], usage: string): ParsedCommand {
   let childName: string | undefined;
+  let worktree = false;
   const words: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -183,6 +194,8 @@ function parseFork(args: string[], usage: string): ParsedCommand {
     } else if (arg.startsWith("--name=")) {
       childName = arg.slice("--name=".length);
       if (!childName.trim()) return fail(`/fork: --name needs a value (${usage})`);
+    } else if (arg === "--worktree" && words.length === 0) {
+      worktree = true;
     } else if (arg === "--") {
       words.push(...args.slice(i + 1));
       break;
@@ -199,6 +212,7 @@ function parseFork(args: string[], usage: string): ParsedCommand {
       name: "fork",
       ...(childName !== undefined ? { childName } : {}),
       ...(prompt ? { prompt } : {}),
+      ...(worktree ? { worktree } : {}),
     },
   };
 }

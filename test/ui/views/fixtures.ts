@@ -44,6 +44,7 @@ export function agent(fields: Partial<AgentRow> & { name: string }): AgentRow {
     lease_epoch: 0,
     policy: [],
     caps: null,
+    worktree: null,
     approve: null,
     turn_counted_event: null,
     interrupt_requested_at: null,

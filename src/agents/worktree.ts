@@ -1,0 +1,255 @@
+// A git worktree per agent (issue 30, SPEC §3 "Worktrees"). An isolated child works in
+// `<repo>/.warren/worktrees/<name>-<id8>` on branch `warren/<name>-<id8>`, from its parent's HEAD.
+//
+// The git work cannot be in the fork's transaction, so it is made safe around it: the child's id
+// is decided before (fork.ts derives it from the call's key, the same on every attempt), so the
+// path and branch are too. Before creating, leftovers at that path or branch (an attempt that
+// crashed mid-`git worktree add`, or after it but before the fork committed) are removed when no
+// agent row owns them; a failure while creating, or a fork the database refuses, removes what was
+// made. What is left is either a worktree whose agent row exists, or nothing.
+import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { WorktreeInfo } from "./agents.sql.js";
+import { AgentError } from "./errors.js";
+
+export const WORKTREES_DIR = path.join(".warren", "worktrees");
+const EXCLUDE_LINE = "/.warren/worktrees/";
+
+export interface GitResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs git with `args` in `cwd`; never throws for a non-zero exit (see `code`). */
+export function git(cwd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<GitResult> {
+  return new Promise((resolve) => {
+    execFile(
+      "git",
+      ["-C", cwd, ...args],
+      { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env, GIT_TERMINAL_PROMPT: "0" } },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
+  });
+}
+
+/** Runs git and returns its trimmed output; a failure throws `fail(first line of stderr)`. */
+export async function gitOk(
+  cwd: string,
+  args: string[],
+  fail: (reason: string) => Error = (r) => new Error(r),
+  env?: NodeJS.ProcessEnv,
+): Promise<string> {
+  const r = await git(cwd, args, env);
+  if (r.code !== 0) throw fail(firstLine(r.stderr || r.stdout) || `git ${args[0]} failed`);
+  return r.stdout.trim();
+}
+
+export function firstLine(text: string): string {
+  return (
+    text
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l) ?? ""
+  );
+}
+
+/**
+ * An isolated child's id, from its fork call's key: every attempt at one call makes the same
+ * child id, so the same worktree path and branch (a UUID in form, version nibble 4).
+ */
+export function childIdFor(parentId: string, key: string): string {
+  const h = createHash("sha256").update(`${parentId}\u0000${key}`).digest("hex");
+  const v = ((parseInt(h[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${v}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/** The path-and-branch-safe form of an agent name. */
+export function slug(name: string): string {
+  const s = name
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
+    .replace(/^[.-]+|[.-]+$/g, "")
+    .replace(/\.\.+/g, ".")
+    .replace(/\.lock$/i, "");
+  return (s || "agent").slice(0, 40);
+}
+
+/** Where an isolated child of a parent working in `cwd` would work; INVALID_ARGS outside a repo. */
+export async function planWorktree(cwd: string, name: string, childId: string) {
+  const invalid = (reason: string) =>
+    new AgentError("INVALID_ARGS", `isolation "worktree" needs a git repository: ${reason}`);
+  if (!fs.existsSync(cwd)) throw invalid(`working directory ${cwd} does not exist`);
+  // One git process for the three answers: the top level, the common git dir, HEAD's commit.
+  const r = await git(cwd, [
+    "rev-parse",
+    "--path-format=absolute",
+    "--show-toplevel",
+    "--git-common-dir",
+    "HEAD",
+  ]);
+  const [repo, common, head] = r.stdout.split("\n").map((l) => l.trim());
+  if (!repo || !common || (r.code !== 0 && !/HEAD/.test(r.stderr))) {
+    throw invalid(`${cwd} is not inside a git working tree`);
+  }
+  if (r.code !== 0 || !head || !/^[0-9a-f]{40,64}$/.test(head)) {
+    throw invalid(`${repo} has no commit yet`);
+  }
+  const leaf = `${slug(name)}-${childId.slice(0, 8)}`;
+  return {
+    repo,
+    common,
+    base: head,
+    path: path.join(repo, WORKTREES_DIR, leaf),
+    branch: `warren/${leaf}`,
+  };
+}
+
+/** Adds `.warren/worktrees/` to the repository's `info/exclude` once. */
+function excludeWorktrees(common: string): void {
+  const file = path.join(common, "info", "exclude");
+  let text = "";
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+  }
+  if (text.split("\n").some((l) => l.trim() === EXCLUDE_LINE)) return;
+  const sep = text && !text.endsWith("\n") ? "\n" : "";
+  fs.appendFileSync(file, `${sep}${EXCLUDE_LINE}\n`);
+}
+
+async function branchExists(repo: string, branch: string): Promise<boolean> {
+  return (await git(repo, ["rev-parse", "--verify", "-q", `refs/heads/${branch}`])).code === 0;
+}
+
+/** Whether anything of `branch` or the worktree `leaf` may exist, read from files (no git run). */
+function maybeLeftover(common: string, wtPath: string, branch: string): boolean {
+  if (fs.existsSync(wtPath)) return true;
+  if (fs.existsSync(path.join(common, "worktrees", path.basename(wtPath)))) return true;
+  if (fs.existsSync(path.join(common, "refs", "heads", ...branch.split("/")))) return true;
+  try {
+    return fs
+      .readFileSync(path.join(common, "packed-refs"), "utf8")
+      .includes(` refs/heads/${branch}\n`);
+  } catch {
+    return false;
+  }
+}
+
+/** Removes a worktree and its branch, whatever state a crash left them in. */
+export async function removeWorktree(repo: string, wtPath: string, branch: string): Promise<void> {
+  // `git worktree add` locks the entry while it works: a crash there leaves it locked.
+  await git(repo, ["worktree", "unlock", wtPath]);
+  await git(repo, ["worktree", "remove", "--force", "--force", wtPath]);
+  fs.rmSync(wtPath, { recursive: true, force: true });
+  await git(repo, ["worktree", "prune"]);
+  if (await branchExists(repo, branch)) {
+    await gitOk(repo, ["branch", "-D", branch], (r) => new Error(`cannot delete ${branch}: ${r}`));
+  }
+}
+
+/** Test hooks: a step that fails as a crash would stop there (tests only). */
+export interface CreateHooks {
+  afterAdd?: () => void | Promise<void>;
+}
+
+/**
+ * Makes the worktree `plan` names. `owned` says whether the child's agent row exists already (an
+ * earlier attempt committed the fork): then what is there is reused. Otherwise anything at the
+ * path or branch is a leftover of a crashed attempt and is removed first; a failure while
+ * creating removes what was made.
+ */
+export async function createWorktree(
+  plan: WorktreeInfo & { common: string },
+  owned: boolean,
+  hooks: CreateHooks = {},
+): Promise<WorktreeInfo> {
+  const { repo, common, path: wtPath, branch, base } = plan;
+  const info: WorktreeInfo = { path: wtPath, branch, base, repo };
+  if (owned && fs.existsSync(wtPath) && (await branchExists(repo, branch))) return info;
+  excludeWorktrees(common);
+  if (maybeLeftover(common, wtPath, branch)) await removeWorktree(repo, wtPath, branch);
+  try {
+    fs.mkdirSync(path.dirname(wtPath), { recursive: true });
+    await gitOk(
+      repo,
+      ["worktree", "add", "-q", "-b", branch, wtPath, base],
+      (r) => new AgentError("INVALID_ARGS", `git worktree add failed: ${r}`),
+    );
+    await hooks.afterAdd?.();
+  } catch (err) {
+    await removeWorktree(repo, wtPath, branch).catch(() => undefined);
+    throw err;
+  }
+  return info;
+}
+
+export interface Changes {
+  files: number;
+  added: number;
+  removed: number;
+}
+
+/**
+ * What a worktree changed against its base: committed, staged, unstaged and untracked alike
+ * (through a copy of its index, so the worktree's own index is left as it is).
+ */
+export async function changesOf(wt: WorktreeInfo): Promise<Changes | null> {
+  const numstat = await diffAgainstBase(wt, ["--numstat"]);
+  if (numstat === null) return null;
+  const out: Changes = { files: 0, added: 0, removed: 0 };
+  for (const line of numstat.split("\n")) {
+    const m = /^(-|\d+)\t(-|\d+)\t/.exec(line);
+    if (!m) continue;
+    out.files++;
+    out.added += m[1] === "-" ? 0 : Number(m[1]);
+    out.removed += m[2] === "-" ? 0 : Number(m[2]);
+  }
+  return out;
+}
+
+/** `git diff <base>` of everything in the worktree (untracked files included); null: it is gone. */
+export async function diffAgainstBase(wt: WorktreeInfo, args: string[]): Promise<string | null> {
+  if (wt.removed || !fs.existsSync(wt.path)) return null;
+  const indexPath = await gitOk(wt.path, [
+    "rev-parse",
+    "--path-format=absolute",
+    "--git-path",
+    "index",
+  ]);
+  const tmp = `${indexPath}.warren-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  try {
+    if (fs.existsSync(indexPath)) {
+      fs.copyFileSync(indexPath, tmp);
+      // The copy keeps the index's mtime: git compares it with the files' to spot "racy" entries
+      // (changed within the index's second, same size); a newer copy would hide such a change.
+      const st = fs.statSync(indexPath);
+      fs.utimesSync(tmp, st.atime, st.mtime);
+    }
+    const env = { GIT_INDEX_FILE: tmp };
+    await gitOk(wt.path, ["add", "-A"], undefined, env);
+    return await gitOk(wt.path, ["diff", "--cached", ...args, wt.base], undefined, env);
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+}
+
+/** Is anything in the worktree not yet on `base`'s side of the parent's branch (i.e. unmerged)? */
+export async function hasUnmergedWork(wt: WorktreeInfo): Promise<boolean> {
+  const changes = await changesOf(wt);
+  if (!changes || changes.files === 0) return false;
+  // Merged: nothing uncommitted, and the branch's tip is in the parent's HEAD.
+  const status = await git(wt.path, ["status", "--porcelain"]);
+  if (status.code !== 0 || status.stdout.trim()) return true;
+  const merged = await git(wt.repo, ["merge-base", "--is-ancestor", wt.branch, "HEAD"]);
+  return merged.code !== 0;
+}
+
+export function describeChanges(c: Changes): string {
+  return `${c.files} file${c.files === 1 ? "" : "s"} +${c.added} -${c.removed}`;
+}

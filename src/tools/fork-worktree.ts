@@ -1,0 +1,45 @@
+// The worktree half of `fork {isolation: "worktree"}` (issue 30): the child's id from the call's
+// key, its worktree made (or, when an earlier attempt committed the fork, found) before the fork
+// commits; undone when the database refuses the fork. See src/agents/worktree.ts.
+import { sql } from "drizzle-orm";
+import type { WorktreeInfo } from "../agents/agents.sql.js";
+import {
+  childIdFor,
+  createWorktree,
+  planWorktree,
+  removeWorktree,
+  type CreateHooks,
+} from "../agents/worktree.js";
+import type { AgentToolContext } from "./agent-context.js";
+import { resultStamp } from "./effects.js";
+
+export interface Isolated {
+  id: string;
+  worktree: WorktreeInfo;
+  /** Removes the worktree and branch again, unless the child's row owns them. */
+  undo(): Promise<void>;
+}
+
+/** Steps a test can make fail, as a crash would stop there. */
+export const worktreeTestHooks: CreateHooks = {};
+
+async function rowExists(ctx: AgentToolContext, id: string): Promise<boolean> {
+  const rows = await ctx.db.execute<{ one: number }>(
+    sql`select 1 as one from agents where id = ${id}::uuid`,
+  );
+  return rows.rows.length > 0;
+}
+
+export async function isolatedFork(ctx: AgentToolContext, name: string): Promise<Isolated> {
+  const id = childIdFor(ctx.agent.id, resultStamp(ctx).key);
+  const plan = await planWorktree(ctx.cwd, name, id);
+  const worktree = await createWorktree(plan, await rowExists(ctx, id), worktreeTestHooks);
+  return {
+    id,
+    worktree,
+    async undo() {
+      if (await rowExists(ctx, id).catch(() => true)) return;
+      await removeWorktree(worktree.repo, worktree.path, worktree.branch).catch(() => undefined);
+    },
+  };
+}
