@@ -211,6 +211,11 @@ function bwrapArgs(sandbox: SandboxConfig, cwd: string, hidden: string[]): strin
   for (const dir of [work, ...sandbox.writable.map(realPath)]) {
     if (exists(dir)) args.push("--bind", dir, dir);
   }
+  // A git worktree (an isolated child's) reads its repository's git directory, which may lie
+  // under the private /tmp or elsewhere: visible, and read-only even inside a writable path, so a
+  // child cannot plant a hook that runs when the person merges (`warren merge` commits for it).
+  const common = worktreeGitDir(work);
+  if (common) args.push("--ro-bind", common, common);
   // Last, so a writable directory that holds one of them still hides it.
   for (const target of hidden) {
     const real = realPath(target);
@@ -225,6 +230,20 @@ function bwrapArgs(sandbox: SandboxConfig, cwd: string, hidden: string[]): strin
   }
   args.push("--chdir", work);
   return args;
+}
+
+/** The repository's git directory when `dir` is a linked worktree (`.git` is a file), else null. */
+function worktreeGitDir(dir: string): string | null {
+  try {
+    const pointer = /^gitdir:\s*(.+)$/m.exec(fs.readFileSync(path.join(dir, ".git"), "utf8"));
+    if (!pointer) return null;
+    const own = path.resolve(dir, pointer[1]!.trim());
+    const commondir = fs.readFileSync(path.join(own, "commondir"), "utf8").trim();
+    const common = realPath(path.resolve(own, commondir));
+    return exists(common) ? common : null;
+  } catch {
+    return null; // not a linked worktree (a directory .git, none, unreadable)
+  }
 }
 
 function realPath(p: string): string {

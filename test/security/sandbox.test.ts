@@ -2,10 +2,12 @@
 // directory every way it can; each write fails with the command's own error while writing inside
 // works, /tmp is private, the network is the config's, and interrupt and timeout still kill
 // everything it started. Without bwrap, `auto` runs unconfined after one line and `on` refuses.
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
+import type { ShellSettings } from "../../src/tools/sandbox.js";
 import {
   probeBwrap,
   resetSandboxProbes,
@@ -211,5 +213,46 @@ describe("without bwrap", () => {
     expect(() => loadConfig(process.env)).toThrow(/sandbox_writable must be an array of absolute/);
     writeFileSync(fx.configFile, JSON.stringify({ sandbox_network: "no" }));
     expect(() => loadConfig(process.env)).toThrow(/sandbox_network must be true or false/);
+  });
+});
+
+function withWritable(settings: ShellSettings, dir: string): ShellSettings {
+  return { ...settings, sandbox: { ...settings.sandbox, writable: [dir] } };
+}
+
+describe("an isolated child's worktree", () => {
+  it("reads its repository's git directory but cannot plant a hook in it", async () => {
+    // The repository under /tmp, which the sandbox replaces with a private one: its git
+    // directory must still be seen (read-only) for git to work in the worktree.
+    const repo = path.join(fx.outside, "repo");
+    mkdirSync(repo);
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-C", repo, ...args], {
+        env: {
+          ...process.env,
+          GIT_AUTHOR_NAME: "t",
+          GIT_AUTHOR_EMAIL: "t@t",
+          GIT_COMMITTER_NAME: "t",
+          GIT_COMMITTER_EMAIL: "t@t",
+        },
+      });
+    git("init", "-q");
+    writeFileSync(path.join(repo, "a.txt"), "a\n");
+    git("add", "a.txt");
+    git("commit", "-qm", "a");
+    const worktree = path.join(repo, ".warren", "worktrees", "w1");
+    git("worktree", "add", "-q", "-b", "warren/w1", worktree);
+    const hook = path.join(repo, ".git", "hooks", "post-merge");
+    const out = output(
+      await bash(
+        `git branch --show-current; echo 'touch pwned' > ${hook}; echo "exit=$?"`,
+        worktree,
+        // Even where the config makes the whole repository writable.
+        withWritable(settingsFrom(), repo),
+      ),
+    );
+    expect(out.output).toContain("warren/w1");
+    expect(out.output).toMatch(/Read-only file system/);
+    expect(existsSync(hook)).toBe(false);
   });
 });
