@@ -2,6 +2,7 @@
 // that refuses over-long requests the way OpenAI does: compaction into `summary` events, one
 // compaction and retry on context_length_exceeded, oversized tool results cut with a note.
 import { describe, expect, it } from "vitest";
+import { INHERITED_HEAD } from "../../src/llm/framing.js";
 import {
   after,
   agentNamed,
@@ -115,14 +116,22 @@ describe("long conversations", () => {
     });
     expect(compactions).toBeGreaterThan(0);
 
-    // The inherited child started from its parent's compacted conversation: its parent's request
-    // plus its own message came to more than the window allows here, so it compacted at once and
-    // its own system prompt says who it is (test/runtime/inherited-context.test.ts shows the
-    // shared compacted prefix when it fits).
+    // The inherited child started from its parent's compacted conversation. Whether its parent's
+    // request plus its own message still fits the window depends on a few characters (paths,
+    // ids): if it fits, the child's first request is the parent's request with one message of its
+    // own (who it is, its task); if not, it compacted at once and its own system prompt says who
+    // it is (test/runtime/inherited-context.test.ts shows both shapes deterministically).
     const [reporterFirst] = requestsOf(fake, "reporter");
-    expect(reporterFirst!.messages[0]!.content).toContain("Your name: reporter");
-    expect(reporterFirst!.messages[1]!.content).toMatch(/^Summary of your earlier conversation/);
-    expect(reporterFirst!.lastMessage!.content).toBe("Your task:\nReport the last step run.");
+    const childLast = reporterFirst!.lastMessage!.content ?? "";
+    if (reporterFirst!.messages[0]!.content?.includes("Your name: reporter")) {
+      expect(reporterFirst!.messages[1]!.content).toMatch(/^Summary of your earlier conversation/);
+      expect(childLast).toBe("Your task:\nReport the last step run.");
+    } else {
+      expect(reporterFirst!.messages[0]!.content).toContain("Your name: root");
+      expect(childLast.startsWith(INHERITED_HEAD)).toBe(true);
+      expect(childLast).toContain("Your name: reporter");
+      expect(childLast).toContain("Report the last step run.");
+    }
     // 200 sandboxed bash calls and their compactions: minutes on a loaded 2-core machine.
   }, 240_000);
 
