@@ -90,9 +90,13 @@ describe("no thread dies of a database error", () => {
       expect(result.stderr).not.toMatch(/Failed query|select |insert |update /i);
       expect(result.code, result.stderr).toBe(0);
       expect(result.json?.text).toBe("all reported");
-      // Only the outage's own lines: reconnecting, and the listener's when a cut caught it connecting.
+      // Only the outage's own lines: reconnecting, the listener's when a cut caught it connecting,
+      // and a turn stopped because its lease went unrenewed through the cuts (effects bound to
+      // the lease: its tool processes stop before another worker may take it over).
       stderrLines(result.stderr).forEach((line) =>
-        expect(line).toMatch(/^warren: (database unreachable|notifications unavailable) \(.+\); /),
+        expect(line).toMatch(
+          /^warren: ((database unreachable|notifications unavailable) \(.+\); |agent [0-9a-f]{8}: lease not renewed for \d+ s; )/,
+        ),
       );
       expect(cuts).toBeGreaterThan(3);
       // Every turn ended: every agent idle, no lease left. (Exactly-once under cuts that lose a
