@@ -4,7 +4,7 @@
 // lease expires, and the model runs the same command again. The partitioned process must stop
 // its command before its lease can expire: the command never runs in two places at once.
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -24,7 +24,7 @@ afterEach(() => {
   worker = undefined;
 });
 
-/** Each run's [first, last] line time (ms), by the pid of the shell that wrote it. */
+/** Each run's [first, last] line time (ms), by the token of the run that wrote it. */
 function intervals(log: string): { pid: string; from: number; to: number }[] {
   const byPid = new Map<string, { pid: string; from: number; to: number }>();
   for (const line of log.trim().split("\n")) {
@@ -42,8 +42,14 @@ describe("a process cut off from the database", { timeout: 120_000 }, () => {
   it("stops its bash before its lease expires: a command never runs twice at once", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), "warren-lease-effects-"));
     const log = path.join(dir, "runs.log");
-    // About 10 s: a line every 50 ms with the shell's pid and the time in nanoseconds.
-    const command = `for i in $(seq 1 200); do echo "$$ $(date +%s%N)" >> ${log}; sleep 0.05; done`;
+    // The log lies outside the agent's working directory: writable through both processes'
+    // sandboxes.
+    const configFile = path.join(dir, "config.json");
+    writeFileSync(configFile, JSON.stringify({ sandbox_writable: [dir] }));
+    const config = { WARREN_CONFIG: configFile };
+    // About 10 s: a line every 50 ms with a token of this run and the time in nanoseconds (not
+    // the shell's pid: under the sandbox each run has a PID namespace of its own, pids alike).
+    const command = `run=$RANDOM$RANDOM; for i in $(seq 1 200); do echo "$run $(date +%s%N)" >> ${log}; sleep 0.05; done`;
     const bash = { toolCalls: [{ name: "bash", arguments: { command, timeout: 60 } }] };
     e2e.fake().script([
       { agent: "root", match: isFirst, reply: bash },
@@ -54,7 +60,7 @@ describe("a process cut off from the database", { timeout: 120_000 }, () => {
     const url = e2e.db().$client.options.connectionString!;
     const prompt = e2e.prompt("run it", {
       timeout: 60,
-      env: { DATABASE_URL: proxy().urlFor(url), WARREN_WORKER_THREADS: "1", ...LEASE },
+      env: { DATABASE_URL: proxy().urlFor(url), WARREN_WORKER_THREADS: "1", ...LEASE, ...config },
     });
     const deadline = Date.now() + 20_000;
     while (!existsSync(log) && Date.now() < deadline) await sleep(20);
@@ -64,7 +70,7 @@ describe("a process cut off from the database", { timeout: 120_000 }, () => {
     const silentAt = Date.now();
     worker = startWarren(
       ["worker"],
-      warrenEnv({ databaseUrl: url, modelUrl: e2e.fake().baseURL, extra: LEASE }),
+      warrenEnv({ databaseUrl: url, modelUrl: e2e.fake().baseURL, extra: { ...LEASE, ...config } }),
     );
     await sleep(SILENCE_MS);
     proxy().resume();
