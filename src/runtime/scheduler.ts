@@ -241,20 +241,29 @@ export async function startScheduler(
     }
   }
 
-  /** Stops the turns whose lease was not renewed for most of its length (see `renewed`). */
+  /**
+   * Stops the turns whose lease was not renewed for most of its length (see `renewed`), and says
+   * so in one line for all of them (an outage stops many at once).
+   */
   function stopStale(): void {
     const now = performance.now();
+    const stale: string[] = [];
+    let longest = 0;
     for (const [id, at] of renewed) {
       const turn = running.get(id);
       if (!turn || turn.controller.signal.aborted || now - at <= staleMs) continue;
-      warn(
-        notice(
-          `agent ${id.slice(0, 8)}: lease not renewed for ${Math.round((now - at) / 1000)} s; ` +
-            "its tool processes are stopped before another worker can take it over",
-        ),
-      );
+      stale.push(id);
+      longest = Math.max(longest, now - at);
       stopTurn(id, "lease-lost");
     }
+    if (stale.length === 0) return;
+    const who = stale.length === 1 ? `agent ${stale[0]!.slice(0, 8)}` : `${stale.length} agents`;
+    warn(
+      notice(
+        `${who}: lease not renewed for ${Math.round(longest / 1000)} s; ` +
+          "tool processes stopped before another worker can take over",
+      ),
+    );
   }
 
   // A database that is away is reported by the claims and beats; this only tries again later.

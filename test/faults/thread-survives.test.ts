@@ -95,7 +95,7 @@ describe("no thread dies of a database error", () => {
       // the lease: its tool processes stop before another worker may take it over).
       stderrLines(result.stderr).forEach((line) =>
         expect(line).toMatch(
-          /^warren: ((database unreachable|notifications unavailable) \(.+\); |agent [0-9a-f]{8}: lease not renewed for \d+ s; )/,
+          /^warren: ((database unreachable|notifications unavailable) \(.+\); |(agent [0-9a-f]{8}|\d+ agents): lease not renewed for \d+ s; )/,
         ),
       );
       expect(cuts).toBeGreaterThan(3);
