@@ -6,6 +6,7 @@ import type { Budget } from "../agents/agents.sql.js";
 import type { Price, Prices } from "../agents/cost.js";
 import { DEFAULT_LIMITS, type Limits } from "../agents/limits.js";
 import { poolerSetting, type PoolerMode } from "../db/pooler.js";
+import { parseMcpServers, type McpServerConfig } from "../mcp/config.js";
 import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from "./policy.js";
 
 type Env = Record<string, string | undefined>;
@@ -76,6 +77,8 @@ export interface Config {
    * is then off unless WARREN_LISTEN_URL names a direct connection.
    */
   pooler?: PoolerMode;
+  /** MCP servers by name (`mcp_servers`; src/mcp/config.ts). */
+  mcpServers: Record<string, McpServerConfig>;
   /** Where the config came from, for `--help` and error messages. */
   configPath?: string;
 }
@@ -111,6 +114,9 @@ interface FileConfig {
   policy?: Policy;
   prices?: unknown;
   notify?: boolean;
+  mcp_servers?: unknown;
+  mcp_startup_timeout_seconds?: unknown;
+  mcp_call_timeout_seconds?: unknown;
 }
 
 function readFileConfig(file: string): FileConfig {
@@ -192,6 +198,7 @@ export function loadConfig(env: Env = process.env): Config {
     fileAccess: fileAccessSetting(fc.file_access, "file_access") ?? "cwd",
     policy: policySetting(fc.policy, "policy"),
     notify: fc.notify !== false,
+    mcpServers: mcpSetting(fc, path.dirname(file)),
     ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),
     configPath: fs.existsSync(file) ? file : undefined,
   };
@@ -280,6 +287,18 @@ function toolsSetting(value: unknown, name: string): void {
 function approveSetting(value: string): ApproveMode {
   try {
     return parseApproveMode(value, "WARREN_APPROVE");
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
+function mcpSetting(fc: FileConfig, base: string): Record<string, McpServerConfig> {
+  try {
+    return parseMcpServers(
+      fc.mcp_servers,
+      { startup: fc.mcp_startup_timeout_seconds, call: fc.mcp_call_timeout_seconds },
+      base,
+    );
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }

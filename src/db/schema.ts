@@ -6,3 +6,4 @@ export * from "../mail/waits.sql.js";
 export * from "../feed/streams.sql.js";
 export * from "../feed/watchers.sql.js";
 export * from "../approvals/approvals.sql.js";
+export * from "../mcp/mcp.sql.js";
