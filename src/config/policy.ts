@@ -24,6 +24,8 @@ export const DEFAULT_POLICY: Policy = {
   write_file: "ask",
   edit_file: "ask",
   bash: "ask",
+  // MCP servers' tools (mcp/catalog.ts): asked, like bash.
+  "mcp__*": "ask",
   "*": "ask",
 };
 
@@ -105,9 +107,25 @@ export function matchesPattern(pattern: string, text: string): boolean {
   return p === pattern.length;
 }
 
+/**
+ * A policy's rule for `tool`: its own entry, else the longest `*` pattern naming it
+ * (`mcp__github__*`), else `*`.
+ */
+export function ruleFor(policy: Policy | undefined, tool: string): ToolRule | undefined {
+  if (!policy) return undefined;
+  const own = policy[tool];
+  if (own !== undefined) return own;
+  let best: string | undefined;
+  for (const key of Object.keys(policy)) {
+    if (key === "*" || !key.includes("*") || !matchesPattern(key, tool)) continue;
+    if (best === undefined || key.length > best.length) best = key;
+  }
+  return best !== undefined ? policy[best] : policy["*"];
+}
+
 /** One policy's answer for a call, or undefined when it has no rule for the tool. */
 function verdictOf(policy: Policy, tool: string, subject: string): Verdict | undefined {
-  const rule = policy[tool] ?? policy["*"];
+  const rule = ruleFor(policy, tool);
   if (rule === undefined) return undefined;
   if (typeof rule === "string") return rule;
   const hit = (list: string[] | undefined) => list?.some((p) => matchesPattern(p, subject));
@@ -134,7 +152,7 @@ export function decide(
 ): PolicyAnswer {
   const subject = callSubject(tool, args);
   // The config's rule for the tool (or its "*"), where it has one that answers; else the default.
-  const own = base?.[tool] ?? base?.["*"];
+  const own = ruleFor(base, tool);
   let verdict: Verdict =
     (own === undefined ? undefined : verdictOf({ [tool]: own }, tool, subject)) ??
     verdictOf(DEFAULT_POLICY, tool, subject)!;

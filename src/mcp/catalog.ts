@@ -86,11 +86,11 @@ export async function readCatalog(
   db: Queryable,
   servers: Record<string, McpServerConfig>,
 ): Promise<CatalogRow[]> {
-  const keys = Object.entries(servers).map(([name, s]) => `${name}\u0000${configHash(s)}`);
+  const keys = Object.entries(servers).map(([name, s]) => `${name}/${configHash(s)}`);
   if (keys.length === 0) return [];
   const result = await db.execute(sql`
     SELECT server, config_hash, tools, error, fetched_at::text AS fetched_at FROM mcp_tools
-     WHERE server || chr(0) || config_hash = ANY(${keys}::text[])
+     WHERE server || '/' || config_hash IN (SELECT jsonb_array_elements_text(${JSON.stringify(keys)}::jsonb))
      ORDER BY server`);
   return result.rows as unknown as CatalogRow[];
 }
@@ -201,10 +201,10 @@ const cache = new WeakMap<Record<string, McpServerConfig>, Cached>();
  */
 export async function mcpToolsFor(
   db: Db,
-  servers: Record<string, McpServerConfig>,
+  servers: Record<string, McpServerConfig> | undefined,
   onWarning?: WarningSink,
 ): Promise<McpTool[]> {
-  if (Object.keys(servers).length === 0) return [];
+  if (!servers || Object.keys(servers).length === 0) return [];
   let cached = cache.get(servers);
   if (!cached) {
     cached = { at: 0, fingerprint: "", tools: [] };
