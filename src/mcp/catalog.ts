@@ -95,6 +95,16 @@ export async function readCatalog(
   return result.rows as unknown as CatalogRow[];
 }
 
+/** What this thread warned of already: a server's bad tool is one line, not one per re-read. */
+const warned = new Set<string>();
+
+function warnOnce(onWarning: WarningSink | undefined, text: string): void {
+  if (!onWarning || warned.has(text)) return;
+  if (warned.size > 1000) warned.clear();
+  warned.add(text);
+  onWarning(notice(text));
+}
+
 /** OpenAI-compatible function names: letters, digits, _ and -, at most 64. */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -131,17 +141,17 @@ export function buildTools(
     for (const listed of row.tools) {
       const full = `mcp__${row.server}__${String(listed?.name)}`;
       if (typeof listed?.name !== "string" || !TOOL_NAME.test(full)) {
-        onWarning?.(
-          notice(
-            `MCP tool ${JSON.stringify(full.slice(0, 80))} skipped: its name is not one a model can call`,
-          ),
+        warnOnce(
+          onWarning,
+          `MCP tool ${JSON.stringify(full.slice(0, 80))} skipped: its name is not one a model can call`,
         );
         continue;
       }
       let parameters = checkedSchema(listed.inputSchema);
       if (!parameters) {
-        onWarning?.(
-          notice(`MCP tool ${full}: malformed input schema, offered as {"type":"object"}`),
+        warnOnce(
+          onWarning,
+          `MCP tool ${full}: malformed input schema, offered as {"type":"object"}`,
         );
         parameters = { type: "object" };
       }

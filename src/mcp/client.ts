@@ -4,6 +4,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { errorMessage } from "../tools/tool.js";
 import { isStdio, type McpServerConfig } from "./config.js";
 import { serverEnv } from "./env.js";
@@ -116,15 +117,23 @@ export async function listAllTools(conn: Connection, timeoutMs: number): Promise
   const tools: ListedTool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < PAGES_MAX; page++) {
-    const result = await conn.client.listTools(cursor ? { cursor } : {}, { timeout: timeoutMs });
-    for (const t of result.tools) {
+    // Asked with the loose result schema, not listTools(): the SDK's strict one rejects the
+    // whole list for one tool's malformed schema, and buildTools deals with that tool alone.
+    const result = (await conn.client.request(
+      { method: "tools/list", params: cursor ? { cursor } : {} },
+      ResultSchema,
+      { timeout: timeoutMs },
+    )) as { tools?: unknown; nextCursor?: unknown };
+    if (!Array.isArray(result.tools)) throw new Error("tools/list answered no list of tools");
+    for (const t of result.tools as Record<string, unknown>[]) {
+      if (!t || typeof t !== "object") continue;
       tools.push({
-        name: t.name,
-        ...(t.description !== undefined ? { description: t.description } : {}),
+        name: String(t.name),
+        ...(typeof t.description === "string" ? { description: t.description } : {}),
         inputSchema: t.inputSchema,
       });
     }
-    cursor = result.nextCursor;
+    cursor = typeof result.nextCursor === "string" ? result.nextCursor : undefined;
     if (!cursor) break;
   }
   return tools;

@@ -1,7 +1,7 @@
 // What `warren mcp list` and the TUI's `/mcp` show: each configured server, its state and tools.
 import type { Queryable } from "../db/client.js";
 import { isStdio, type McpServerConfig } from "./config.js";
-import { readCatalog, type CatalogRow } from "./catalog.js";
+import { buildTools, readCatalog, type CatalogRow } from "./catalog.js";
 
 export interface ServerListing {
   name: string;
@@ -24,9 +24,8 @@ export function listingOf(
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, server]) => {
       const row = byName.get(name);
-      const tools = Array.isArray(row?.tools)
-        ? row.tools.map((t) => `mcp__${name}__${t.name}`)
-        : [];
+      // As agents are offered them: a tool with a name no model can take is left out.
+      const tools = row ? buildTools([row], servers).map((t) => t.name) : [];
       return {
         name,
         transport: isStdio(server) ? "stdio" : "http",

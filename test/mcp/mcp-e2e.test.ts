@@ -143,10 +143,13 @@ describe("MCP servers", () => {
       { agent: "root", match: after("mcp__fx__ok"), reply: { text: "still here" } },
     ]);
     const run = await e2e.prompt("break it", { env, timeout: 90 });
-    expect(run.json?.text).toBe("still here");
-    // One warning line for the death, nothing else.
-    expect(run.stderr.trim().split("\n")).toHaveLength(1);
-    expect(run.stderr).toContain('MCP server "fx" stopped');
+    expect(run.json?.text, run.stderr).toBe("still here");
+    // One warning line each: the bad schema, the bad name, the death.
+    expect(run.stderr.trim().split("\n").sort()).toEqual([
+      'warren: MCP server "fx" stopped during a call; it is restarted on the next',
+      'warren: MCP tool "mcp__fx__bad name!" skipped: its name is not one a model can call',
+      'warren: MCP tool mcp__fx__bad_schema: malformed input schema, offered as {"type":"object"}',
+    ]);
 
     const [first, second, third, fourth] = requestsOf(fake, "root");
     expect(first!.tools).toContain("mcp__fx__bad_schema");
