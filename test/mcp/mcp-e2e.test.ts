@@ -1,7 +1,9 @@
 // MCP servers end to end through `bin/warren -p`, the real runtime and the fake model, against
 // real servers: @modelcontextprotocol/server-everything over stdio, and a small fault server on
 // the official SDK (fixtures/fault-server.mjs) for a server that dies, hangs or lists bad tools.
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,7 +29,62 @@ function output(value: unknown): string {
   return String((value as { output?: unknown }).output ?? "");
 }
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 describe("MCP servers", () => {
+  it("calls a real server over streamable HTTP", async () => {
+    const port = await freePort();
+    const server = spawn(process.execPath, [EVERYTHING, "streamableHttp"], {
+      env: { PATH: process.env.PATH, PORT: String(port) },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let text = "";
+        server.stderr.on("data", (chunk: Buffer) => {
+          text += String(chunk);
+          if (text.includes("listening")) resolve();
+        });
+        server.once("exit", (code) => reject(new Error(`server exited (${code}): ${text}`)));
+      });
+      const env = writeConfig({
+        mcp_servers: { web: { url: `http://127.0.0.1:${port}/mcp` } },
+        policy: { "mcp__web__*": "allow" },
+      });
+      const listed = await e2e.warren(["mcp", "list"], env);
+      expect(listed.stdout).toMatch(
+        /^web {2}http {2}http:\/\/127\.0\.0\.1:\d+\/mcp {2}— \d+ tools$/m,
+      );
+      const fake = e2e.fake();
+      fake.script([
+        {
+          agent: "root",
+          match: isFirst,
+          reply: {
+            toolCalls: [{ name: "mcp__web__get-sum", arguments: { a: 20, b: 22 } }],
+          },
+        },
+        { agent: "root", match: after("mcp__web__get-sum"), reply: { text: "summed" } },
+      ]);
+      const run = await e2e.prompt("add", { env, timeout: 60 });
+      expect(run.stderr).toBe("");
+      expect(run.json?.text).toBe("summed");
+      const [, second] = requestsOf(fake, "root");
+      expect(output(lastToolResults(second!)[0]!.value)).toContain("42");
+    } finally {
+      server.kill();
+    }
+  }, 120_000);
+
   it("offers a real server's tools to the root and, narrowed by a profile, to a child", async () => {
     const env = writeConfig({
       mcp_servers: {
