@@ -15,6 +15,7 @@ export type UiCommand =
   | { name: "approve"; id?: number; tree: boolean }
   | { name: "deny"; id?: number; reason?: string }
   | { name: "search"; query: string }
+  | { name: "mcp" }
   | { name: "help" }
   | { name: "exit" };
 
@@ -36,6 +37,7 @@ export const COMMAND_USAGE: Record<UiCommand["name"], string> = {
   deny: "/deny [ID] [REASON…] — deny a tool call waiting for approval (the model reads the reason)",
   search:
     "/search TEXT — search every agent's transcript in the tree (dead ones too); Enter jumps to a hit",
+  mcp: "/mcp — the MCP servers with their state and tools (as `warren mcp list --cached`)",
   help: "/help — keys and commands",
   exit: "/exit — quit (agents keep their state; a worker or the next warren resumes them)",
 };
@@ -110,6 +112,7 @@ export function parseCommand(text: string): ParsedCommand {
     case "cancel":
     case "reap":
     case "agents":
+    case "mcp":
     case "help":
     case "exit":
       return none({ name });

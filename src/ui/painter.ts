@@ -104,6 +104,7 @@ export function createPainter(options: PainterOptions): Painter {
         ...(problem ? { problem } : {}),
         agents,
         panelKey: options.panelKey,
+        mcpServers: Object.keys(config.mcpServers ?? {}).length,
       },
       width,
       theme,

@@ -18,6 +18,8 @@ export interface WelcomeInfo {
   /** How many agents the tree has. */
   agents: number;
   panelKey: string;
+  /** MCP servers configured (shown when there are any). */
+  mcpServers?: number;
 }
 
 export function renderWelcome(info: WelcomeInfo, width: number, theme: Theme): Line[] {
@@ -44,6 +46,13 @@ export function renderWelcome(info: WelcomeInfo, width: number, theme: Theme): L
       ],
     ],
   ];
+  if (info.mcpServers) {
+    const n = info.mcpServers;
+    facts.push([
+      "mcp",
+      [{ text: `${n} server${n === 1 ? "" : "s"} configured ${GLYPH.dot} /mcp lists their tools` }],
+    ]);
+  }
   const key = (text: string): Span => ({ text, style: ROLE.prompt });
   const hints: Span[][] = [
     [key("Enter"), { text: " sends what you type to this agent (Shift+Enter: a new line)" }],
