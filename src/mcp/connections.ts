@@ -6,7 +6,7 @@
 // again (once: after two failed starts in a row it is left alone for a minute).
 import { McpError, ErrorCode as McpCode } from "@modelcontextprotocol/sdk/types.js";
 import { notice, type WarningSink } from "../db/warning.js";
-import { errorMessage, fail, ok, type ToolOutcome } from "../tools/tool.js";
+import { errorMessage, fail, type ToolOutcome } from "../tools/tool.js";
 import { connect, McpStartError, type Connection } from "./client.js";
 import { configHash, type McpServerConfig } from "./config.js";
 import { formatResult } from "./result.js";
