@@ -16,6 +16,7 @@ const EVERYTHING = path.join(
   root,
   "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
 );
+const MEMORY = path.join(root, "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
 const FAULTS = path.join(root, "test/mcp/fixtures/fault-server.mjs");
 
 function writeConfig(config: object): Record<string, string> {
@@ -165,6 +166,45 @@ describe("MCP servers", () => {
     expect(kidSum!.value).toMatchObject({ error: { code: "INVALID_ARGS" } });
   }, 120_000);
 
+  it("keeps one connection to server-memory across a turn's calls", async () => {
+    const memoryFile = path.join(mkdtempSync(path.join(os.tmpdir(), "warren-mcp-mem-")), "m.jsonl");
+    const env = writeConfig({
+      mcp_servers: {
+        memory: {
+          command: process.execPath,
+          args: [MEMORY],
+          env: { MEMORY_FILE_PATH: memoryFile },
+        },
+      },
+      policy: { "mcp__memory__*": "allow" },
+    });
+    expect((await e2e.warren(["mcp", "list"], env)).stdout).toContain("mcp__memory__read_graph");
+    const fake = e2e.fake();
+    const entity = { name: "warren", entityType: "project", observations: ["runs agents"] };
+    fake.script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: {
+          toolCalls: [{ name: "mcp__memory__create_entities", arguments: { entities: [entity] } }],
+        },
+      },
+      {
+        agent: "root",
+        match: after("mcp__memory__create_entities"),
+        reply: {
+          toolCalls: [{ name: "mcp__memory__search_nodes", arguments: { query: "warren" } }],
+        },
+      },
+      { agent: "root", match: after("mcp__memory__search_nodes"), reply: { text: "remembered" } },
+    ]);
+    const run = await e2e.prompt("remember", { env, timeout: 60 });
+    expect(run.stderr).toBe("");
+    expect(run.json?.text).toBe("remembered");
+    const [, , third] = requestsOf(fake, "root");
+    expect(output(lastToolResults(third!)[0]!.value)).toContain("runs agents");
+  }, 120_000);
+
   it("survives a server that dies mid-call (restarted on the next), caps a huge result, skips bad tools", async () => {
     const env = writeConfig({
       mcp_servers: { fx: { command: process.execPath, args: [FAULTS] } },
@@ -232,19 +272,23 @@ describe("MCP servers", () => {
 
   it("answers a server that never starts with a startup timeout error, and the turn goes on", async () => {
     const hang = path.join(mkdtempSync(path.join(os.tmpdir(), "warren-mcp-hang-")), "hang");
-    const env = writeConfig({
+    const server = (startup: number) => ({
       mcp_servers: {
         fx: {
           command: process.execPath,
           args: [FAULTS],
           env: { HANG_FILE: hang },
-          startup_timeout_seconds: 2,
+          startup_timeout_seconds: startup,
         },
       },
       policy: { "mcp__*": "allow" },
     });
-    // Its list is fetched while it still answers; from now on it never does.
+    // Its list is fetched while it still answers (with time to spare on a loaded machine; the
+    // timeouts are not part of the server's identity, so the stored list stays its own).
+    const env = writeConfig(server(30));
     expect((await e2e.warren(["mcp", "list"], env)).stdout).toContain("mcp__fx__ok");
+    writeFileSync(env.WARREN_CONFIG!, JSON.stringify(server(2)));
+    // From now on it never answers.
     writeFileSync(hang, "");
     expect(existsSync(hang)).toBe(true);
 
