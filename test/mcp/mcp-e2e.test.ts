@@ -166,7 +166,7 @@ describe("MCP servers", () => {
     expect(kidSum!.value).toMatchObject({ error: { code: "INVALID_ARGS" } });
   }, 120_000);
 
-  it("keeps one connection to server-memory across a turn's calls", async () => {
+  it("stores and finds an entity with server-memory over stdio", async () => {
     const memoryFile = path.join(mkdtempSync(path.join(os.tmpdir(), "warren-mcp-mem-")), "m.jsonl");
     const env = writeConfig({
       mcp_servers: {
