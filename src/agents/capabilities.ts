@@ -3,7 +3,7 @@
 // and the result is stored on the child's row (agents.caps, budget, policy), so a grandchild
 // narrows from its parent's effective capabilities, never from the config or a profile alone.
 import type { Config, FileAccess, Profile, SandboxMode } from "../config/config.js";
-import type { Policy } from "../config/policy.js";
+import { matchesPattern, type Policy } from "../config/policy.js";
 import { agentCost } from "./cost.js";
 import type { AgentRow, Budget, StoredCaps } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
@@ -79,15 +79,22 @@ export function childCapabilities(
   };
 }
 
-/** The parent's tools that the profile also lists (all of them without a list), plus send/wait. */
+/**
+ * The parent's tools that the profile also lists (all of them without a list), plus send/wait.
+ * Names may be `*` patterns (`mcp__github__*`): an entry of either list is kept when the other
+ * list covers it (a pattern covers another when it matches its text), so the result never names
+ * a tool both did not.
+ */
 function childTools(parent: string[] | null, asked: string[] | undefined): string[] | null {
   if (parent === null && asked === undefined) return null;
+  const covers = (list: string[], name: string) =>
+    list.some((p) => p === name || (p.includes("*") && matchesPattern(p, name)));
   const kept =
     parent === null
       ? asked!
       : asked === undefined
         ? parent
-        : parent.filter((t) => asked.includes(t));
+        : [...parent.filter((t) => covers(asked, t)), ...asked.filter((t) => covers(parent, t))];
   return [...new Set([...kept, ...ALWAYS_OFFERED])].sort();
 }
 

@@ -244,6 +244,23 @@ Options:
     load: () => import("./worker.js").then((m) => m.runWorker),
   },
   {
+    name: "mcp",
+    summary: "MCP servers: list (servers, state, tools)",
+    usage: `Usage: warren mcp list [--cached] [--json]
+
+List each MCP server of the config's "mcp_servers": its transport, command or URL, its
+state and its tools (as agents see them: mcp__SERVER__TOOL). Each server is started (or
+reached), asked for its tools and stopped, within its startup timeout; the lists are
+stored for every warren process (agents are offered the stored lists, refreshed in the
+background when a process starts).
+
+Options:
+  --cached    show the stored lists without asking the servers
+  --json      print a JSON array of {name, transport, target, state, error, fetched_at, tools}
+  -h, --help  show this help`,
+    load: () => import("./mcp.js").then((m) => m.runMcp),
+  },
+  {
     name: "db",
     summary: "the database: url | status | stop (embedded server)",
     usage: `Usage: warren db url|status|stop

@@ -9,6 +9,7 @@ import { poolerSetting, type PoolerMode } from "../db/pooler.js";
 import type { SandboxConfig, SandboxMode, ShellSettings } from "../tools/sandbox.js";
 import { validateShellEnv, type ShellEnvConfig } from "../tools/shell-env.js";
 import { loadAgentFiles } from "./agent-files.js";
+import { parseMcpServers, type McpServerConfig } from "../mcp/config.js";
 import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from "./policy.js";
 
 type Env = Record<string, string | undefined>;
@@ -81,6 +82,8 @@ export interface Config {
    * is then off unless WARREN_LISTEN_URL names a direct connection.
    */
   pooler?: PoolerMode;
+  /** MCP servers by name (`mcp_servers`; src/mcp/config.ts). */
+  mcpServers: Record<string, McpServerConfig>;
   /** Where the config came from, for `--help` and error messages. */
   configPath?: string;
   /** The OS sandbox for bash (tools/sandbox.ts): `sandbox`, `sandbox_network`, `sandbox_writable`. */
@@ -128,6 +131,9 @@ interface FileConfig {
   sandbox_network?: unknown;
   sandbox_writable?: unknown;
   shell_env?: unknown;
+  mcp_servers?: unknown;
+  mcp_startup_timeout_seconds?: unknown;
+  mcp_call_timeout_seconds?: unknown;
 }
 
 function readFileConfig(file: string): FileConfig {
@@ -222,6 +228,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     fileAccess: fileAccessSetting(fc.file_access, "file_access") ?? "cwd",
     policy: policySetting(fc.policy, "policy"),
     notify: fc.notify !== false,
+    mcpServers: mcpSetting(fc, path.dirname(file)),
     ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),
     configPath: fs.existsSync(file) ? file : undefined,
     sandbox: sandboxSetting(fc, env),
@@ -349,6 +356,18 @@ function toolsSetting(value: unknown, name: string): void {
 function approveSetting(value: string): ApproveMode {
   try {
     return parseApproveMode(value, "WARREN_APPROVE");
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
+function mcpSetting(fc: FileConfig, base: string): Record<string, McpServerConfig> {
+  try {
+    return parseMcpServers(
+      fc.mcp_servers,
+      { startup: fc.mcp_startup_timeout_seconds, call: fc.mcp_call_timeout_seconds },
+      base,
+    );
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }

@@ -34,6 +34,8 @@ export const DEFAULT_POLICY: Policy = {
   write_file: "ask",
   edit_file: "ask",
   bash: "ask",
+  // MCP servers' tools (mcp/catalog.ts): asked, like bash.
+  "mcp__*": "ask",
   "*": "ask",
 };
 
@@ -201,9 +203,25 @@ function pathHit(list: Patterns, subject: string, forDeny: boolean): boolean {
   });
 }
 
+/**
+ * A policy's rule for `tool`: its own entry, else the longest `*` pattern naming it
+ * (`mcp__github__*`), else `*`.
+ */
+export function ruleFor(policy: Policy | undefined, tool: string): ToolRule | undefined {
+  if (!policy) return undefined;
+  const own = policy[tool];
+  if (own !== undefined) return own;
+  let best: string | undefined;
+  for (const key of Object.keys(policy)) {
+    if (key === "*" || !key.includes("*") || !matchesPattern(key, tool)) continue;
+    if (best === undefined || key.length > best.length) best = key;
+  }
+  return best !== undefined ? policy[best] : policy["*"];
+}
+
 /** One policy's answer for a call, or undefined when it has no rule for the tool. */
 function verdictOf(policy: Policy, view: CallView): Verdict | undefined {
-  const rule = policy[view.tool] ?? policy["*"];
+  const rule = ruleFor(policy, view.tool);
   if (rule === undefined) return undefined;
   if (typeof rule === "string") return rule;
   if (view.shell) {
@@ -251,7 +269,7 @@ export function decide(
   const view: CallView = { tool, subject };
   if (tool === "bash") view.shell = analyseShell(subject);
   // The config's rule for the tool (or its "*"), where it has one that answers; else the default.
-  const own = base?.[tool] ?? base?.["*"];
+  const own = ruleFor(base, tool);
   let verdict: Verdict =
     (own === undefined ? undefined : verdictOf({ [tool]: own }, view)) ??
     verdictOf(DEFAULT_POLICY, view)!;

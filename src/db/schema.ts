@@ -7,3 +7,4 @@ export * from "../feed/streams.sql.js";
 export * from "../feed/watchers.sql.js";
 export * from "../approvals/approvals.sql.js";
 export * from "../tasks/tasks.sql.js";
+export * from "../mcp/mcp.sql.js";

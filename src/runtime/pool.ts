@@ -1,6 +1,7 @@
 // The worker-thread pool: agent turns never run on the main thread (which draws the TUI). A thread
 // that dies after it started is replaced, so its agents are resumed (their leases expire and the
 // new thread's scheduler claims them).
+import { startCatalogRefresh } from "../mcp/refresh.js";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -159,10 +160,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     });
   }
 
+  // The MCP servers' tool lists, fetched in the background: no turn waits for them (mcp/catalog.ts).
+  const refresh = startCatalogRefresh(options.url, options.config.mcpServers, warn);
   try {
     await Promise.all(Array.from({ length: threads }, (_, i) => spawn(i)));
   } catch (err) {
     stopping = true;
+    await refresh?.stop();
     await Promise.all(slots.map((slot) => slot?.worker.terminate()));
     throw err;
   }
@@ -173,6 +177,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       for (const timer of restartTimers) clearTimeout(timer);
       restartTimers.clear();
       await Promise.all(slots.flatMap((slot) => (slot ? [stopThread(slot)] : [])));
+      await refresh?.stop();
     },
   };
 }

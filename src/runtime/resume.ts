@@ -6,6 +6,7 @@ import { eventKey } from "../agents/event-keys.js";
 import type { Db } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { ToolCall } from "../llm/model.js";
+import { mcpToolsFor } from "../mcp/catalog.js";
 import { toolsFor, type AnyTool } from "../tools/registry.js";
 import { capabilitiesOf } from "../agents/capabilities.js";
 import { waitTool } from "../tools/wait.js";
@@ -128,7 +129,8 @@ export async function resumeDanglingCalls(
   const waits = dangling.calls
     .filter((c) => c.name === "wait")
     .map((c) => ({ ...c, arguments: remainingWait(c.arguments, dangling.ageSeconds) }));
-  const offered = toolsFor(capabilitiesOf(deps.config, agent).tools);
+  const mcp = await mcpToolsFor(deps.db, deps.config.mcpServers, deps.onWarning);
+  const offered = toolsFor(capabilitiesOf(deps.config, agent).tools, mcp);
   if (rerun.length > 0) {
     await runToolCalls(toolRunDeps(deps, agent, dangling.eventId, signal, offered), rerun);
   }

@@ -13,6 +13,7 @@ import { ModelError } from "../llm/model.js";
 import { isTransient, shownError, withRetry } from "../db/retry.js";
 import { outage } from "../db/warning.js";
 import { LeaseLost } from "./leases.js";
+import { mcpToolsFor } from "../mcp/catalog.js";
 import { toolsFor, toolSpecs, type AnyTool } from "../tools/registry.js";
 import { capabilitiesOf } from "../agents/capabilities.js";
 import { createStreamPublisher, endStream, setActivity } from "../feed/publish.js";
@@ -258,7 +259,8 @@ async function step(
   tail: number,
   signal: AbortSignal,
 ): Promise<StepEnd> {
-  const tools = toolsFor(capabilitiesOf(deps.config, agent).tools);
+  const mcp = await mcpToolsFor(deps.db, deps.config.mcpServers, deps.onWarning);
+  const tools = toolsFor(capabilitiesOf(deps.config, agent).tools, mcp);
   const asked = await askModel(deps, agent, known, tail, tools, signal);
   if (asked.calls.length === 0) return { end: asked.ended };
   await runToolCalls(toolRunDeps(deps, agent, asked.assistantId, signal, tools), asked.calls, {

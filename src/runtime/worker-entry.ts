@@ -1,6 +1,7 @@
 // Entry of a worker thread: opens its own services and runs a scheduler until told to stop.
 // Nothing a database does ends the thread: an error that escapes everything (an 'error' event no
 // one heard, a rejected promise no one awaited) is caught here as a last resort.
+import { closeMcpConnections } from "../mcp/connections.js";
 import { existsSync, readFileSync, unlinkSync } from "node:fs";
 import os from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
@@ -126,6 +127,7 @@ async function main(): Promise<void> {
       current?.trim.stop();
       try {
         await current?.scheduler.stop();
+        await closeMcpConnections();
         await current?.services.close();
       } catch (err) {
         warn(notice(`stopping a worker thread: ${shownError(err)}`));

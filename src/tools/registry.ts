@@ -13,6 +13,7 @@ import type { Tool } from "./tool.js";
 import { waitTool } from "./wait.js";
 import { workTools } from "./work-tools.js";
 import { derived } from "../derived.js";
+import { matchesPattern } from "../config/policy.js";
 
 export type AnyTool = Tool<AgentToolContext>;
 
@@ -32,22 +33,44 @@ export const allTools: AnyTool[] = [
 // built once: the same array each time also lets the model adapter and the context estimate keep
 // what they derive from it (openai.ts, compaction.ts). Read-only. Tool sets are few (one per
 // profile and the narrowings forks made of them); the map is bounded all the same.
-const byNames = new Map<string, AnyTool[]>();
+const setsOf = new WeakMap<AnyTool[], Map<string, AnyTool[]>>();
 const MAX_SETS = 256;
 const specsOf = new WeakMap<AnyTool[], ToolSpec[]>();
 const specsWithProfiles = new WeakMap<Record<string, Profile>, WeakMap<AnyTool[], ToolSpec[]>>();
 const NO_PROFILES: Record<string, Profile> = {};
+const withMcp = new WeakMap<AnyTool[], AnyTool[]>();
 
-/** The tools an agent may use: those named (capabilitiesOf(...).tools), or all of them (null). */
-export function toolsFor(names: readonly string[] | null | undefined): AnyTool[] {
-  if (!names) return allTools;
+/**
+ * The tools an agent may use: those named (capabilitiesOf(...).tools; a name with `*` is a
+ * pattern, `mcp__github__*`), or all of them (null). `mcp` is this thread's MCP tools
+ * (mcp/catalog.ts mcpToolsFor), merged into the one alphabetised list.
+ */
+export function toolsFor(
+  names: readonly string[] | null | undefined,
+  mcp: AnyTool[] = [],
+): AnyTool[] {
+  const universe =
+    mcp.length === 0
+      ? allTools
+      : derived(withMcp, mcp, (extra) =>
+          [...allTools, ...extra].sort((a, b) => a.name.localeCompare(b.name)),
+        );
+  if (!names) return universe;
+  let sets = setsOf.get(universe);
+  if (!sets) {
+    sets = new Map();
+    setsOf.set(universe, sets);
+  }
   const key = [...names].sort().join("\u0000");
-  let tools = byNames.get(key);
+  let tools = sets.get(key);
   if (!tools) {
     const allowed = new Set(names);
-    tools = allTools.filter((t) => allowed.has(t.name));
-    if (byNames.size >= MAX_SETS) byNames.clear();
-    byNames.set(key, tools);
+    const patterns = names.filter((n) => n.includes("*"));
+    tools = universe.filter(
+      (t) => allowed.has(t.name) || patterns.some((p) => matchesPattern(p, t.name)),
+    );
+    if (sets.size >= MAX_SETS) sets.clear();
+    sets.set(key, tools);
   }
   return tools;
 }

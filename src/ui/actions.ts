@@ -9,6 +9,7 @@ import { childCapabilities } from "../agents/capabilities.js";
 import { forkAgent, killAgent, reapDead } from "../agents/tree.js";
 import type { Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
+import { listServers, listingLines } from "../mcp/listing.js";
 import { sendInput } from "../mail/input.js";
 import { sendMail } from "../mail/send.js";
 import { interruptAgent, interruptSubtree } from "../runtime/interrupt.js";
@@ -189,6 +190,10 @@ export function createActions(options: ActionsOptions): Actions {
         return options.quit();
       case "agents":
         return say(options.treeLines().join("\n"));
+      case "mcp": {
+        const listing = await listServers(options.db, options.config.mcpServers ?? {});
+        return say(listingLines(listing).join("\n"));
+      }
       case "search":
         return options.search(command.query);
       case "tasks":

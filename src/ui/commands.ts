@@ -19,6 +19,7 @@ export type UiCommand =
   | { name: "deny"; id?: number; reason?: string }
   | { name: "search"; query: string }
   | { name: "tasks" }
+  | { name: "mcp" }
   | { name: "help" }
   | { name: "exit" };
 
@@ -45,6 +46,7 @@ export const COMMAND_USAGE: Record<UiCommand["name"], string> = {
   search:
     "/search TEXT — search every agent's transcript in the tree (dead ones too); Enter jumps to a hit",
   tasks: "/tasks — the tree's task board, live (Esc closes)",
+  mcp: "/mcp — the MCP servers with their state and tools (as `warren mcp list --cached`)",
   help: "/help — keys and commands",
   exit: "/exit — quit (agents keep their state; a worker or the next warren resumes them)",
 };
@@ -120,6 +122,7 @@ export function parseCommand(text: string): ParsedCommand {
     case "reap":
     case "agents":
     case "tasks":
+    case "mcp":
     case "help":
     case "exit":
       return none({ name });

@@ -115,6 +115,7 @@ export function createPainter(options: PainterOptions): Painter {
         agents,
         panelKey: options.panelKey,
         checks: options.checks?.(),
+        mcpServers: Object.keys(config.mcpServers ?? {}).length,
       },
       width,
       theme,

@@ -54,8 +54,8 @@ export interface E2E {
   fake(): FakeModel;
   /** Runs `warren -p PROMPT --json --timeout N`; `json` is the parsed output when it parses. */
   prompt(text: string, options?: PromptOptions): Promise<WarrenRun & { json?: PromptJson }>;
-  /** Runs any other warren command against the same database. */
-  warren(args: string[]): Promise<WarrenRun>;
+  /** Runs any other warren command against the same database (`env`: more variables). */
+  warren(args: string[], env?: Record<string, string>): Promise<WarrenRun>;
 }
 
 /**
@@ -151,8 +151,8 @@ export function useE2E(fakeOptions: FakeModelOptions = {}): E2E {
       const run = withoutListenOffLine(await runWarren(args, runEnv), runEnv, true);
       return { ...run, json: parseJson(run.stdout) };
     },
-    warren: async (args) => {
-      const runEnv = env();
+    warren: async (args, extra) => {
+      const runEnv = env(extra);
       return withoutListenOffLine(await runWarren(args, runEnv), runEnv, false);
     },
   };

@@ -24,6 +24,8 @@ export interface WelcomeInfo {
   panelKey: string;
   /** One line each: database, sandbox, model server (cli/health.ts), once known. */
   checks?: { label: string; ok: boolean; text: string }[];
+  /** MCP servers configured (shown when there are any). */
+  mcpServers?: number;
 }
 
 export function renderWelcome(info: WelcomeInfo, width: number, theme: Theme): Line[] {
@@ -62,6 +64,13 @@ export function renderWelcome(info: WelcomeInfo, width: number, theme: Theme): L
       [{ text: cleanText(check.text, false), ...(check.ok ? {} : { style: ROLE.warn }) }],
     ]),
   ];
+  if (info.mcpServers) {
+    const n = info.mcpServers;
+    facts.push([
+      "mcp",
+      [{ text: `${n} server${n === 1 ? "" : "s"} configured ${GLYPH.dot} /mcp lists their tools` }],
+    ]);
+  }
   const key = (text: string): Span => ({ text, style: ROLE.prompt });
   const hints: Span[][] = [
     [key("Enter"), { text: " sends what you type to this agent (Shift+Enter: a new line)" }],

@@ -1,0 +1,140 @@
+// One connection to one MCP server on the official SDK: spawned (stdio) or reached (streamable
+// HTTP), initialised within the startup timeout, or a one-line error; never a hang.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { errorMessage } from "../tools/tool.js";
+import { isStdio, type McpServerConfig } from "./config.js";
+import { serverEnv } from "./env.js";
+
+/** What a server's tools/list gives, as kept in mcp_tools.tools. */
+export interface ListedTool {
+  name: string;
+  description?: string;
+  inputSchema?: unknown;
+}
+
+export interface Connection {
+  client: Client;
+  /** Set once the transport closed (the server exited or the connection broke). */
+  closed: boolean;
+  /** The last lines the server wrote to stderr (stdio), for error messages. */
+  stderrTail(): string;
+  close(): Promise<void>;
+}
+
+export class McpStartError extends Error {
+  override name = "McpStartError";
+}
+
+const STDERR_KEEP = 400;
+const PAGES_MAX = 100;
+
+/** The client's name and version as servers see them. */
+const CLIENT_INFO = { name: "warren", version: "1" };
+
+function oneLine(text: string, max = 300): string {
+  const line = text.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/**
+ * Connects to `server` (spawning it for stdio), within its startup timeout and `signal`. Throws
+ * McpStartError with one line (the cause, and the last of the server's stderr) on failure.
+ */
+export async function connect(
+  name: string,
+  server: McpServerConfig,
+  signal?: AbortSignal,
+): Promise<Connection> {
+  let tail = "";
+  let transport: Transport;
+  if (isStdio(server)) {
+    const stdio = new StdioClientTransport({
+      command: server.command,
+      args: server.args,
+      env: serverEnv(server.env),
+      ...(server.cwd ? { cwd: server.cwd } : {}),
+      stderr: "pipe",
+    });
+    // Drained (a full pipe would block the server) and kept short, for error messages.
+    stdio.stderr?.on("data", (chunk: Buffer | string) => {
+      tail = (tail + String(chunk)).slice(-STDERR_KEEP);
+    });
+    transport = stdio;
+  } else {
+    transport = new StreamableHTTPClientTransport(new URL(server.url), {
+      requestInit: { headers: server.headers },
+    });
+  }
+  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  const conn: Connection = {
+    client,
+    closed: false,
+    stderrTail: () => oneLine(tail),
+    close: () => client.close().catch(() => undefined),
+  };
+  client.onclose = () => {
+    conn.closed = true;
+  };
+  // The SDK reports transport errors here too; they surface as the failed request, so nothing more.
+  client.onerror = () => undefined;
+  const timeoutMs = server.startupTimeoutMs;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new McpStartError(`did not start within ${timeoutMs / 1000} s`)),
+      timeoutMs,
+    );
+  });
+  const aborted = new Promise<never>((_, reject) => {
+    signal?.addEventListener("abort", () => reject(signal.reason as Error), { once: true });
+  });
+  try {
+    await Promise.race([
+      client.connect(transport, { timeout: timeoutMs, ...(signal ? { signal } : {}) }),
+      deadline,
+      aborted,
+    ]);
+    return conn;
+  } catch (err) {
+    await conn.close();
+    if (signal?.aborted) throw err;
+    const why = err instanceof McpStartError ? err.message : oneLine(errorMessage(err));
+    const stderr = conn.stderrTail();
+    throw new McpStartError(
+      `MCP server "${name}" could not start: ${why}${stderr ? ` (stderr: ${stderr})` : ""}`,
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Every tool the server lists, page by page. */
+export async function listAllTools(conn: Connection, timeoutMs: number): Promise<ListedTool[]> {
+  const tools: ListedTool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < PAGES_MAX; page++) {
+    // Asked with the loose result schema, not listTools(): the SDK's strict one rejects the
+    // whole list for one tool's malformed schema, and buildTools deals with that tool alone.
+    const result = (await conn.client.request(
+      { method: "tools/list", params: cursor ? { cursor } : {} },
+      ResultSchema,
+      { timeout: timeoutMs },
+    )) as { tools?: unknown; nextCursor?: unknown };
+    if (!Array.isArray(result.tools)) throw new Error("tools/list answered no list of tools");
+    for (const t of result.tools as Record<string, unknown>[]) {
+      if (!t || typeof t !== "object") continue;
+      tools.push({
+        name: String(t.name),
+        ...(typeof t.description === "string" ? { description: t.description } : {}),
+        inputSchema: t.inputSchema,
+      });
+    }
+    cursor = typeof result.nextCursor === "string" ? result.nextCursor : undefined;
+    if (!cursor) break;
+  }
+  return tools;
+}
