@@ -159,7 +159,7 @@ END $$;
 -- EXECUTE left to PUBLIC, so a role with nothing but LOGIN could make a temp table named
 -- feed_watchers with a trigger, call it, and run its trigger as the owner (a superuser became
 -- one). Now its search_path is pinned with pg_temp last, every object it names is qualified by
--- warren's schema, and only the owner (and the roles it grants, docs/handoff/narrow.md) may
+-- warren's schema, and only the owner (and the roles it grants, docs/security.md) may
 -- execute it.
 DO $do$
 DECLARE
@@ -203,7 +203,7 @@ END $do$;
 -- No warren function is executable by PUBLIC (audit of 0000-0021: warren_feed_sync is the only
 -- SECURITY DEFINER one; the others run with their caller's rights, and trigger functions cannot
 -- be called directly). The owner keeps EXECUTE. A role that may already write the agents table
--- is one of warren's (a runtime role set up as docs/handoff/narrow.md says): it is granted
+-- is one of warren's (a runtime role set up as docs/security.md says): it is granted
 -- EXECUTE here, so an upgrade does not lock it out; roles made later are granted it by hand.
 -- test/security/db-roles.test.ts checks every function in the schema.
 DO $do$

@@ -3,7 +3,7 @@
 // WARREN_POOLER=transaction turns warren's database use into what such a pooler carries: no
 // startup options (the pooler rejects `options`), the session limits and relaxed commits set per
 // transaction instead, unnamed statements instead of named ones, and LISTEN off unless
-// WARREN_LISTEN_URL names a direct connection. See docs/handoff/pooler.md.
+// WARREN_LISTEN_URL names a direct connection. See docs/pooler.md.
 
 type Env = Record<string, string | undefined>;
 
