@@ -12,7 +12,7 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 
-import type { FileAccess, SandboxMode } from "../config/config.js";
+import type { FileAccess, SandboxMode } from "../config/modes.js";
 import type { ApproveMode, Policy } from "../config/policy.js";
 
 export const AGENT_STATES = ["idle", "running", "waiting", "dead"] as const;

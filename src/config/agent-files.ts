@@ -12,7 +12,7 @@ import path from "node:path";
 import { LineCounter, parseDocument, isMap, isScalar, type Pair } from "yaml";
 import type { Budget } from "../agents/agents.sql.js";
 import { validatePolicy } from "./policy.js";
-import type { Profile } from "./config.js";
+import type { Profile } from "./profile.js";
 import { repositoryRoot, warrenConfigDir } from "../runtime/instructions.js";
 
 type Env = Record<string, string | undefined>;

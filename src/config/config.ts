@@ -5,6 +5,9 @@ import path from "node:path";
 import type { Budget } from "../agents/agents.sql.js";
 import type { Price, Prices } from "../agents/cost.js";
 import { DEFAULT_LIMITS, type Limits } from "../agents/limits.js";
+import { configPath } from "../paths.js";
+import type { FileAccess } from "./modes.js";
+import type { Profile } from "./profile.js";
 import { poolerSetting, type PoolerMode } from "../db/pooler.js";
 import type { SandboxConfig, SandboxMode, ShellSettings } from "../tools/sandbox.js";
 import { validateShellEnv, type ShellEnvConfig } from "../tools/shell-env.js";
@@ -14,29 +17,11 @@ import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from 
 
 type Env = Record<string, string | undefined>;
 
-/** How far the file tools reach: the agent's working directory only, or anywhere. */
-export type FileAccess = "cwd" | "any";
+export type { FileAccess };
 
 export type { SandboxMode };
 
-export interface Profile {
-  system_prompt?: string;
-  /** What the profile is for: listed in the `fork` tool's description. */
-  description?: string;
-  /** Tool names this profile may use (default: all). */
-  tools?: string[];
-  model?: string;
-  budget?: Budget;
-  /** Overrides the top-level `file_access` for agents of this profile. */
-  file_access?: FileAccess;
-  /** Narrows the tool policy for agents of this profile and their forks (policy.ts). */
-  policy?: Policy;
-  /** A fork with this profile may only make the sandbox stricter (capabilities.ts). */
-  sandbox?: SandboxMode;
-  /** An agent file's `isolation: worktree` (used where worktrees are supported). */
-  /** "worktree": a child forked with this profile gets its own git worktree (issue 30). */
-  isolation?: "worktree";
-}
+export type { Profile };
 
 export interface ModelConfig {
   /** Model name; undefined = not configured (turns fail with one clear line). */
@@ -102,11 +87,7 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-export function configPath(env: Env = process.env): string {
-  if (env.WARREN_CONFIG) return path.resolve(env.WARREN_CONFIG);
-  const base = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
-  return path.join(base, "warren", "config.json");
-}
+export { configPath };
 
 interface FileConfig {
   model?: string;

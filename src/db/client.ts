@@ -2,7 +2,7 @@
 import { sql } from "drizzle-orm";
 import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
 import pg from "pg";
-import { markUnnamed } from "./prepared.js";
+import { markUnnamed } from "./pooler.js";
 import * as schema from "./schema.js";
 
 export type Db = NodePgDatabase<typeof schema> & { $client: pg.Pool };

@@ -51,3 +51,14 @@ export function rejectsStartupParameter(err: unknown): boolean {
   }
   return false;
 }
+
+/** Pools and clients behind a pooler in transaction mode: they run unnamed statements only. */
+const unnamed = new WeakSet<object>();
+
+export function markUnnamed(poolOrClient: object): void {
+  unnamed.add(poolOrClient);
+}
+
+export function isUnnamed(poolOrClient: object): boolean {
+  return unnamed.has(poolOrClient);
+}

@@ -3,27 +3,20 @@
 import type pg from "pg";
 import type { QueryResultRow } from "pg";
 import type { Db, Queryable } from "./client.js";
+import { isUnnamed } from "./pooler.js";
 
 export interface Prepared {
   name: string;
   text: string;
 }
 
-/**
- * Pools and connections behind a pooler in transaction mode (createDb's `pooler`): a named
- * statement is prepared on one server connection, and the pooler may run the next call on
- * another, which does not know it ("prepared statement … does not exist"). There statements go
- * unnamed: parsed and planned on each call.
- */
-const unnamed = new WeakSet<object>();
-
-export function markUnnamed(poolOrClient: object): void {
-  unnamed.add(poolOrClient);
-}
+// Behind a pooler in transaction mode (db/pooler.ts markUnnamed) a named statement prepared on
+// one server connection is unknown on the next the pooler picks ("prepared statement … does not
+// exist"): there statements go unnamed, parsed and planned on each call.
 
 /** Whether named statements may be used on `q` (false behind a pooler in transaction mode). */
 export function namedStatements(q: Queryable): boolean {
-  return !unnamed.has(clientOf(q));
+  return !isUnnamed(clientOf(q));
 }
 
 /**
@@ -37,7 +30,7 @@ export async function runPrepared<R extends QueryResultRow>(
   values: unknown[],
 ): Promise<R[]> {
   const client = clientOf(q);
-  const result = unnamed.has(client)
+  const result = isUnnamed(client)
     ? await client.query<R>({ text: statement.text, values })
     : await client.query<R>({ name: statement.name, text: statement.text, values });
   return result.rows;

@@ -1,8 +1,7 @@
 // Which database warren uses (DATABASE_URL, else the embedded server under $WARREN_HOME), checked
 // for reachability with a one-line error, migrated and opened.
-import os from "node:os";
-import path from "node:path";
 import pg from "pg";
+import { warrenHome } from "../paths.js";
 import { createDb, type Db } from "./client.js";
 import { migrateWith } from "./migrate.js";
 import { POOLER_FIX, poolerSetting, rejectsStartupParameter } from "./pooler.js";
@@ -13,11 +12,7 @@ export { DatabaseUnavailableError, maskUrl };
 type Env = Record<string, string | undefined>;
 
 /** `$WARREN_HOME`, else `$XDG_DATA_HOME/warren`, else `~/.local/share/warren`. */
-export function warrenHome(env: Env = process.env): string {
-  if (env.WARREN_HOME) return path.resolve(env.WARREN_HOME);
-  const dataHome = env.XDG_DATA_HOME || path.join(env.HOME || os.homedir(), ".local", "share");
-  return path.resolve(dataHome, "warren");
-}
+export { warrenHome };
 
 export async function resolveDatabaseUrl(env: Env = process.env): Promise<string> {
   if (env.DATABASE_URL) return env.DATABASE_URL;

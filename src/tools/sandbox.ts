@@ -9,13 +9,13 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { configPath } from "../config/config.js";
-import { warrenHome } from "../db/resolve.js";
+import type { SandboxMode } from "../config/modes.js";
+import { configPath, warrenHome } from "../paths.js";
 import { buildToolEnv, EMPTY_SHELL_ENV, type ShellEnvConfig } from "./shell-env.js";
 
 type Env = Record<string, string | undefined>;
 
-export type SandboxMode = "auto" | "on" | "off";
+export type { SandboxMode };
 
 export interface SandboxConfig {
   /** auto: bubblewrap where it works, else unconfined with one line saying so; on: required. */

@@ -1,0 +1,23 @@
+// A profile: what a fork may ask for by name (the config's `profiles`, agent files), below the
+// config and the agent files that both build them.
+import type { Budget } from "../agents/agents.sql.js";
+import type { FileAccess, SandboxMode } from "./modes.js";
+import type { Policy } from "./policy.js";
+
+export interface Profile {
+  system_prompt?: string;
+  /** What the profile is for: listed in the `fork` tool's description. */
+  description?: string;
+  /** Tool names this profile may use (default: all). */
+  tools?: string[];
+  model?: string;
+  budget?: Budget;
+  /** Overrides the top-level `file_access` for agents of this profile. */
+  file_access?: FileAccess;
+  /** Narrows the tool policy for agents of this profile and their forks (policy.ts). */
+  policy?: Policy;
+  /** A fork with this profile may only make the sandbox stricter (capabilities.ts). */
+  sandbox?: SandboxMode;
+  /** "worktree": a child forked with this profile gets its own git worktree (issue 30). */
+  isolation?: "worktree";
+}

@@ -1,0 +1,20 @@
+// Where warren keeps its config file and its home: below the config and the database layers,
+// which both need them, and the sandbox, which hides them.
+import os from "node:os";
+import path from "node:path";
+
+type Env = Record<string, string | undefined>;
+
+/** The config file in force: $WARREN_CONFIG, else $XDG_CONFIG_HOME/warren/config.json. */
+export function configPath(env: Env = process.env): string {
+  if (env.WARREN_CONFIG) return path.resolve(env.WARREN_CONFIG);
+  const base = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
+  return path.join(base, "warren", "config.json");
+}
+
+/** warren's home (the embedded database, its password): $WARREN_HOME, else $XDG_DATA_HOME/warren. */
+export function warrenHome(env: Env = process.env): string {
+  if (env.WARREN_HOME) return path.resolve(env.WARREN_HOME);
+  const dataHome = env.XDG_DATA_HOME || path.join(env.HOME || os.homedir(), ".local", "share");
+  return path.resolve(dataHome, "warren");
+}
