@@ -1,33 +1,18 @@
-// The environment an MCP server on stdio starts with: a short allowlist of warren's own (what a
-// program needs to find itself and its locale) plus the server's `env` from the config. Never the
-// rest: DATABASE_URL, API keys and WARREN_* stay in warren. (If the tools' shared environment
-// builder lands, tools/shell-env.ts buildToolEnv, this should become a use of it.)
-const ALLOWED = [
-  "PATH",
-  "HOME",
-  "USER",
-  "LOGNAME",
-  "SHELL",
-  "TERM",
-  "LANG",
-  "LC_ALL",
-  "LC_CTYPE",
-  "TZ",
-  "TMPDIR",
-  "XDG_CONFIG_HOME",
-  "XDG_CACHE_HOME",
-  "XDG_DATA_HOME",
-];
+// The environment an MCP server on stdio starts with: the tools' shared allowlist
+// (tools/shell-env.ts buildToolEnv: never DATABASE_URL, API keys or WARREN_*), plus the XDG
+// directories a server may keep its state under, plus the server's `env` from the config.
+import { buildToolEnv } from "../tools/shell-env.js";
+
+const XDG = ["XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"];
 
 export function serverEnv(
   own: Record<string, string>,
   from: NodeJS.ProcessEnv = process.env,
 ): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const key of ALLOWED) {
+  const env = buildToolEnv(undefined, from);
+  for (const key of XDG) {
     const value = from[key];
-    // A bash function exported through the environment is never passed on.
-    if (value !== undefined && !value.startsWith("()")) env[key] = value;
+    if (value !== undefined) env[key] = value;
   }
   return { ...env, ...own };
 }
