@@ -3,13 +3,13 @@
 // the row; and its `wrap: false` cut counts UTF-16 code units, not cells. Call
 // installTerminalWidths() once, before creating a screen.
 import { createRequire } from "node:module";
-import { codePointWidth, isZeroWidth, WIDE_RANGES, ZERO_WIDTH_CLASS } from "./text-width.js";
+import { codePointWidth, isZeroWidth } from "./text-width.js";
 
 interface BlessedUnicode {
   charWidth(str: string | number, i?: number): number;
   codePointAt(str: string, i: number): number;
   combining: Record<number, boolean>;
-  chars: { all: RegExp };
+  chars: { all: WideCharPattern };
 }
 
 interface ElementThis {
@@ -114,11 +114,43 @@ export function cutToCells(
 }
 
 /**
- * Matches a code point codePointWidth() counts as two columns, with the zero-width ones that follow
- * it (an emoji's skin tone, a variation selector), so they share its cell, before the spare one.
+ * What blessed does with `unicode.chars.all`: `content.replace(chars.all, "$1\x03")` (or "??").
+ * A string's replace() hands the work to an object's Symbol.replace, so this is one: each code
+ * point codePointWidth() counts as two columns, with the zero-width ones that follow it (an emoji's
+ * skin tone, a variation selector), is `$1` in the replacement. No table of ranges is copied into
+ * a regex: the widths are text-width.ts's, asked per code point.
  */
-export function wideCharPattern(): RegExp {
-  const ranges = WIDE_RANGES.map(([lo, hi]) => `\\u{${lo.toString(16)}}-\\u{${hi.toString(16)}}`);
-  const wide = `(?!${ZERO_WIDTH_CLASS})[\\p{Emoji_Presentation}${ranges.join("")}]`;
-  return new RegExp(`(${wide}${ZERO_WIDTH_CLASS}*)`, "gu");
+export interface WideCharPattern {
+  [Symbol.replace](text: string, replacement: string): string;
+}
+
+const BEYOND_NARROW = /[^\0-\u10ff]/;
+
+export function wideCharPattern(): WideCharPattern {
+  return {
+    [Symbol.replace](text: string, replacement: string): string {
+      if (!BEYOND_NARROW.test(text)) return text; // nothing at or past U+1100: nothing wide
+      let out = "";
+      let copied = 0;
+      let i = 0;
+      while (i < text.length) {
+        const cp = text.codePointAt(i)!;
+        const size = cp > 0xffff ? 2 : 1;
+        if (cp < 0x1100 || codePointWidth(cp) !== 2 || isZeroWidth(cp)) {
+          i += size;
+          continue;
+        }
+        const start = i;
+        i += size;
+        while (i < text.length) {
+          const next = text.codePointAt(i)!;
+          if (!isZeroWidth(next)) break;
+          i += next > 0xffff ? 2 : 1;
+        }
+        out += text.slice(copied, start) + replacement.replaceAll("$1", text.slice(start, i));
+        copied = i;
+      }
+      return copied === 0 ? text : out + text.slice(copied);
+    },
+  };
 }

@@ -1,47 +1,27 @@
 // Display width of terminal text, per grapheme: East Asian wide/fullwidth characters and emoji take
 // two columns, combining marks and joiners none. Wrapping and truncation here never exceed a width.
+// East Asian widths come from get-east-asian-width. Zero width is Unicode's own properties (marks,
+// joiners, selectors, modifiers, tags) through the regex engine, so it follows Unicode with Node;
+// string-width is not used because it measures a whole string, and blessed needs an answer per code
+// point (blessed-widths.ts) that the wrapping here must match cell for cell.
+import { eastAsianWidth } from "get-east-asian-width";
 
 const ASCII_PRINTABLE = /^[\x20-\x7e]*$/;
 const EMOJI_PRESENTATION = /\p{Emoji_Presentation}/u;
 /** Code points drawn in no column of their own: marks, joiners, selectors, emoji modifiers, tags. */
-export const ZERO_WIDTH_CLASS =
+const ZERO_WIDTH_CLASS =
   "[\\p{Mn}\\p{Me}\\u200b-\\u200f\\u2060-\\u2064\\ufeff\\ufe00-\\ufe0f\\u{1f3fb}-\\u{1f3ff}\\u{e0000}-\\u{e0fff}]";
 // eslint-disable-next-line no-misleading-character-class -- single code points are tested, on purpose
 const ZERO_WIDTH = new RegExp(`^${ZERO_WIDTH_CLASS}$`, "u");
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
-/** East Asian Wide (W) and Fullwidth (F) ranges, as terminals draw them (two columns). */
-export const WIDE_RANGES: readonly (readonly [number, number])[] = [
-  [0x1100, 0x115f],
-  [0x231a, 0x231b],
-  [0x2329, 0x232a],
-  [0x2e80, 0x303e],
-  [0x3041, 0x33ff],
-  [0x3400, 0x4dbf],
-  [0x4e00, 0x9fff],
-  [0xa000, 0xa4cf],
-  [0xa960, 0xa97f],
-  [0xac00, 0xd7a3],
-  [0xf900, 0xfaff],
-  [0xfe10, 0xfe19],
-  [0xfe30, 0xfe6f],
-  [0xff00, 0xff60],
-  [0xffe0, 0xffe6],
-  [0x16fe0, 0x18aff],
-  [0x1b000, 0x1b2ff],
-  [0x1f200, 0x1f2ff],
-  [0x20000, 0x2fffd],
-  [0x30000, 0x3fffd],
-];
-
+/**
+ * East Asian Wide (W) and Fullwidth (F), as terminals draw them (two columns); ambiguous ones are
+ * narrow. The table is get-east-asian-width's, which follows each Unicode release.
+ */
 export function isWideCodePoint(cp: number): boolean {
-  if (cp < 0x1100) return false;
-  for (const [lo, hi] of WIDE_RANGES) {
-    if (cp < lo) return false;
-    if (cp <= hi) return true;
-  }
-  return false;
+  return cp >= 0x1100 && eastAsianWidth(cp) === 2;
 }
 
 /**
