@@ -169,9 +169,51 @@ function shellDenied(view: CallView, list: Patterns): boolean {
     return (
       commandMatches(p, line) ||
       commandMatches(p, folded) ||
-      view.shell!.commands.some((c) => commandMatches(p, c.denyText))
+      view.shell!.commands.some((c) => commandMatches(p, c.denyText) || optionsCovered(p, c.words))
     );
   });
+}
+
+/**
+ * A deny pattern's options in any order, bundled or apart: `rm -rf *` also denies `rm -fr x`,
+ * `rm -r -f x`, `rm x -Rf` and `rm --recursive --force x`. The command must carry every option the
+ * pattern names (short ones one letter each, `--x=v` whole), and its other words, in order, must
+ * match the pattern's other words. Only a pattern with an option and a literal program is read so.
+ */
+function optionsCovered(pattern: string, words: string[]): boolean {
+  const [program, ...rest] = pattern.split(" ");
+  if (!program || program.includes("*") || !rest.some(isOption)) return false;
+  if (words[0] !== program) return false;
+  const want = splitOptions(program, rest);
+  const have = splitOptions(program, words.slice(1));
+  if (![...want.options].every((o) => have.options.has(o))) return false;
+  return commandMatches(want.operands.join(" "), have.operands.join(" "));
+}
+
+const isOption = (word: string): boolean => /^-[^-*]|^--[^*]/.test(word);
+
+/** Long options some programs spell as a letter too (`rm --force` is `rm -f`). */
+const LONG_AS_SHORT: Record<string, Record<string, string>> = {
+  rm: { "--recursive": "-r", "--force": "-f", "-R": "-r" },
+  cp: { "--recursive": "-r", "--force": "-f", "-R": "-r" },
+  chmod: { "--recursive": "-R" },
+  chown: { "--recursive": "-R" },
+  git: { "--force": "-f" },
+};
+
+/** A command's options as a set (`--` ends them) and its other words in order. */
+function splitOptions(program: string, words: string[]) {
+  const aliases = LONG_AS_SHORT[program] ?? {};
+  const options = new Set<string>();
+  const operands: string[] = [];
+  let ended = false;
+  for (const word of words) {
+    if (word === "--" && !ended) ended = true;
+    else if (ended || !isOption(word)) operands.push(word);
+    else if (word.startsWith("--")) options.add(aliases[word] ?? word);
+    else for (const letter of word.slice(1)) options.add(aliases[`-${letter}`] ?? `-${letter}`);
+  }
+  return { options, operands };
 }
 
 /** Bash: allowed only when every simple command is, and nothing is opaque. */

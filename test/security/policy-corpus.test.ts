@@ -162,6 +162,20 @@ const CORPUS: [command: string, expected: Verdict][] = [
   ["find . -exec rm -rf {} \\;", "deny"],
   ["trap 'rm -rf x' EXIT", "deny"],
   ["echo $((1 + $(rm -rf x)))", "deny"],
+  // A deny pattern's options in any order, bundled or apart, long or short.
+  ["rm -fr x", "deny"],
+  ["rm -r -f x", "deny"],
+  ["rm -f -r x", "deny"],
+  ["rm x -Rf", "deny"],
+  ["rm -v -rf x", "deny"],
+  ["rm -rfv x", "deny"],
+  ["rm --recursive --force x", "deny"],
+  ["/bin/rm -f -R x", "deny"],
+  ["echo ok; rm -r -f x", "deny"],
+  // Not every option the pattern names: the policy asks.
+  ["rm -r x", "ask"],
+  ["rm -f x", "ask"],
+  ["rm -- -rf", "ask"],
   // A deny pattern sees what it can of a line that does not parse.
   ["rm -rf x; (", "deny"],
   // Very long: still parsed (both ways), or asked when past the cap.
