@@ -383,9 +383,12 @@ export async function killAgentIn(
   if (request.leaseOwner !== undefined && request.byAgentId !== null) {
     if (killer?.lease_owner !== request.leaseOwner) throw new LeaseLost(request.byAgentId);
   }
+  // A kill revokes the lease: the epoch moves on, so whatever a killed turn still writes (a
+  // `wait` that returned as the kill committed, a tool's result), stamped with its epoch, is
+  // refused by the fence, and nothing lands after the `killed` event.
   const updated = await tx.execute<{ id: string }>(sql`
     update agents set state = 'dead', ended_at = now(), last_activity_at = now(),
-                      activity = null, wait_status = null
+                      activity = null, wait_status = null, lease_epoch = lease_epoch + 1
      where id = any(${sql.param(living)}::uuid[]) and state <> 'dead'
     returning id`);
   const dead = new Set(updated.rows.map((r) => r.id));

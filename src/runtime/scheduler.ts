@@ -219,6 +219,13 @@ export async function startScheduler(
     })();
   }
 
+  /** The poll's beat, unless its last one is still in flight (the timer's beats go regardless). */
+  let beating: Promise<void> | undefined;
+  function beatOnce(): Promise<void> {
+    beating ??= beat().finally(() => (beating = undefined));
+    return beating;
+  }
+
   async function beat(): Promise<void> {
     const ids = [...running.keys()];
     if (ids.length === 0) return;
@@ -292,6 +299,10 @@ export async function startScheduler(
     if (deps.bus.listening() && Date.now() - polledAt < pollMs - tickMs / 2) return;
     polledAt = Date.now();
     kick();
+    // Unheard, a kill or an interrupt of a turn that reads nothing (a hung model call, a long
+    // tool) is seen by the heartbeat's answer, which then comes every tick, not every third of a
+    // lease: the stop reaches the turn within UNLISTENED_POLL_MS, as a NOTIFY would at once.
+    if (!deps.bus.listening()) void beatOnce();
   }, tickMs);
   const beats = setInterval(() => void beat(), (options.leaseSeconds * 1000) / 3);
   // Checked often against the clock, not only at beats: a beat in flight may hang for long.

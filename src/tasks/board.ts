@@ -50,8 +50,9 @@ export async function lockCaller(
                 and lease_epoch = ${fence?.epoch ?? null}::bigint)) as held
       from agents where id = ${agentId} for key share`);
   const row = rows.rows[0];
+  // Dead first: a kill also moves the epoch on (it revokes the lease), and says why.
+  if (row?.state === "dead") throw new AgentError("AGENT_DEAD", "you are dead");
   if (!row?.held) throw new LeaseLost(agentId);
-  if (row.state === "dead") throw new AgentError("AGENT_DEAD", "you are dead");
 }
 
 export interface NewTask {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isLeaseLost } from "../../src/agents/errors.js";
 import { eventKey, isDuplicateKey } from "../../src/agents/event-keys.js";
 import { appendEvent, appendEventOnce, appendToolResult } from "../../src/agents/events.js";
-import { createTree, forkAgent, setState } from "../../src/agents/tree.js";
+import { createTree, forkAgent, killAgent, setState } from "../../src/agents/tree.js";
 import type { Db } from "../../src/db/client.js";
 import { waitForMail } from "../../src/mail/wait.js";
 import { claimNext, heartbeat } from "../../src/runtime/leases.js";
@@ -97,6 +97,30 @@ describe("the lease epoch is a fencing token the database checks", () => {
       before,
     );
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe("a kill", () => {
+  it("revokes the lease: the killed turn's late tool result is refused, nothing after `killed`", async () => {
+    const { db } = database();
+    const root = await claimedRoot("killer", "w0");
+    const child = await forkAgent(db, root.id, { name: "victim", prompt: "wait on it" });
+    const claimed = await claimNext(db, "w1", 30, child.tree_id, [root.id]);
+    expect(claimed?.id).toBe(child.id);
+    await killAgent(db, { targetId: child.id, byAgentId: null });
+    // Its `wait` returned as the kill committed (no NOTIFY heard yet): it records its result.
+    const late = appendToolResult(
+      db,
+      child.id,
+      "{}",
+      { tool_call_id: "call_w", name: "wait" },
+      { epoch: claimed!.lease_epoch },
+    );
+    await expect(late).rejects.toSatisfy(isLeaseLost);
+    const kinds = await db.execute<{ kind: string }>(
+      sql`select kind from events where agent_id = ${child.id} order by id`,
+    );
+    expect(kinds.rows.at(-1)?.kind).toBe("killed");
   });
 });
 
