@@ -51,6 +51,8 @@ export interface WorktreeInfo {
   repo: string;
   /** Set once `discard` (or reaping) removed the worktree and its branch. */
   removed?: boolean;
+  /** What it changed against `base`, as last measured after its tools ran (the panel shows it). */
+  changes?: { files: number; added: number; removed: number };
 }
 
 /** One awaited agent of a fan-in wait, as the status layer shows it. */

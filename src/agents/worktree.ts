@@ -11,6 +11,8 @@ import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
+import { sql } from "drizzle-orm";
+import type { Queryable } from "../db/client.js";
 import type { WorktreeInfo } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
 
@@ -189,11 +191,7 @@ export async function createWorktree(
   return info;
 }
 
-export interface Changes {
-  files: number;
-  added: number;
-  removed: number;
-}
+export type Changes = NonNullable<WorktreeInfo["changes"]>;
 
 /**
  * What a worktree changed against its base: committed, staged, unstaged and untracked alike
@@ -248,6 +246,35 @@ export async function hasUnmergedWork(wt: WorktreeInfo): Promise<boolean> {
   if (status.code !== 0 || status.stdout.trim()) return true;
   const merged = await git(wt.repo, ["merge-base", "--is-ancestor", wt.branch, "HEAD"]);
   return merged.code !== 0;
+}
+
+/**
+ * Measures an isolated agent's worktree and keeps the result on its row (`worktree.changes`) when
+ * it moved, so the panel (and every TUI, through the row's hint) shows it without running git.
+ * Only the lease's holder writes it; a failed measurement leaves the last one.
+ */
+export async function recordChanges(
+  q: Queryable,
+  agentId: string,
+  wt: WorktreeInfo,
+  fence?: { owner: string; epoch: number },
+): Promise<void> {
+  if (wt.removed) return;
+  const changes = await changesOf(wt).catch(() => null);
+  if (!changes) return;
+  const known = wt.changes;
+  if (
+    known?.files === changes.files &&
+    known.added === changes.added &&
+    known.removed === changes.removed
+  )
+    return;
+  await q.execute(sql`
+    update agents set worktree = jsonb_set(worktree, '{changes}', ${JSON.stringify(changes)}::jsonb)
+     where id = ${agentId} and worktree is not null
+       and (${fence?.owner ?? null}::text is null
+            or (lease_owner = ${fence?.owner ?? null}::text and lease_epoch = ${fence?.epoch ?? null}::bigint))`);
+  wt.changes = changes;
 }
 
 export function describeChanges(c: Changes): string {

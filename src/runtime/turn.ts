@@ -26,6 +26,7 @@ import { findDanglingCalls, resumeDanglingCalls } from "./resume.js";
 import { toolRunDeps, type TurnDeps } from "./run-deps.js";
 import { recordAnswer, type AnswerEnd } from "./record-answer.js";
 import { firstActivity, runToolCalls } from "./tool-calls.js";
+import { recordChanges } from "../agents/worktree.js";
 import { cancelPending } from "../approvals/approvals.js";
 import type { ToolCall } from "../llm/model.js";
 import { budgetProblem, settleTurnEnd, takePendingMail } from "./turn-end.js";
@@ -248,6 +249,21 @@ interface PassKnown {
   turnStart: number | undefined;
 }
 
+/** Tools that change no file in the working directory (the rest may: bash, edits, MCP). */
+const READ_ONLY_TOOLS = new Set([
+  "read_file",
+  "glob",
+  "grep",
+  "send",
+  "wait",
+  "fork",
+  "kill",
+  "task_add",
+  "task_claim",
+  "task_done",
+  "task_list",
+]);
+
 /**
  * One model call and the tool calls it asked for. `tail` is the last event of the context the
  * model answers: the assistant event is keyed by it, so an answer is recorded once.
@@ -266,6 +282,9 @@ async function step(
   await runToolCalls(toolRunDeps(deps, agent, asked.assistantId, signal, tools), asked.calls, {
     shownWithAnswer: asked.shown,
   });
+  // An isolated agent's edits, measured once its calls are done: the panel shows them.
+  if (agent.worktree && asked.calls.some((c) => !READ_ONLY_TOOLS.has(c.name)))
+    await recordChanges(deps.db, agent.id, agent.worktree, deps.fence);
   return "called";
 }
 

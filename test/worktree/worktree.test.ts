@@ -362,6 +362,14 @@ describe("through the runtime", () => {
       expect(bash).toContain(c.cwd);
       expect(bash).toContain(`warren/${c.name}-${c.id.slice(0, 8)}`);
     }
+    // Each child's edits are measured after its calls and kept on its row for the panel.
+    const measured = await db.execute<{ changes: unknown }>(
+      sql`select worktree->'changes' as changes from agents where parent_id = ${root.id}::uuid`,
+    );
+    expect(measured.rows.map((r) => r.changes)).toEqual([
+      { files: 1, added: 1, removed: 3 },
+      { files: 1, added: 1, removed: 3 },
+    ]);
     expect(fs.existsSync(path.join(dir, "escape.txt"))).toBe(false);
     expect(fs.existsSync(path.join(dir, ".warren", "escape.txt"))).toBe(false);
     expect(fs.readFileSync(path.join(dir, "shared.txt"), "utf8")).toBe("one\ntwo\nthree\n");

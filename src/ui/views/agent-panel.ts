@@ -3,6 +3,7 @@
 // activity; a running agent silent for over a minute stands out. Reaped agents are left out.
 import type { AgentRow } from "../../agents/agents.sql.js";
 import { formatUsd } from "../../agents/cost.js";
+import { describeChanges } from "../../agents/worktree.js";
 import { formatDuration } from "../../text/format.js";
 import {
   agentLabel,
@@ -197,8 +198,11 @@ function panelRow(
     // An asking agent says so in its activity below; the mark counts the descendants asking.
     ...approvalMark(approvals, agent.id).filter((mark) => !mark.text.includes(NEEDS_APPROVAL)),
   ];
+  const changes = agent.worktree && !agent.worktree.removed ? agent.worktree.changes : undefined;
   const details: Row = [
     ...(agent.model ? [{ text: `${cleanText(agent.model, false)} · `, style: ROLE.faint }] : []),
+    // An isolated child's edits in its worktree, as last measured (worktree.ts recordChanges).
+    ...(changes?.files ? [{ text: `${describeChanges(changes)} · `, style: ROLE.faint }] : []),
     {
       text: `${tokenText(tokensOf(agent))}${costUsd === undefined ? "" : ` ${formatUsd(costUsd)}`} · ${callsText(agent.tool_calls)} · `,
       style: ROLE.faint,

@@ -87,6 +87,26 @@ describe("agent panel", () => {
     expect(screenText(panel.lines, 110).split("\n")[1]).not.toContain("!");
   });
 
+  it("shows an isolated child's edits in its worktree, and nothing once it is removed", () => {
+    const root = agent({ name: "root", state: "waiting" });
+    const worktree = {
+      path: "/r/.warren/worktrees/w",
+      branch: "warren/w-1",
+      base: "abc",
+      repo: "/r",
+      changes: { files: 2, added: 12, removed: 3 },
+    };
+    const child = (name: string, removed?: boolean) =>
+      agent({ name, parent_id: root.id, tree_id: root.id, worktree: { ...worktree, removed } });
+    const text = screenText(
+      renderAgentPanel([root, child("w1"), child("w2", true)], root.id, NOW, 110, 20, color).lines,
+      110,
+    );
+    const [w1, w2] = ["w1", "w2"].map((n) => text.split("\n").find((l) => l.includes(n))!);
+    expect(w1).toContain("2 files +12 -3");
+    expect(w2).not.toContain("files");
+  });
+
   it("highlights the selection across the whole row", () => {
     const t = tree();
     const panel = renderAgentPanel(t.all, t.sub.id, NOW, 80, 20, { color: false });
