@@ -5,6 +5,8 @@
 import { sql } from "drizzle-orm";
 import { AgentError, LeaseLost, type Fence } from "../agents/errors.js";
 import type { Queryable } from "../db/client.js";
+import { runPrepared, type Prepared } from "../db/prepared.js";
+import { countedCte } from "../agents/events.js";
 import type { TaskState } from "./tasks.sql.js";
 
 /** The channel every change of a tree's tasks is told on (trigger tasks_notify, migration 0022). */
@@ -109,54 +111,119 @@ const BLOCKED_CTE = (treeId: string) => sql`
      where t.tree_id = ${treeId} and t.state = 'pending'
   )`;
 
+/** What a claim answered: its recorded result, or nothing yet (others hold what it may wait for). */
+export type ClaimAnswer = { eventId: number; content: string } | undefined;
+
 /**
  * Claims the oldest pending task of the tree whose dependencies are all done (SKIP LOCKED: two
- * claimers never take the same one, nor wait for each other). Returns the task with its
- * dependencies' results; "empty" when nothing is open at all (no claimed task, no pending one
- * that is not blocked); undefined when others hold tasks that may yet make one claimable.
+ * claimers never take the same one, nor wait for each other) and records the call's keyed, fenced
+ * `tool_result`, in one statement: the task with its dependencies' results, `{"status":"empty"}`
+ * when nothing is open at all (no claimed task, no pending one that is not blocked), or, when
+ * `final`, `{"status":"timeout"}`. Otherwise (others hold tasks that may yet make one claimable)
+ * nothing is written and undefined returned. The caller's lease is checked in it (LeaseLost,
+ * AGENT_DEAD); a result recorded under the call's key already is the answer, and nothing is
+ * claimed (a retry after a lost reply).
  */
 export async function claimTask(
-  tx: Queryable,
-  claim: { treeId: string; agentId: string; key: string; epoch: number | null },
-): Promise<ClaimedTask | "empty" | undefined> {
-  const rows = await tx.execute<{
-    id: string;
-    title: string;
-    detail: string | null;
-    depends_on: string[];
-  }>(sql`
-    with pick as (
+  q: Queryable,
+  claim: {
+    treeId: string;
+    agentId: string;
+    fence: Fence | undefined;
+    /** The call's result key (event-keys.ts); the task's claim_key is made from it. */
+    resultKey: string;
+    toolCallId: string;
+    final: boolean;
+  },
+): Promise<ClaimAnswer> {
+  const [row] = await runPrepared<{
+    state: string | null;
+    held: boolean | null;
+    event_id: string | null;
+    content: string | null;
+  }>(q, CLAIM_TASK, [
+    claim.agentId,
+    claim.treeId,
+    `${claim.agentId}:${claim.resultKey}`,
+    claim.fence?.owner ?? null,
+    claim.fence?.epoch ?? null,
+    claim.resultKey,
+    claim.final,
+    JSON.stringify({ tool_call_id: claim.toolCallId, name: "task_claim" }),
+  ]);
+  if (row?.event_id) return { eventId: Number(row.event_id), content: row.content! };
+  if (row?.state === "dead") throw new AgentError("AGENT_DEAD", "you are dead");
+  if (!row?.held) throw new LeaseLost(claim.agentId);
+  return undefined;
+}
+
+/**
+ * $1 agent, $2 tree, $3 claim key, $4 lease owner (null: unfenced), $5 lease epoch, $6 the call's
+ * result key, $7 final (a timeout is the answer when nothing is claimable), $8 the result's data.
+ */
+const CLAIM_TASK: Prepared = {
+  name: "warren_task_claim",
+  text: `
+    with recursive caller as (
+      select state, ($4::text is null
+                     or (lease_owner is not distinct from $4::text and lease_epoch = $5::bigint))
+                    as held
+        from agents where id = $1::uuid for key share
+    ), recorded as (
+      select id, content from events where agent_id = $1::uuid and key = $6::text
+    ), may as (
+      select coalesce((select held and state <> 'dead' from caller), false)
+             and not exists (select 1 from recorded) as ok
+    ), pick as (
       select t.id from tasks t
-       where t.tree_id = ${claim.treeId} and t.state = 'pending'
+       where t.tree_id = $2::uuid and t.state = 'pending' and (select ok from may)
          and not exists (select 1 from tasks d
                           where d.id = any(t.depends_on) and d.state <> 'done')
        order by t.created_at, t.id
        limit 1
        for update skip locked
-    )
-    update tasks set state = 'claimed', claimed_by = ${claim.agentId}, claim_key = ${claim.key},
-                     claim_epoch = ${claim.epoch}, claimed_at = now()
-      from pick
-     where tasks.id = pick.id and tasks.state = 'pending'
-    returning tasks.id, tasks.title, tasks.detail, tasks.depends_on::text[] as depends_on`);
-  const task = rows.rows[0];
-  if (task) {
-    const deps = await tx.execute<{ task_id: string; title: string; result: string | null }>(sql`
-      select d.id::text as task_id, d.title, d.result
-        from unnest(${sql.param(task.depends_on)}::uuid[]) with ordinality as u(id, ord)
-        join tasks d on d.id = u.id
-       order by u.ord`);
-    return { task_id: task.id, title: task.title, detail: task.detail, depends_on: deps.rows };
-  }
-  const open = await tx.execute<{ open: boolean }>(sql`
-    with ${BLOCKED_CTE(claim.treeId)}
-    select exists (select 1 from tasks t
-                    where t.tree_id = ${claim.treeId}
-                      and (t.state = 'claimed'
-                           or (t.state = 'pending' and t.id not in (select id from bad))))
-           as open`);
-  return open.rows[0]!.open ? undefined : "empty";
-}
+    ), claimed as (
+      update tasks set state = 'claimed', claimed_by = $1::uuid, claim_key = $3::text,
+                       claim_epoch = $5::bigint, claimed_at = now()
+        from pick
+       where tasks.id = pick.id and tasks.state = 'pending'
+      returning tasks.id, tasks.title, tasks.detail, tasks.depends_on
+    ), bad(id) as (
+      select id from tasks where tree_id = $2::uuid and state = 'failed'
+      union
+      select t.id from tasks t join bad on bad.id = any(t.depends_on)
+       where t.tree_id = $2::uuid and t.state = 'pending'
+    ), answer as (
+      select coalesce(
+        (select json_build_object(
+                  'task_id', g.id::text, 'title', g.title, 'detail', g.detail,
+                  'depends_on', coalesce(
+                    (select json_agg(json_build_object(
+                              'task_id', d.id::text, 'title', d.title, 'result', d.result)
+                            order by u.ord)
+                       from unnest(g.depends_on) with ordinality as u(id, ord)
+                       join tasks d on d.id = u.id),
+                    '[]'::json))
+           from claimed g),
+        case when not exists (select 1 from tasks t
+                               where t.tree_id = $2::uuid
+                                 and (t.state = 'claimed'
+                                      or (t.state = 'pending'
+                                          and t.id not in (select id from bad))))
+             then json_build_object('status', 'empty')
+             when $7::boolean then json_build_object('status', 'timeout') end) as value
+       where (select ok from may)
+    ), e as (
+      insert into events (agent_id, kind, content, data, key, epoch)
+      select $1::uuid, 'tool_result', value::text, $8::jsonb, $6::text, $5::bigint
+        from answer where value is not null
+      returning id, content
+    ), ${countedCte("$1", "$5", "exists (select 1 from e)")}
+    select (select state from caller) as state, (select held from caller) as held,
+           coalesce((select id from e), (select id from recorded))::text as event_id,
+           coalesce((select content from e), (select content from recorded)) as content
+      from (select count(*) from counted) as c`,
+};
 
 /** Finishes a task the caller holds: done with its result, or failed (its dependants block). */
 export async function finishTask(

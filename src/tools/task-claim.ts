@@ -1,15 +1,13 @@
 // task_claim {timeout?}: the oldest pending task of the tree whose dependencies are all done,
 // claimed by the caller with its dependencies' results; {"status":"empty"} once nothing is open,
-// {"status":"timeout"} when the time ran out first (SPEC §3). The claim commits in one transaction
-// with the call's keyed, fenced tool_result, so a retry after a lost reply finds the same task and
-// a stale worker claims nothing. Blocked, it sleeps like `wait`: woken by the tree's task channel
+// {"status":"timeout"} when the time ran out first (SPEC §3). The claim commits in one statement
+// with the call's keyed, fenced tool_result, so a retry after a lost reply finds the answer
+// recorded and a stale worker claims nothing. Blocked, it sleeps like `wait`: woken by the tree's task channel
 // (NOTIFY), a slow re-check covering a lost one, its scheduler slot lent meanwhile; a claim in
 // flight when its worker died is run again with its remaining time (runtime/resume.ts).
-import { appendToolResult } from "../agents/events.js";
-import { recordedEvent } from "../agents/event-keys.js";
 import { UNLISTENED_POLL_MS } from "../bus/bus.js";
 import { RECHECK_MS } from "../mail/recheck.js";
-import { claimTask, lockCaller, taskChannel } from "../tasks/board.js";
+import { claimTask, taskChannel } from "../tasks/board.js";
 import { commitOnce, resultStamp } from "./effects.js";
 import { fail, type Tool, type ToolOutcome } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
@@ -84,41 +82,19 @@ async function claimWhenReady(ctx: AgentToolContext, timeout: number): Promise<T
       const final = Date.now() >= deadline;
       if (dirty || final) {
         dirty = false;
-        const outcome = await commitOnce(ctx, () =>
-          ctx.db.transaction(async (tx): Promise<ToolOutcome> => {
-            await lockCaller(tx, ctx.agent.id, ctx.fence);
-            // This call claimed already (run again after a lost reply): that answer stands.
-            const recorded = await recordedEvent(tx, ctx.agent.id, stamp.key);
-            if (recorded) {
-              return {
-                ok: true,
-                value: JSON.parse(recorded.content),
-                recordedEventId: recorded.id,
-              };
-            }
-            const claimed = await claimTask(tx, {
-              treeId: ctx.agent.tree_id,
-              agentId: ctx.agent.id,
-              key: `${ctx.agent.id}:${stamp.key}`,
-              epoch: stamp.epoch,
-            });
-            if (claimed === undefined && !final) return NOT_YET;
-            const value =
-              claimed === undefined
-                ? { status: "timeout" }
-                : claimed === "empty"
-                  ? { status: "empty" }
-                  : claimed;
-            const event = await appendToolResult(
-              tx,
-              ctx.agent.id,
-              JSON.stringify(value),
-              { tool_call_id: ctx.toolCallId, name: "task_claim" },
-              { key: stamp.key, epoch: ctx.fence?.epoch },
-            );
-            return { ok: true, value, recordedEventId: event.id };
-          }),
-        );
+        // One statement: the claim and the call's keyed, fenced result (or nothing yet).
+        const outcome = await commitOnce(ctx, async (): Promise<ToolOutcome> => {
+          const answer = await claimTask(ctx.db, {
+            treeId: ctx.agent.tree_id,
+            agentId: ctx.agent.id,
+            fence: ctx.fence,
+            resultKey: stamp.key,
+            toolCallId: ctx.toolCallId,
+            final,
+          });
+          if (!answer) return NOT_YET;
+          return { ok: true, value: JSON.parse(answer.content), recordedEventId: answer.eventId };
+        });
         if (outcome !== NOT_YET) return outcome;
       }
       if (!waiting) {
