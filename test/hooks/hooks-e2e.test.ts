@@ -4,6 +4,7 @@
 // time out or fail: one line each, and the run goes on.
 import {
   chmodSync,
+  readdirSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -24,6 +25,8 @@ import {
   requestsOf,
   useE2E,
 } from "../runtime/e2e-support.js";
+import { startWarren, warrenEnv } from "../support/warren.js";
+import { sql } from "drizzle-orm";
 
 const e2e = useE2E();
 
@@ -284,5 +287,118 @@ describe("Stop and SubagentStop", () => {
     ]);
     expect(root.state).toBe("idle");
     expect(helper.state).toBe("idle");
+  });
+});
+
+/** Polls `probe` until it gives a value (a safety net of 30 s, so a broken run fails, not hangs). */
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | Promise<T | undefined>,
+): Promise<T> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+function startIn(config: object, extra: Record<string, string> = {}) {
+  const env = warrenEnv({
+    databaseUrl: e2e.db().$client.options.connectionString!,
+    modelUrl: e2e.fake().baseURL,
+    extra,
+  });
+  const dir = path.join(env.XDG_CONFIG_HOME!, "warren");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, "config.json"), JSON.stringify(config));
+  return startWarren(["-p", "go", "--timeout", "60", "--json"], env, work);
+}
+
+/** Live processes running the slow hook's `sleep 301.25`. */
+function sleeping(): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${name}/cmdline`, "utf8").replaceAll("\0", " ");
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+      if (cmdline.startsWith("sleep 301.25") && state !== "Z") found.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+describe("Notification", () => {
+  it("tells the hook when a call waits for the person's approval", async () => {
+    const hook = hookScript("notify.sh", `cat > notification.json`);
+    bashOnce("echo hi");
+    const run = startIn(
+      { hooks: { Notification: [group(hook, "permission_prompt")] } },
+      { WARREN_APPROVE: "ask" },
+    );
+    const file = path.join(work, "notification.json");
+    const told = await until("the notification", () =>
+      existsSync(file) && readFileSync(file, "utf8").endsWith("}")
+        ? readFileSync(file, "utf8")
+        : undefined,
+    );
+    expect(JSON.parse(told)).toMatchObject({
+      hook_event_name: "Notification",
+      notification_type: "permission_prompt",
+      agent_name: "root",
+      message: expect.stringMatching(/^root needs your approval for .*echo hi.* \(request \d+\)$/),
+    });
+    const listed = await e2e.warren(["approvals", "--all", "--json"]);
+    const [request] = JSON.parse(listed.stdout) as { id: number }[];
+    expect((await e2e.warren(["deny", String(request!.id)])).code).toBe(0);
+    const done = await run.done;
+    expect(done.code).toBe(0);
+    expect(done.stderr).toBe("");
+    expect(bashResult()).toMatchObject({ error: { code: "NOT_ALLOWED" } });
+  });
+});
+
+describe("an interrupt never waits for a hook", () => {
+  it("`warren stop` during a slow PreToolUse ends the turn and kills the hook", async () => {
+    // A sleep of its own length, found by its command line (in the sandbox's PID namespace $$ means
+    // nothing out here).
+    const hook = hookScript("slow.sh", `touch hook.started; sleep 301.25`);
+    e2e.fake().script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: { toolCalls: [{ name: "bash", arguments: { command: "touch ran.txt" } }] },
+      },
+    ]);
+    const run = startIn({
+      hooks: {
+        PreToolUse: [{ matcher: "", hooks: [{ type: "command", command: hook, timeout: 600 }] }],
+      },
+    });
+    await until("the hook to start", () =>
+      existsSync(path.join(work, "hook.started")) && sleeping().length > 0 ? true : undefined,
+    );
+    const root = await until("the root", async () => {
+      const rows = await e2e
+        .db()
+        .execute<{ id: string }>(
+          sql`select id from agents where parent_id is null order by created_at desc limit 1`,
+        );
+      return rows.rows[0]?.id;
+    });
+    expect((await e2e.warren(["stop", root])).code).toBe(0);
+    const done = await run.done;
+    expect(done.code).toBe(0);
+    expect(await until("the hook to be gone", () => (sleeping().length ? undefined : true))).toBe(
+      true,
+    );
+    expect(existsSync(path.join(work, "ran.txt"))).toBe(false);
+    const kinds = (await eventsOf(e2e.db(), root)).map((e) => e.kind);
+    expect(kinds).toContain("interrupted");
   });
 });
