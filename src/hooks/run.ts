@@ -40,6 +40,8 @@ export async function runHook(
     return { kind: "failed", message: (err as Error).message };
   }
   if (!launch.ok) return { kind: "failed", message: launch.message };
+  // Claude Code's variable, so a copied `"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh` finds its script.
+  launch.env.CLAUDE_PROJECT_DIR = options.cwd;
   if (options.signal.aborted) return { kind: "aborted" };
   const ready = launch;
   return new Promise<HookRun>((resolve) => {

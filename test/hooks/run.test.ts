@@ -50,9 +50,12 @@ async function until(check: () => boolean): Promise<boolean> {
 
 describe("runHook", () => {
   it("gives the event on stdin, runs in the cwd, keeps stdout and stderr apart", async () => {
-    const hook = script("h.sh", `cat > got.json; pwd; echo oops >&2; exit 3`);
+    const hook = script(
+      "h.sh",
+      `cat > got.json; pwd; echo "$CLAUDE_PROJECT_DIR"; echo oops >&2; exit 3`,
+    );
     const run = await runHook(hook, '{"tool_name":"bash"}', options());
-    expect(run).toEqual({ kind: "exited", code: 3, stdout: `${dir}\n`, stderr: "oops\n" });
+    expect(run).toEqual({ kind: "exited", code: 3, stdout: `${dir}\n${dir}\n`, stderr: "oops\n" });
     expect(readFileSync(path.join(dir, "got.json"), "utf8")).toBe('{"tool_name":"bash"}');
   });
 
