@@ -163,15 +163,18 @@ export function matches(matcher: string, subject: string): boolean {
   return names.some((n) => re.test(n));
 }
 
-/** The hook commands of `event` whose matcher matches `subject`, each once (by its command). */
+/**
+ * The hook commands of `event` whose matcher matches `subject` (undefined: every matcher, for
+ * events without a subject), each once (by its command).
+ */
 export function hooksFor(
   hooks: HooksConfig | undefined,
   event: HookEvent,
-  subject = "",
+  subject: string | undefined,
 ): HookCommand[] {
   const out: HookCommand[] = [];
   for (const group of hooks?.[event] ?? []) {
-    if (!matches(group.matcher, subject)) continue;
+    if (subject !== undefined && !matches(group.matcher, subject)) continue;
     for (const hook of group.hooks) {
       if (!out.some((h) => h.command === hook.command)) out.push(hook);
     }

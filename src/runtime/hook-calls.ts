@@ -46,7 +46,8 @@ export function stopEventOf(agent: Pick<AgentRow, "parent_id">): HookEvent {
 async function runEvent(
   site: HookSite,
   event: HookEvent,
-  subject: string,
+  /** What the matchers match (undefined: every hook of the event). */
+  subject: string | undefined,
   fields: Record<string, unknown>,
 ): Promise<{ command: string; run: HookRun }[]> {
   const commands = hooksFor(site.config.hooks, event, subject);
@@ -140,7 +141,9 @@ export async function postToolUse(
 /** Stop / SubagentStop: the model answered without calls; output ignored but for failures. */
 export async function stopHooks(site: HookSite, lastText: string): Promise<void> {
   const event = stopEventOf(site.agent);
-  const runs = await runEvent(site, event, site.agent.profile ?? "", {
+  // SubagentStop's matcher is the child's profile; Stop's is ignored, as in Claude Code.
+  const subject = event === "SubagentStop" ? (site.agent.profile ?? "") : undefined;
+  const runs = await runEvent(site, event, subject, {
     stop_hook_active: false,
     last_assistant_message: lastText,
     ...(event === "SubagentStop" ? { agent_type: site.agent.profile ?? "" } : {}),

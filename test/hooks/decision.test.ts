@@ -131,6 +131,12 @@ describe("matchers", () => {
     ]);
     expect(hooksFor(hooks, "PostToolUse", "bash").map((h) => h.command)).toEqual(["lint", "log"]);
     expect(hooksFor(hooks, "PreToolUse", "bash")).toEqual([]);
+    // No subject (Stop): every group, whatever its matcher.
+    expect(hooksFor(hooks, "PostToolUse", undefined).map((h) => h.command)).toEqual([
+      "lint",
+      "fmt",
+      "log",
+    ]);
   });
 });
 
