@@ -18,7 +18,7 @@ import { describeCall, setActivity } from "../feed/publish.js";
 import type { ToolCall } from "../llm/model.js";
 import type { AgentToolContext } from "../tools/agent-context.js";
 import { fail, type ToolOutcome } from "../tools/tool.js";
-import { notificationHooks, preToolUse, type HookSite } from "./hook-calls.js";
+import { hasHooks, notificationHooks, preToolUse, type HookSite } from "./hook-calls.js";
 import type { ToolRunDeps } from "./run-deps.js";
 
 const SHOWN_MAX = 120;
@@ -37,6 +37,8 @@ export async function gateCall(
 ): Promise<ToolOutcome | undefined> {
   const { db, agent } = deps;
   const policy = await decideCall(deps.config.policy, agent.policy ?? [], call.name, args, ctx.cwd);
+  // Without PreToolUse hooks an allowed call goes at once, as it always did.
+  if (policy.verdict === "allow" && !hasHooks(deps.config, "PreToolUse")) return undefined;
   const { subject } = policy;
   const what = subject ? `${call.name} (${shown(subject)})` : call.name;
   if (policy.verdict === "deny") return fail("NOT_ALLOWED", `${what} is denied by the tool policy`);
