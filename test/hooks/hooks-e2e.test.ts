@@ -14,6 +14,7 @@ import {
 } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   after,
@@ -400,5 +401,63 @@ describe("an interrupt never waits for a hook", () => {
     expect(existsSync(path.join(work, "ran.txt"))).toBe(false);
     const kinds = (await eventsOf(e2e.db(), root)).map((e) => e.kind);
     expect(kinds).toContain("interrupted");
+  });
+});
+
+describe("MCP tools", () => {
+  const EVERYTHING = fileURLToPath(
+    new URL(
+      "../../node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+      import.meta.url,
+    ),
+  );
+
+  it("a matcher names them as mcp__server__tool: one call blocked, the other seen after", async () => {
+    const block = hookScript("block.sh", `echo "no echoing" >&2; exit 2`);
+    const record = hookScript("record.sh", `cat >> post.jsonl; echo >> post.jsonl`);
+    const config = {
+      mcp_servers: { everything: { command: process.execPath, args: [EVERYTHING, "stdio"] } },
+      policy: { "mcp__everything__*": "allow" },
+      hooks: {
+        PreToolUse: [group(block, "mcp__everything__echo")],
+        PostToolUse: [group(record, "mcp__.*")],
+      },
+    };
+    // The server's tool list, cached before the run (as `warren mcp list` does for a person).
+    const file = path.join(work, "config.json");
+    writeFileSync(file, JSON.stringify(config));
+    expect((await e2e.warren(["mcp", "list"], { WARREN_CONFIG: file })).code).toBe(0);
+    e2e.fake().script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: {
+          toolCalls: [
+            { name: "mcp__everything__echo", arguments: { message: "hello" } },
+            { name: "mcp__everything__get-sum", arguments: { a: 20, b: 22 } },
+          ],
+        },
+      },
+      { agent: "root", match: after("mcp__everything__get-sum"), reply: { text: "done" } },
+    ]);
+    const run = await e2e.prompt("go", { cwd: work, env: { WARREN_CONFIG: file } });
+    expect(run.stderr).toBe("");
+    expect(run.json?.text).toBe("done");
+    const [echo, sum] = lastToolResults(requestsOf(e2e.fake(), "root").at(-1)!);
+    expect(echo!.value).toEqual({
+      error: {
+        code: "NOT_ALLOWED",
+        message: "mcp__everything__echo was blocked by a PreToolUse hook: no echoing",
+      },
+    });
+    expect(JSON.stringify(sum!.value)).toContain("42");
+    const seen = jsonLines(path.join(work, "post.jsonl"));
+    expect(seen).toEqual([
+      expect.objectContaining({
+        tool_name: "mcp__everything__get-sum",
+        tool_input: { a: 20, b: 22 },
+        tool_response: sum!.value,
+      }),
+    ]);
   });
 });
