@@ -121,7 +121,7 @@ function matcherProblem(matcher: string): string | undefined {
     new RegExp(matcher);
     return undefined;
   } catch (err) {
-    return (err as Error).message;
+    return (err as Error).message.replace(/^Invalid regular expression: /, "");
   }
 }
 
