@@ -157,7 +157,10 @@ export function parseAgentFile(
   }
   const data = doc.toJS() as Record<string, unknown>;
   for (const key of Object.keys(data)) {
-    if (!FIELDS.has(key)) warn(lineOf(pairs.get(key)), `unknown field "${key}" ignored`);
+    if (key === "hooks") {
+      // Claude Code lets an agent file carry hooks; warren runs only the person's config's.
+      warn(lineOf(pairs.get(key)), `"hooks" ignored: hooks are set only in warren's config file`);
+    } else if (!FIELDS.has(key)) warn(lineOf(pairs.get(key)), `unknown field "${key}" ignored`);
   }
   const at = (key: string) => lineOf(pairs.get(key));
   const str = (key: string): string | undefined | null => {

@@ -13,6 +13,7 @@ import type { SandboxConfig, SandboxMode, ShellSettings } from "../tools/sandbox
 import { validateShellEnv, type ShellEnvConfig } from "../tools/shell-env.js";
 import { loadAgentFiles } from "./agent-files.js";
 import { parseMcpServers, type McpServerConfig } from "../mcp/config.js";
+import { validateHooks, type HooksConfig } from "../hooks/config.js";
 import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from "./policy.js";
 
 type Env = Record<string, string | undefined>;
@@ -69,6 +70,8 @@ export interface Config {
   pooler?: PoolerMode;
   /** MCP servers by name (`mcp_servers`; src/mcp/config.ts). */
   mcpServers: Record<string, McpServerConfig>;
+  /** The person's hooks (`hooks`, Claude Code's shape; src/hooks/config.ts). Only the config sets them. */
+  hooks?: HooksConfig;
   /** Where the config came from, for `--help` and error messages. */
   configPath?: string;
   /** The OS sandbox for bash (tools/sandbox.ts): `sandbox`, `sandbox_network`, `sandbox_writable`. */
@@ -115,6 +118,7 @@ interface FileConfig {
   mcp_servers?: unknown;
   mcp_startup_timeout_seconds?: unknown;
   mcp_call_timeout_seconds?: unknown;
+  hooks?: unknown;
 }
 
 function readFileConfig(file: string): FileConfig {
@@ -161,6 +165,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     policySetting(profile?.policy, `profiles.${name}.policy`);
     profileSandboxSetting(profile?.sandbox, `profiles.${name}.sandbox`);
     toolsSetting(profile?.tools, `profiles.${name}.tools`);
+    if (profile && typeof profile === "object" && "hooks" in profile) {
+      throw new ConfigError(
+        `profiles.${name}.hooks: hooks are set only at the top level of the config ("hooks"), never per profile`,
+      );
+    }
     const isolation = profile?.isolation as unknown;
     if (isolation !== undefined && isolation !== null && isolation !== "worktree") {
       throw new ConfigError(
@@ -169,6 +178,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     }
   }
   const fromFiles = loadAgentFiles(cwd, env, new Set(Object.keys(fc.profiles ?? {})));
+  const hooks = hooksSetting(fc.hooks);
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
   const baseURL = env.OPENAI_BASE_URL || fc.base_url || undefined;
   return {
@@ -187,7 +197,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     prices: pricesSetting(fc.prices),
     profiles: { ...fromFiles.profiles, ...fc.profiles },
     agentFiles: fromFiles.files,
-    warnings: fromFiles.warnings,
+    warnings: [...fromFiles.warnings, ...hooks.warnings],
     workerThreads: Math.max(
       1,
       positive(
@@ -210,6 +220,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     policy: policySetting(fc.policy, "policy"),
     notify: fc.notify !== false,
     mcpServers: mcpSetting(fc, path.dirname(file)),
+    ...(Object.keys(hooks.hooks).length > 0 ? { hooks: hooks.hooks } : {}),
     ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),
     configPath: fs.existsSync(file) ? file : undefined,
     sandbox: sandboxSetting(fc, env),
@@ -349,6 +360,14 @@ function mcpSetting(fc: FileConfig, base: string): Record<string, McpServerConfi
       { startup: fc.mcp_startup_timeout_seconds, call: fc.mcp_call_timeout_seconds },
       base,
     );
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+}
+
+function hooksSetting(value: unknown): ReturnType<typeof validateHooks> {
+  try {
+    return validateHooks(value);
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }

@@ -2,6 +2,8 @@
 // with why, `ask` runs it once a person allowed it — or at once under `--approve all`, or never
 // under `--approve none`. A call waiting for its answer blocks like a `wait`: the agent shows as
 // waiting, its scheduler slot is lent out, and a resumed turn finds the same request again.
+// Between the policy and the person, the PreToolUse hooks (SPEC §9): they may block or make the
+// verdict stricter, never wider (hooks/decision.ts combinePre).
 import {
   awaitAnswer,
   markStarted,
@@ -16,6 +18,7 @@ import { describeCall, setActivity } from "../feed/publish.js";
 import type { ToolCall } from "../llm/model.js";
 import type { AgentToolContext } from "../tools/agent-context.js";
 import { fail, type ToolOutcome } from "../tools/tool.js";
+import { hasHooks, notificationHooks, preToolUse, type HookSite } from "./hook-calls.js";
 import type { ToolRunDeps } from "./run-deps.js";
 
 const SHOWN_MAX = 120;
@@ -33,21 +36,37 @@ export async function gateCall(
   args: unknown,
 ): Promise<ToolOutcome | undefined> {
   const { db, agent } = deps;
-  const { verdict, subject } = await decideCall(
-    deps.config.policy,
-    agent.policy ?? [],
-    call.name,
-    args,
-    ctx.cwd,
-  );
-  if (verdict === "allow") return undefined;
+  const policy = await decideCall(deps.config.policy, agent.policy ?? [], call.name, args, ctx.cwd);
+  // Without PreToolUse hooks an allowed call goes at once, as it always did.
+  if (policy.verdict === "allow" && !hasHooks(deps.config, "PreToolUse")) return undefined;
+  const { subject } = policy;
   const what = subject ? `${call.name} (${shown(subject)})` : call.name;
-  if (verdict === "deny") return fail("NOT_ALLOWED", `${what} is denied by the tool policy`);
+  if (policy.verdict === "deny") return fail("NOT_ALLOWED", `${what} is denied by the tool policy`);
+  const site: HookSite = {
+    db,
+    config: deps.config,
+    agent,
+    signal: ctx.signal,
+    fence: deps.fence,
+    onWarning: deps.onWarning,
+  };
+  const hooked = await preToolUse(site, call, args, policy.verdict);
+  if (hooked.kind === "blocked") {
+    return fail("NOT_ALLOWED", `${what} was blocked by a PreToolUse hook: ${hooked.message}`);
+  }
+  if (hooked.kind === "denied") {
+    const why = hooked.reason ? `: ${hooked.reason}` : "";
+    return fail("NOT_ALLOWED", `${what} is denied by a PreToolUse hook${why}`);
+  }
+  if (hooked.verdict === "allow") return undefined;
   const mode = await treeApproveMode(db, agent.tree_id);
   if (mode === "none") {
+    const by = hooked.byHook
+      ? ` (a PreToolUse hook asks${hooked.reason ? `: ${hooked.reason}` : ""})`
+      : "";
     return fail(
       "NOT_ALLOWED",
-      `${what} needs a person's approval, and this run answers no (--approve none)`,
+      `${what} needs a person's approval${by}, and this run answers no (--approve none)`,
     );
   }
   const asked = {
@@ -74,6 +93,13 @@ export async function gateCall(
   const request = await requestApproval(db, asked);
   let answer = request;
   if (request.status === "pending") {
+    // Told while the call waits, not awaited: the person's answer never waits for the hook. It
+    // follows the turn (killed on interrupt or shutdown) and its own timeout.
+    void notificationHooks(
+      { ...site, signal: deps.signal },
+      "permission_prompt",
+      `${agent.name} needs your approval for ${describeCall(call.name, call.arguments)} (request ${request.id})`,
+    ).catch(() => undefined);
     await ctx.setWaiting(true);
     await setActivity(
       db,

@@ -7,7 +7,7 @@ import { isLeaseLost } from "../agents/errors.js";
 import { setState } from "../agents/tree.js";
 import { getAgent } from "../agents/refs.js";
 import { withRetry } from "../db/retry.js";
-import { outage } from "../db/warning.js";
+import { notice, outage } from "../db/warning.js";
 import { capabilitiesOf, childCapabilities } from "../agents/capabilities.js";
 import { shellSettingsOf } from "../config/config.js";
 import type { ToolCall } from "../llm/model.js";
@@ -22,6 +22,7 @@ import type { AgentToolContext } from "../tools/agent-context.js";
 import type { AnyTool } from "../tools/registry.js";
 import type { ToolRunDeps } from "./run-deps.js";
 import { gateCall } from "./approval-gate.js";
+import { hasHooks, postToolUse } from "./hook-calls.js";
 import { CallAborts, raceAbort } from "./call-aborts.js";
 import {
   errorMessage,
@@ -185,8 +186,8 @@ async function runOne(run: CallRun, call: ToolCall): Promise<void> {
   run.running.set(call.id, describeCall(call.name, call.arguments));
   await showActivity(run);
   const tool = deps.tools.find((t) => t.name === call.name);
-  const outcome = overBudget
-    ? fail("LIMIT_EXCEEDED", `tool call budget exhausted (${budget} calls)`)
+  const { outcome, feedback } = overBudget
+    ? { outcome: fail("LIMIT_EXCEEDED", `tool call budget exhausted (${budget} calls)`) }
     : await execute(deps, tool, call, run.aborts);
   run.running.delete(call.id);
   if (run.running.size > 0) void showActivity(run);
@@ -199,7 +200,7 @@ async function runOne(run: CallRun, call: ToolCall): Promise<void> {
       appendToolResult(
         deps.db,
         deps.agent.id,
-        outcomeText(outcome),
+        withFeedback(outcomeText(outcome), feedback),
         {
           tool_call_id: call.id,
           name: call.name,
@@ -218,19 +219,44 @@ async function runOne(run: CallRun, call: ToolCall): Promise<void> {
   );
 }
 
+/**
+ * The result text with a PostToolUse hook's feedback beside it (`hook_feedback`), so the model
+ * reads both in the one result that is recorded.
+ */
+function withFeedback(text: string, feedback: string | undefined): string {
+  if (feedback === undefined) return text;
+  const value: unknown = JSON.parse(text);
+  const base =
+    value && typeof value === "object" && !Array.isArray(value) ? value : { result: value };
+  return JSON.stringify({ ...base, hook_feedback: feedback });
+}
+
+/** A call's outcome, and what its PostToolUse hooks told the model (exit 2), if anything. */
+interface Executed {
+  outcome: ToolOutcome;
+  feedback?: string;
+}
+
 async function execute(
   deps: ToolRunDeps,
   tool: AnyTool | undefined,
   call: ToolCall,
   aborts: CallAborts,
-): Promise<ToolOutcome> {
+): Promise<Executed> {
   if (!tool) {
     const names = deps.tools.map((t) => t.name).join(", ");
-    return fail("INVALID_ARGS", `unknown tool "${call.name}"; available tools: ${names}`);
+    return {
+      outcome: fail("INVALID_ARGS", `unknown tool "${call.name}"; available tools: ${names}`),
+    };
   }
   const args = parseArguments(call.arguments);
   if (!args.ok) {
-    return fail("INVALID_ARGS", `arguments are not valid JSON (${args.message}); nothing was run`);
+    return {
+      outcome: fail(
+        "INVALID_ARGS",
+        `arguments are not valid JSON (${args.message}); nothing was run`,
+      ),
+    };
   }
   const { db, agent, config } = deps;
   // Made on a fan-in's first progress: most calls never show a wait status.
@@ -268,15 +294,31 @@ async function execute(
   try {
     // Raced: a tool stuck anywhere (a hung read, a query) never outlives an interrupt or kill.
     const refused = await raceAbort(gateCall(deps, ctx, call, args.value), signal);
-    if (refused) return refused;
+    if (refused) return { outcome: refused };
     const outcome = await raceAbort(tool.run(args.value, ctx), signal).finally(() =>
       waitStatus?.clear(),
     );
     if (deps.signal.aborted) throw deps.signal.reason;
-    return outcome;
+    if (!hasHooks(config, "PostToolUse")) return { outcome };
+    // Before the result is recorded (runOne), so its feedback goes in with it, once; a tool
+    // that recorded its own result (wait, fork, send…) has no place for feedback left.
+    const response: unknown = JSON.parse(outcomeText(outcome));
+    const site = { db, config, agent, signal, fence: deps.fence, onWarning: deps.onWarning };
+    const said = await raceAbort(postToolUse(site, call, args.value, response), signal);
+    if (deps.signal.aborted) throw deps.signal.reason;
+    if (said === undefined) return { outcome };
+    if (outcome.ok && outcome.recordedEventId !== undefined) {
+      deps.onWarning?.(
+        notice(
+          `${agent.name}: hook PostToolUse exited 2 after ${call.name}, whose result was recorded already; its feedback is not shown to the model`,
+        ),
+      );
+      return { outcome };
+    }
+    return { outcome, feedback: said };
   } catch (err) {
     if (isAbort(err) || deps.signal.aborted || isLeaseLost(err)) throw err;
-    return internalFailure(err);
+    return { outcome: internalFailure(err) };
   } finally {
     aborts.end(aborter);
   }

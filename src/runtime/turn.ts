@@ -31,6 +31,13 @@ import { cancelPending } from "../approvals/approvals.js";
 import type { ToolCall } from "../llm/model.js";
 import { budgetProblem, settleTurnEnd, takePendingMail } from "./turn-end.js";
 import { spending } from "./spend.js";
+import {
+  hasHooks,
+  notificationHooks,
+  stopEventOf,
+  stopHooks,
+  type HookSite,
+} from "./hook-calls.js";
 
 /** Why a running turn was stopped from outside. */
 export type StopReason = "interrupt" | "dead" | "lease-lost" | "shutdown";
@@ -139,6 +146,7 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     const problem = budgetProblem(agent, startingTurn, spend) ?? modelProblem(deps.config.model);
     if (problem) {
       await appendEvent(db, agent.id, "error", problem, undefined, stamp(deps));
+      await notifyError(deps, agent, signal, problem);
       // Like any end of turn, mail that arrived meanwhile is taken in, never stranded under an
       // idle agent; it cannot loop: each pass consumes the mail it finds.
       if ((await takePendingMail(db, agent, deps.fence)) === "idle") return "idle";
@@ -207,8 +215,31 @@ async function guarded(
       undefined,
       stamp(deps),
     );
+    await notifyError(deps, agent, signal, `${what}: ${shownError(err)}`);
     return (await takePendingMail(deps.db, agent, deps.fence)) === "continue";
   }
+}
+
+function hookSite(deps: TurnDeps, agent: AgentRow, signal: AbortSignal): HookSite {
+  return {
+    db: deps.db,
+    config: deps.config,
+    agent,
+    signal,
+    fence: deps.fence,
+    onWarning: deps.onWarning,
+  };
+}
+
+/** The Notification hooks of a turn that failed (the TUI rings for the same `error` event). */
+async function notifyError(
+  deps: TurnDeps,
+  agent: AgentRow,
+  signal: AbortSignal,
+  text: string,
+): Promise<void> {
+  if (!hasHooks(deps.config, "Notification")) return;
+  await notificationHooks(hookSite(deps, agent, signal), "error", `${agent.name} failed: ${text}`);
 }
 
 /** Nothing left to do in this turn: the model answered without calls, or a /wait or interrupt ended it. */
@@ -278,7 +309,14 @@ async function step(
   const mcp = await mcpToolsFor(deps.db, deps.config.mcpServers, deps.onWarning);
   const tools = toolsFor(capabilitiesOf(deps.config, agent).tools, mcp);
   const asked = await askModel(deps, agent, known, tail, tools, signal);
-  if (asked.calls.length === 0) return { end: asked.ended };
+  if (asked.calls.length === 0) {
+    // The turn's end waited for the Stop hooks (askModel): they run while the agent still runs,
+    // so `-p` and an interrupt see them as part of the turn.
+    if (asked.ended === null && !signal.aborted && hasHooks(deps.config, stopEventOf(agent))) {
+      await stopHooks(hookSite(deps, agent, signal), asked.text);
+    }
+    return { end: asked.ended };
+  }
   await runToolCalls(toolRunDeps(deps, agent, asked.assistantId, signal, tools), asked.calls, {
     shownWithAnswer: asked.shown,
   });
@@ -300,7 +338,13 @@ async function askModel(
   tail: number,
   tools: AnyTool[],
   signal: AbortSignal,
-): Promise<{ assistantId: number; calls: ToolCall[]; shown: string | null; ended: AnswerEnd }> {
+): Promise<{
+  assistantId: number;
+  calls: ToolCall[];
+  shown: string | null;
+  ended: AnswerEnd;
+  text: string;
+}> {
   const { db, config } = deps;
   const modelName = agent.model ?? config.model.name ?? "";
   // Compacted first when it would not fit the model's context window (compaction.ts).
@@ -366,9 +410,12 @@ async function askModel(
           calls: response.toolCalls,
           activity: firstActivity(response.toolCalls),
           turnStart: known.turnStart,
-          // An answer without calls ends the turn in the same statement, unless a stop came:
-          // that goes through the pass.
-          endsTurn: response.toolCalls.length === 0 && !signal.aborted,
+          // An answer without calls ends the turn in the same statement, unless a stop came
+          // (that goes through the pass) or Stop hooks must run first (step).
+          endsTurn:
+            response.toolCalls.length === 0 &&
+            !signal.aborted &&
+            !hasHooks(config, stopEventOf(agent)),
         },
         {
           key: eventKey.assistant(tail),
@@ -380,7 +427,13 @@ async function askModel(
   );
   const calls = fresh ? response.toolCalls : recordedCalls(assistant.data);
   // The answer's statement (or the attempt a retry found) wrote the calls' first activity line.
-  return { assistantId: assistant.id, calls, shown: firstActivity(calls), ended };
+  return {
+    assistantId: assistant.id,
+    calls,
+    shown: firstActivity(calls),
+    ended,
+    text: assistant.content,
+  };
 }
 
 /**

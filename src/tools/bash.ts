@@ -76,9 +76,10 @@ function exitCode(code: number | null, signal: NodeJS.Signals | null): number | 
  * we write "done" and the watchdog leaves quietly (background jobs the command started live on, as
  * with plain `bash -c`). If this process dies first, the OS closes the lifeline: the watchdog reads
  * end-of-file and kills the whole group, so a crashed warren leaves no command running behind it.
- * The command itself never sees fd 3 or the watchdog's variables.
+ * The command itself never sees fd 3 or the watchdog's variables. Hooks run under it too
+ * (hooks/run.ts); the command's stdin is the script's own.
  */
-const LIFELINE_SCRIPT = `{ IFS= read -r -u 3 word; [ "$word" = done ] || kill -KILL 0; } </dev/null >/dev/null 2>&1 &
+export const LIFELINE_SCRIPT = `{ IFS= read -r -u 3 word; [ "$word" = done ] || kill -KILL 0; } </dev/null >/dev/null 2>&1 &
 exec 3<&-
 __warren_command=$1
 shift

@@ -1,4 +1,4 @@
-// The OS sandbox for the commands warren runs for an agent (bash now; hooks and MCP servers to
+// The OS sandbox for the commands warren runs for an agent (bash and hooks; MCP servers to
 // come): bubblewrap (`bwrap`). The whole filesystem read-only except the agent's working
 // directory, a private /tmp and the paths the config adds; a fresh /dev and /proc in a new PID
 // namespace (so warren's own /proc/PID/environ is out of sight); warren's home (the embedded

@@ -1,6 +1,6 @@
-// The environment a command warren runs for an agent gets (bash now; hooks and MCP servers to
-// come): an allowlist of the person's ordinary variables plus the config's `shell_env`, never
-// warren's own secrets (the database URL, PG* settings, API keys, WARREN_*). An agent that runs
+// The environment a command warren runs for an agent gets (bash, hooks, MCP servers): an
+// allowlist of the person's ordinary variables plus the config's `shell_env`, never warren's own
+// secrets (the database URL, PG* settings, API keys, WARREN_*). An agent that runs
 // `env` learns nothing it could connect to warren's database or model server with.
 
 type Env = Record<string, string | undefined>;

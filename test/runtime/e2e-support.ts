@@ -46,6 +46,8 @@ export interface PromptOptions {
   config?: object;
   /** Talk to this model URL instead of the fake's (e.g. an AbortProbe in front of it). */
   modelUrl?: string;
+  /** The root's working directory (default: the test's). */
+  cwd?: string;
 }
 
 export interface E2E {
@@ -148,7 +150,7 @@ export function useE2E(fakeOptions: FakeModelOptions = {}): E2E {
       }
       const args = ["-p", text, "--timeout", String(options.timeout ?? 60)];
       if (options.json !== false) args.push("--json");
-      const run = withoutListenOffLine(await runWarren(args, runEnv), runEnv, true);
+      const run = withoutListenOffLine(await runWarren(args, runEnv, options.cwd), runEnv, true);
       return { ...run, json: parseJson(run.stdout) };
     },
     warren: async (args, extra) => {

@@ -1,0 +1,124 @@
+// What hooks do across a worker that goes away (docs/hooks.md, "Crashes and repeats"): a call
+// waiting for approval is asked again by the next worker, so its PreToolUse and its Notification
+// run again; the call itself, once allowed, runs once, and its PostToolUse with it.
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { answerApproval, listPending } from "../../src/approvals/approvals.js";
+import { createTree } from "../../src/agents/tree.js";
+import { createBus, type Bus } from "../../src/bus/bus.js";
+import { loadConfig } from "../../src/config/config.js";
+import { createOpenAIModel } from "../../src/llm/openai.js";
+import { startScheduler } from "../../src/runtime/scheduler.js";
+import { useTestDatabase } from "../support/db.js";
+import { startFakeModel, type FakeModel } from "../support/fake-model.js";
+import { after } from "../runtime/e2e-support.js";
+
+const database = useTestDatabase();
+let fake: FakeModel;
+let bus: Bus;
+const workdir = mkdtempSync(path.join(os.tmpdir(), "warren-hooks-resume-"));
+
+beforeAll(async () => {
+  fake = await startFakeModel();
+  bus = await createBus(database().url);
+});
+afterAll(async () => {
+  await bus.close();
+  await fake.close();
+});
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value) return value;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** A hook that appends its event's name to `log` in the working directory. */
+function logger(name: string): string {
+  mkdirSync(path.join(workdir, "hooks"), { recursive: true });
+  const file = path.join(workdir, "hooks", name);
+  writeFileSync(file, `#!/usr/bin/env bash\ncat > /dev/null; echo ${name} >> hooks.log\n`);
+  chmodSync(file, 0o755);
+  return file;
+}
+
+describe("hooks across a worker that went away", () => {
+  it("PreToolUse and Notification run again for the re-asked call; the call and PostToolUse once", async () => {
+    const configFile = path.join(workdir, "config.json");
+    const group = (command: string) => [{ hooks: [{ type: "command", command }] }];
+    writeFileSync(
+      configFile,
+      JSON.stringify({
+        hooks: {
+          PreToolUse: group(logger("pre")),
+          PostToolUse: group(logger("post")),
+          Notification: group(logger("notification")),
+        },
+      }),
+    );
+    const config = loadConfig({
+      HOME: workdir,
+      WARREN_CONFIG: configFile,
+      WARREN_MODEL: "fake",
+      OPENAI_BASE_URL: fake.baseURL,
+    });
+    const deps = () => ({
+      db: database().db,
+      bus,
+      model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
+      config,
+    });
+    fake.script([
+      {
+        agent: "resumed",
+        reply: { toolCalls: [{ name: "bash", arguments: { command: "echo x >> ran" } }] },
+      },
+      { agent: "resumed", match: after("bash"), reply: { text: "done" } },
+    ]);
+    const agent = await createTree(database().db, {
+      name: "resumed",
+      prompt: "go",
+      cwd: workdir,
+      approve: "ask",
+    });
+    const options = { concurrency: 2, leaseSeconds: 10, pollMs: 200, treeId: agent.tree_id };
+    const log = () => {
+      try {
+        return readFileSync(path.join(workdir, "hooks.log"), "utf8").split("\n").filter(Boolean);
+      } catch {
+        return [];
+      }
+    };
+    const first = await startScheduler(deps(), options);
+    const request = await until("the request", async () =>
+      (await listPending(database().db)).find((p) => p.agent_id === agent.id),
+    );
+    await until("the notification", async () => log().includes("notification"));
+    await first.stop(); // the worker goes away while the call waits
+    expect(log()).toEqual(["pre", "notification"]);
+
+    const second = await startScheduler(deps(), options);
+    try {
+      await until("the call asked again", async () => log().length === 4);
+      expect(log()).toEqual(["pre", "notification", "pre", "notification"]);
+      await answerApproval(database().db, request.id, { allow: true, by: "person (test)" });
+      await until("the turn to end", async () => {
+        const rows = await database().db.execute<{ state: string }>(
+          sql`select state from agents where id = ${agent.id}`,
+        );
+        return rows.rows[0]?.state === "idle";
+      });
+    } finally {
+      await second.stop();
+    }
+    expect(readFileSync(path.join(workdir, "ran"), "utf8")).toBe("x\n");
+    expect(log()).toEqual(["pre", "notification", "pre", "notification", "post"]);
+  });
+});
