@@ -1,5 +1,6 @@
 // Results of the agent tools a person reads most, shown as what they mean rather than JSON: a
 // wait's mail or fan-in (one row per agent with its status glyph), a send's, fork's or kill's receipt.
+import { describeChanges, type Changes } from "../../agents/worktree.js";
 import { shortId } from "../../text/format.js";
 import { GLYPH } from "./glyphs.js";
 import { clipRow, collapseSpans, type Row } from "./spans.js";
@@ -103,6 +104,10 @@ function fanInRows(results: unknown[], width: number, names: AgentNames): Row[] 
       { text: `${look.glyph} `, style: look.style },
       { text: `${name}${id}`, style: ROLE.strong },
     ];
+    // An isolated child's edits in its worktree (worktree.ts changesOf), beside its name.
+    const changes = entry.changes as Changes | undefined;
+    if (changes && typeof changes.files === "number" && changes.files > 0)
+      head.push({ text: ` (${describeChanges(changes)})`, style: LABEL });
     if (typeof entry.message === "string") {
       head.push({ text: ": " });
       const body = cleanText(entry.message.replace(/\s+$/, ""));

@@ -305,12 +305,12 @@ describe("tool results read as what they mean", () => {
     const result = {
       results: [
         { agent_id: A, name: "alpha", status: "received", message: "found 3 bugs\nsee below" },
-        { agent_id: B, name: "bravo", status: "dead" },
+        { agent_id: B, name: "bravo", status: "dead", changes: { files: 2, added: 9, removed: 1 } },
       ],
     };
     const text = show([ev(event("tool_result", JSON.stringify(result), { name: "wait" }))]);
     expect(text).toBe(
-      "← wait: 2 agents\n  ✓ alpha a1a1a1a1: found 3 bugs\n    see below\n  ✗ bravo b2b2b2b2 dead",
+      "← wait: 2 agents\n  ✓ alpha a1a1a1a1: found 3 bugs\n    see below\n  ✗ bravo b2b2b2b2 (2 files +9 -1) dead",
     );
   });
 
