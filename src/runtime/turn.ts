@@ -30,6 +30,7 @@ import { cancelPending } from "../approvals/approvals.js";
 import type { ToolCall } from "../llm/model.js";
 import { budgetProblem, settleTurnEnd, takePendingMail } from "./turn-end.js";
 import { spending } from "./spend.js";
+import { withModelCap } from "./model-cap.js";
 
 /** Why a running turn was stopped from outside. */
 export type StopReason = "interrupt" | "dead" | "lease-lost" | "shutdown";
@@ -73,7 +74,8 @@ export async function runAgent(
   const inner: TurnDeps = {
     db: deps.db,
     bus: deps.bus,
-    model: deps.model,
+    // Each request takes a slot of its server first when the config caps it (model-cap.ts).
+    model: withModelCap(deps, agentId),
     config: deps.config,
     onWarning: deps.onWarning,
     fence: deps.fence,
