@@ -1,6 +1,15 @@
 // The model-cap tables (migration 0026): one row per capped model server (its cap, and how long
 // a 429 paused it), and one per agent holding or waiting for one of its slots (model-cap.ts).
-import { bigint, boolean, index, integer, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  pgTable,
+  text,
+  timestamp,
+  uuid,
+} from "drizzle-orm/pg-core";
 
 export const modelServers = pgTable("model_servers", {
   key: text("key").primaryKey(),

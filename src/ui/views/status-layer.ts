@@ -83,7 +83,8 @@ export function renderStatusLayer(
   const column = Math.max(0, ...labels.map(displayWidth));
   const lines = shown.map((entry, i) => {
     const agent = agentsById.get(entry.agent_id);
-    const shownStatus = entry.status === "running" && agent && isQueued(agent) ? "queued" : entry.status;
+    const shownStatus =
+      entry.status === "running" && agent && isQueued(agent) ? "queued" : entry.status;
     const status = STATUS[shownStatus] ?? STATUS.running;
     const marks = approvalMark(approvals, entry.agent_id);
     const key = [
