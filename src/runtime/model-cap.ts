@@ -156,7 +156,11 @@ async function takeSlot(
     deps.slot?.release();
     while (!answer.granted) {
       if (answer.lost) throw new LeaseLost(agentId);
-      const recheck = deps.bus.listening() ? RECHECK_MS : UNLISTENED_POLL_MS;
+      // No NOTIFY tells of a lease that ran out under a crashed holder: re-checked at least once
+      // per lease, so its slot goes to a waiter within about two leases.
+      const recheck = deps.bus.listening()
+        ? Math.min(RECHECK_MS, deps.config.leaseSeconds * 1000)
+        : UNLISTENED_POLL_MS;
       const ms = answer.paused_ms > 0 ? Math.min(recheck, answer.paused_ms + 20) : recheck;
       // Told its ticket: granted (under the server's lock). Anything else: ask again.
       if (await waiters.wait(ticket, ms, signal)) break;
