@@ -71,16 +71,47 @@ AS $$
 DECLARE
   v_ticket bigint := p_ticket;
   v_paused timestamptz;
+  v_cap integer;
   v_granted boolean;
 BEGIN
-  INSERT INTO model_servers AS m (key, cap) VALUES (p_server, p_cap)
-    ON CONFLICT (key) DO NOTHING;
   -- Every grant of one server is decided under this lock, each statement with a fresh snapshot.
-  SELECT m.paused_until INTO v_paused FROM model_servers m WHERE m.key = p_server FOR UPDATE;
-  UPDATE model_servers m SET cap = p_cap WHERE m.key = p_server AND m.cap <> p_cap;
-  IF v_ticket IS NULL OR NOT EXISTS (SELECT 1 FROM model_slots s
-                                      WHERE s.agent_id = p_agent AND s.ticket = v_ticket) THEN
-    v_ticket := coalesce(v_ticket, nextval('model_slot_tickets'));
+  SELECT m.paused_until, m.cap INTO v_paused, v_cap FROM model_servers m
+   WHERE m.key = p_server FOR UPDATE;
+  IF NOT FOUND THEN
+    INSERT INTO model_servers AS m (key, cap) VALUES (p_server, p_cap) ON CONFLICT (key) DO NOTHING;
+    SELECT m.paused_until, m.cap INTO v_paused, v_cap FROM model_servers m
+     WHERE m.key = p_server FOR UPDATE;
+  END IF;
+  IF v_cap <> p_cap THEN
+    UPDATE model_servers m SET cap = p_cap WHERE m.key = p_server;
+  END IF;
+  IF v_ticket IS NULL THEN
+    -- A new request: granted in the same write when a slot is free and nobody waits (the usual
+    -- case: one row written), else queued at the end. A row of the agent's earlier request
+    -- (its release not yet arrived) is replaced, and not counted.
+    v_ticket := nextval('model_slot_tickets');
+    DELETE FROM model_slots s
+     WHERE s.server = p_server
+       AND NOT EXISTS (SELECT 1 FROM agents a
+                        WHERE a.id = s.agent_id AND a.lease_epoch = s.epoch
+                          AND a.lease_owner IS NOT NULL AND a.lease_expires_at > now());
+    v_granted := coalesce(v_paused <= now(), true)
+      AND NOT EXISTS (SELECT 1 FROM model_slots s
+                       WHERE s.server = p_server AND NOT s.granted AND s.agent_id <> p_agent)
+      AND (SELECT count(*) FROM model_slots s
+            WHERE s.server = p_server AND s.granted AND s.agent_id <> p_agent) < p_cap;
+    INSERT INTO model_slots AS s (agent_id, server, ticket, epoch, granted, granted_at)
+      VALUES (p_agent, p_server, v_ticket, p_epoch, v_granted,
+              CASE WHEN v_granted THEN now() END)
+      ON CONFLICT (agent_id) DO UPDATE
+        SET server = excluded.server, ticket = excluded.ticket, epoch = excluded.epoch,
+            granted = excluded.granted, queued_at = now(), granted_at = excluded.granted_at;
+    IF v_granted THEN
+      RETURN QUERY SELECT true, v_ticket, 0::float8, false;
+      RETURN;
+    END IF;
+  ELSIF NOT EXISTS (SELECT 1 FROM model_slots s WHERE s.agent_id = p_agent AND s.ticket = v_ticket) THEN
+    -- Its place was dropped (the lease check below says whether the agent still may ask).
     INSERT INTO model_slots AS s (agent_id, server, ticket, epoch)
       VALUES (p_agent, p_server, v_ticket, p_epoch)
       ON CONFLICT (agent_id) DO UPDATE
