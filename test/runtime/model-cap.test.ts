@@ -118,7 +118,7 @@ describe("the semaphore's rows", () => {
 
 describe("a capped turn", () => {
   it("shows queued, lends its scheduler slot, and gives its place back at once when stopped", async () => {
-    const { db, url } = database();
+    const { db } = database();
     const server = fake.baseURL.replace(/\/+$/, "");
     const holder = await leased("holding");
     const agent = await leased("queued-one");
