@@ -181,6 +181,26 @@ describe("a capped turn", () => {
   });
 });
 
+describe("a capped request that fails", () => {
+  it("gives its slot back as a request that succeeds does", async () => {
+    const { db } = database();
+    const server = fake.baseURL.replace(/\/+$/, "");
+    const agent = await leased("failing");
+    const deps = fakeTurnDeps(db, bus(), fake.baseURL, { owner: "failing", epoch: agent.epoch });
+    deps.config.model.maxConcurrent = { [server]: 1 };
+    fake.script({ reply: { status: 400, text: "no such thing" } });
+    const model = withModelCap(deps, agent.id);
+    const asked = model.complete({
+      model: "fake",
+      messages: [{ role: "user", content: "hi" }],
+      tools: [],
+      signal: new AbortController().signal,
+    });
+    await expect(asked).rejects.toThrow(/400/);
+    await expect.poll(() => slotRows(server)).toEqual([]);
+  });
+});
+
 describe("max_concurrent_requests in the config", () => {
   const config = (value: unknown, env: Record<string, string> = {}) => {
     const dir = path.join(os.tmpdir(), `warren-cap-${process.pid}-${++servers}`);
