@@ -30,6 +30,8 @@ export interface ScaleRunOptions {
   threads?: number;
   leaseSeconds?: number;
   timeoutSeconds?: number;
+  /** More environment for every process (e.g. WARREN_POOLER behind a pooler). */
+  env?: Record<string, string>;
   /** More keys for every process's config file (e.g. `max_concurrent_requests`). */
   config?: Record<string, unknown>;
   /** Each model reply is held this long first, so that requests overlap at the server. */
@@ -100,7 +102,11 @@ export async function runScaleOut(options: ScaleRunOptions): Promise<ScaleRunRes
       warrenEnv({
         databaseUrl: options.databaseUrl,
         modelUrl: fake.baseURL,
-        extra: { WARREN_CONFIG: configFile, WARREN_WORKER_THREADS: String(threads) },
+        extra: {
+          WARREN_CONFIG: configFile,
+          WARREN_WORKER_THREADS: String(threads),
+          ...options.env,
+        },
       });
     for (let i = 0; i < options.workers; i++) {
       const worker = startWarren(["worker"], env());
