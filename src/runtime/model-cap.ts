@@ -174,7 +174,11 @@ async function takeSlot(
     // Resolves at once when the turn was stopped.
     await deps.slot?.reacquire(signal);
   }
-  await setActivity(deps.db, agentId, "thinking", deps.fence);
+  // Refused only when the lease is lost: then the slot is void anyway, and given back at once.
+  await setActivity(deps.db, agentId, "thinking", deps.fence).catch((err: unknown) => {
+    void giveBack(deps.db, target.key, agentId, ticket);
+    throw err;
+  });
   return ticket;
 }
 
