@@ -13,6 +13,7 @@ import { fanIn } from "./fan-in.js";
 import { forkBatch } from "./fork-batch.js";
 import { forkPrefix } from "./fork-prefix.js";
 import { memory } from "./memory.js";
+import { modelCap } from "./model-cap.js";
 import { policyParse } from "./policy-parse.js";
 import { scaleOut } from "./scale-out.js";
 import { startup } from "./startup.js";
@@ -41,6 +42,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "bash-sandbox": bashSandbox,
   "task-claim": taskClaimWake,
   "worktree-fork": worktreeFork,
+  "model-cap": modelCap,
 };
 
 const DEFAULT_TIMEOUT_S = 900;

@@ -125,6 +125,12 @@ const GOALS: Goal[] = [
     show: (r) => `${formatNumber(r.figure)} ms`,
   },
   {
+    text: "the model-concurrency cap adds at most one round trip per model request",
+    rowName: "statements a capped request waits for",
+    met: (r) => r.figure <= 1,
+    show: (r) => `${formatNumber(r.figure)} per request`,
+  },
+  {
     text: "memory per live (waiting) agent in kilobytes, not megabytes",
     rowName: "RSS per waiting agent",
     met: (r) => r.figure < 1024,

@@ -60,3 +60,9 @@ export const CHILD_HINT = "child";
 export async function notify(q: Queryable, channel: string, payload: string): Promise<void> {
   await q.execute(sql`select pg_notify(${channel}, ${payload})`);
 }
+
+/**
+ * Model-server slots (runtime/model-cap.ts, migration 0026): a granted waiter's ticket, or "*"
+ * when every waiter should re-check (a 429 paused a server).
+ */
+export const MODEL_SLOT_CHANNEL = "warren_model_slot";

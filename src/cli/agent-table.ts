@@ -3,6 +3,7 @@
 import type { AgentRow, AgentState } from "../agents/agents.sql.js";
 import { formatUsd } from "../agents/cost.js";
 import type { TreeTotals } from "../agents/totals.js";
+import { isQueued } from "../feed/types.js";
 import {
   compactNumber,
   formatAgo,
@@ -113,7 +114,7 @@ export function renderAgentTable(
       agent,
       cells: [
         `${branch}${shownName(agent)}`,
-        agent.state + reaped,
+        (isQueued(agent) ? "queued" : agent.state) + reaped,
         String(agent.turns),
         String(agent.tool_calls),
         `${compactNumber(agent.input_tokens)}/${compactNumber(agent.output_tokens)}`,

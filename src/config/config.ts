@@ -33,6 +33,11 @@ export interface ModelConfig {
   maxRetries: number;
   /** Context window in tokens, by model name ("*": any model); else /models, else a default. */
   contextWindows: Record<string, number>;
+  /**
+   * `max_concurrent_requests`: model requests in flight at once across every process on the
+   * database (runtime/model-cap.ts), by base URL or by model name; absent: no cap.
+   */
+  maxConcurrent?: Record<string, number>;
 }
 
 export interface Config {
@@ -100,6 +105,7 @@ interface FileConfig {
   max_retries?: number;
   /** Tokens: one number for every model, or {model name: tokens}. */
   context_window?: number | Record<string, number>;
+  max_concurrent_requests?: unknown;
   limits?: Partial<Record<keyof Limits, number>>;
   budget?: Budget;
   root_budget?: Budget;
@@ -190,6 +196,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
         positive(env.WARREN_MODEL_TIMEOUT ?? fc.timeout_seconds, "timeout_seconds", 120) * 1000,
       maxRetries: positive(fc.max_retries, "max_retries", 2),
       contextWindows: contextWindows(env.WARREN_CONTEXT_WINDOW, fc.context_window),
+      ...maxConcurrentSetting(fc.max_concurrent_requests, baseURL),
     },
     limits,
     budget: { ...DEFAULT_BUDGET, ...usdChecked(fc.budget, "budget") },
@@ -444,6 +451,44 @@ function contextWindows(
     throw new ConfigError("context_window must be a number or an object");
   if (fromEnv) add("*", fromEnv, "WARREN_CONTEXT_WINDOW");
   return windows;
+}
+
+/** The server's key when none is configured: the SDK's default. */
+export const DEFAULT_BASE_URL = "https://api.openai.com/v1";
+
+/** A base URL as a cap's key: without trailing slashes, so "…/v1/" and "…/v1" are one server. */
+export function serverKey(baseURL: string | undefined): string {
+  return (baseURL || DEFAULT_BASE_URL).replace(/\/+$/, "");
+}
+
+/**
+ * `max_concurrent_requests`: a number (the configured server), or {"BASE_URL or MODEL": n}. Keys
+ * with "://" are servers (stored without trailing slashes), others model names.
+ */
+function maxConcurrentSetting(
+  value: unknown,
+  baseURL: string | undefined,
+): { maxConcurrent?: Record<string, number> } {
+  if (value === undefined || value === null) return {};
+  const caps: Record<string, number> = {};
+  const add = (key: string, n: unknown, name: string) => {
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 1) {
+      throw new ConfigError(`${name} must be a whole number of requests (at least 1)`);
+    }
+    caps[key.includes("://") ? serverKey(key) : key] = n;
+  };
+  if (typeof value === "number") add(serverKey(baseURL), value, "max_concurrent_requests");
+  else if (typeof value === "object" && !Array.isArray(value)) {
+    for (const [key, n] of Object.entries(value as Record<string, unknown>)) {
+      if (key.trim() === "") throw new ConfigError("max_concurrent_requests has an empty key");
+      add(key, n, `max_concurrent_requests.${key}`);
+    }
+  } else {
+    throw new ConfigError(
+      'max_concurrent_requests must be a number or {"BASE_URL or MODEL": number}',
+    );
+  }
+  return { maxConcurrent: caps };
 }
 
 /** The one line shown when a turn needs a model and none is configured; undefined when fine. */

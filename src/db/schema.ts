@@ -8,3 +8,4 @@ export * from "../feed/watchers.sql.js";
 export * from "../approvals/approvals.sql.js";
 export * from "../tasks/tasks.sql.js";
 export * from "../mcp/mcp.sql.js";
+export * from "../runtime/model-cap.sql.js";

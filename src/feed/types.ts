@@ -41,3 +41,14 @@ export interface Feed {
   watchStreams(agentIds: readonly string[]): void;
   close(): Promise<void>;
 }
+
+/**
+ * The activity of an agent queued for a slot of a capped model server (runtime/model-cap.ts):
+ * views show it as `queued`.
+ */
+export const QUEUED_ACTIVITY = "queued: model server at capacity";
+
+/** Whether an agent is queued for a model slot, by its row. */
+export function isQueued(agent: Pick<AgentRow, "state" | "activity">): boolean {
+  return agent.state === "running" && agent.activity === QUEUED_ACTIVITY;
+}

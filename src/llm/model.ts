@@ -28,6 +28,11 @@ export interface ModelRequest {
   onText?: (delta: string) => void;
   /** Called with each piece of reasoning ("thinking") text as it streams, when the server sends any. */
   onReasoning?: (delta: string) => void;
+  /**
+   * The server answered 429 asking to wait `retryAfterMs` (its Retry-After): told before the
+   * wait, so a caller may pause everyone's requests to that server (runtime/model-cap.ts).
+   */
+  onRateLimited?: (retryAfterMs: number) => Promise<void> | void;
 }
 
 export interface Usage {

@@ -105,6 +105,9 @@ async function complete(settings: Settings, request: ModelRequest): Promise<Mode
       }
       if (!(err instanceof OpenAI.APIError) || err.status !== 429) throw err;
       const asked = retryAfterMs(err.headers);
+      // A failure to pass the pause on costs only the others' pause, never this request.
+      if (asked !== undefined)
+        await Promise.resolve(request.onRateLimited?.(asked)).catch(() => {});
       const failure = toModelError(err, settings);
       if (asked !== undefined && asked > settings.maxRetryAfterMs) {
         throw new ModelError(

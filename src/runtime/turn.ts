@@ -38,6 +38,7 @@ import {
   stopHooks,
   type HookSite,
 } from "./hook-calls.js";
+import { withModelCap } from "./model-cap.js";
 
 /** Why a running turn was stopped from outside. */
 export type StopReason = "interrupt" | "dead" | "lease-lost" | "shutdown";
@@ -81,7 +82,8 @@ export async function runAgent(
   const inner: TurnDeps = {
     db: deps.db,
     bus: deps.bus,
-    model: deps.model,
+    // Each request takes a slot of its server first when the config caps it (model-cap.ts).
+    model: withModelCap(deps, agentId),
     config: deps.config,
     onWarning: deps.onWarning,
     fence: deps.fence,

@@ -30,6 +30,14 @@ export interface ScaleRunOptions {
   threads?: number;
   leaseSeconds?: number;
   timeoutSeconds?: number;
+  /** More environment for every process (e.g. WARREN_POOLER behind a pooler). */
+  env?: Record<string, string>;
+  /** More keys for every process's config file (e.g. `max_concurrent_requests`). */
+  config?: Record<string, unknown>;
+  /** Each model reply is held this long first, so that requests overlap at the server. */
+  replyDelayMs?: number;
+  /** Called every ~50 ms during the run with the probe's connection (what the test watches). */
+  watch?: (admin: pg.Client) => Promise<void>;
   log?: (line: string) => void;
 }
 
@@ -48,6 +56,8 @@ export interface ScaleRunResult {
   /** Agents whose lease the killed worker held when it died. */
   victims: string[];
   stageLog: StageRecord[];
+  /** The most chat requests the fake model had in flight at once. */
+  maxInFlight: number;
 }
 
 export function connectionBound(processes: number, threads: number): number {
@@ -60,7 +70,12 @@ export async function runScaleOut(options: ScaleRunOptions): Promise<ScaleRunRes
   const names = treeNames(options.shape);
   const script = createTreeScript(options.shape);
   const fake = await startFakeModel();
-  fake.script({ reply: script.reply, times: Infinity, label: "tree script" });
+  const delay = options.replyDelayMs ?? 0;
+  fake.script({
+    reply: delay > 0 ? (req) => ({ ...script.reply(req), delayMs: delay }) : script.reply,
+    times: Infinity,
+    label: "tree script",
+  });
   const admin = new pg.Client({
     connectionString: options.databaseUrl,
     application_name: "scale-probe",
@@ -80,13 +95,18 @@ export async function runScaleOut(options: ScaleRunOptions): Promise<ScaleRunRes
           maxAgentsPerTree: names.length + 10,
         },
         lease_seconds: options.leaseSeconds ?? 3,
+        ...options.config,
       }),
     );
     const env = () =>
       warrenEnv({
         databaseUrl: options.databaseUrl,
         modelUrl: fake.baseURL,
-        extra: { WARREN_CONFIG: configFile, WARREN_WORKER_THREADS: String(threads) },
+        extra: {
+          WARREN_CONFIG: configFile,
+          WARREN_WORKER_THREADS: String(threads),
+          ...options.env,
+        },
       });
     for (let i = 0; i < options.workers; i++) {
       const worker = startWarren(["worker"], env());
@@ -100,6 +120,7 @@ export async function runScaleOut(options: ScaleRunOptions): Promise<ScaleRunRes
       ["-p", "build the tree", "--json", "--timeout", String(options.timeoutSeconds ?? 600)],
       env(),
     );
+    const watcher = watchRun(admin, options.watch, prompt.done);
     let victims: string[] = [];
     if (options.killOneWorker && workers[0]) {
       const treeId = await until(() => newRoot(admin, roots), prompt.done);
@@ -115,6 +136,7 @@ export async function runScaleOut(options: ScaleRunOptions): Promise<ScaleRunRes
       }
     }
     const run = await prompt.done;
+    await watcher;
     const wallMs = Date.now() - started;
     const treeId = (JSON.parse(run.stdout || "{}") as { tree_id?: string }).tree_id;
     const verdict = treeId
@@ -144,6 +166,7 @@ export async function runScaleOut(options: ScaleRunOptions): Promise<ScaleRunRes
       connectionsByApp: peak.byApp,
       victims,
       stageLog: script.log,
+      maxInFlight: fake.inFlight.max,
     };
   } finally {
     sampler.stop();
@@ -151,6 +174,21 @@ export async function runScaleOut(options: ScaleRunOptions): Promise<ScaleRunRes
     await sampler.done;
     await admin.end().catch(() => {});
     await fake.close();
+  }
+}
+
+/** Calls `watch` every ~50 ms until `done` settles (nothing without a watch). */
+async function watchRun(
+  admin: pg.Client,
+  watch: ScaleRunOptions["watch"],
+  done: Promise<unknown>,
+): Promise<void> {
+  if (!watch) return;
+  let finished = false;
+  void done.finally(() => (finished = true));
+  while (!finished) {
+    await watch(admin);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 

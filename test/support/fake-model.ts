@@ -118,6 +118,11 @@ export interface FakeModel {
   unmatched: RecordedRequest[];
   /** Requests refused as longer than `maxContextTokens`. */
   tooLong: RecordedRequest[];
+  /**
+   * Chat requests in flight (arrived, their response not yet ended or closed) now, and the most
+   * there ever were at once (model-cap tests).
+   */
+  inFlight: { now: number; max: number };
   script(rules: Rule | Rule[]): void;
   /** Makes the server behave like a given kind of server from now on. */
   quirks(quirks: ServerQuirks): void;
@@ -209,6 +214,7 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let counter = 0;
+  const inFlight = { now: 0, max: 0 };
   let serverQuirks: ServerQuirks = {};
 
   const accepts = (rule: ScriptedRule, req: RecordedRequest) =>
@@ -248,6 +254,9 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     if (body === undefined) return sendError(res, 400, "request body is not JSON");
     const recorded = record(body, cache);
     requests.push(recorded);
+    inFlight.now++;
+    inFlight.max = Math.max(inFlight.max, inFlight.now);
+    res.once("close", () => inFlight.now--);
     if (body.stream !== true) return sendError(res, 400, "fake model answers only stream: true");
     const limit = serverQuirks.maxContextTokens;
     if (limit !== undefined && requestTokens(recorded) > limit) {
@@ -323,6 +332,7 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     requests,
     unmatched,
     tooLong,
+    inFlight,
     quirks(quirks) {
       serverQuirks = { ...quirks };
     },

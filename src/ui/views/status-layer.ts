@@ -14,12 +14,18 @@ import {
 } from "./agent-text.js";
 import { approvalMark, type ApprovalMarks } from "./approvals.js";
 import { clipRow, type Row } from "./spans.js";
+import { isQueued } from "../../feed/types.js";
 import { displayWidth, padToWidth } from "./text-width.js";
 import { GLYPH, SPINNER_FRAMES } from "./glyphs.js";
 import { paintSpans, ROLE, type Line, type Style, type Theme } from "./theme.js";
 
-const STATUS: Record<WaitStatusEntry["status"], { glyph: string; word: string; style: Style }> = {
+const STATUS: Record<
+  WaitStatusEntry["status"] | "queued",
+  { glyph: string; word: string; style: Style }
+> = {
   running: { glyph: GLYPH.running, word: "running", style: ROLE.awaited },
+  // A running agent waiting for a slot of a capped model server (runtime/model-cap.ts).
+  queued: { glyph: GLYPH.waiting, word: "queued", style: ROLE.awaited },
   received: { glyph: GLYPH.received, word: "received", style: ROLE.received },
   idle: { glyph: GLYPH.idle, word: "idle", style: ROLE.idle },
   dead: { glyph: GLYPH.dead, word: "dead", style: ROLE.dead },
@@ -76,10 +82,13 @@ export function renderStatusLayer(
   // The name column is as wide as the longest name shown, so the counters line up.
   const column = Math.max(0, ...labels.map(displayWidth));
   const lines = shown.map((entry, i) => {
-    const status = STATUS[entry.status] ?? STATUS.running;
+    const agent = agentsById.get(entry.agent_id);
+    const shownStatus =
+      entry.status === "running" && agent && isQueued(agent) ? "queued" : entry.status;
+    const status = STATUS[shownStatus] ?? STATUS.running;
     const marks = approvalMark(approvals, entry.agent_id);
     const key = [
-      entry.status,
+      shownStatus,
       labels[i],
       column,
       details[i],
