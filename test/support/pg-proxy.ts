@@ -63,18 +63,22 @@ export const FUNCTION_WRITES: Record<string, string> = {
   warren_feed_unwatch: "delete from feed_watchers; alter table agents disable trigger",
   // A scheduler's sweep for triggers a crashed feed left on (watchers.ts expireHints).
   warren_feed_expire: "alter table agents disable trigger",
+  // The model cap (runtime/model-cap.ts): a slot taken or queued, given back, a server paused.
+  warren_model_acquire: "insert into model_slots; update model_slots set granted",
+  warren_model_release: "delete from model_slots; update model_slots set granted",
+  warren_model_pause: "update model_servers set paused_until",
 };
 
 /** The functions of warren's migrations that clients call and that only read (not writes). */
 export const FUNCTION_READS: readonly string[] = ["warren_recent_events"];
 
 /** The functions of warren's migrations that only other functions call. */
-export const FUNCTION_INTERNAL: readonly string[] = ["warren_feed_sync"];
+export const FUNCTION_INTERNAL: readonly string[] = ["warren_feed_sync", "warren_model_promote"];
 
-/** The function a statement is a call of (`select [* from] warren_x(…)`); a statement that calls
+/** The function a statement is a call of (`select [… from] warren_x(…)`); a statement that calls
  *  one among its own writes (the answer's warren_answered) is known by its own text. */
 function calledFunction(text: string): string | undefined {
-  return /^\s*select\s+(?:\*\s+from\s+)?(warren_\w+)\s*\(/i.exec(text)?.[1];
+  return /^\s*select\s+(?:[\w\s,*:.]*?\bfrom\s+)?(warren_\w+)\s*\(/i.exec(text)?.[1];
 }
 
 /**
