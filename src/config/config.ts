@@ -13,6 +13,7 @@ import type { SandboxConfig, SandboxMode, ShellSettings } from "../tools/sandbox
 import { validateShellEnv, type ShellEnvConfig } from "../tools/shell-env.js";
 import { loadAgentFiles } from "./agent-files.js";
 import { parseMcpServers, type McpServerConfig } from "../mcp/config.js";
+import { loadProjectMcp, type ProjectMcp } from "../mcp/project.js";
 import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from "./policy.js";
 
 type Env = Record<string, string | undefined>;
@@ -67,8 +68,13 @@ export interface Config {
    * is then off unless WARREN_LISTEN_URL names a direct connection.
    */
   pooler?: PoolerMode;
-  /** MCP servers by name (`mcp_servers`; src/mcp/config.ts). */
+  /**
+   * MCP servers by name: `mcp_servers` (src/mcp/config.ts), and the project `.mcp.json`'s
+   * (mcp/project.ts; each with `allow`: started only once that file is allowed).
+   */
   mcpServers: Record<string, McpServerConfig>;
+  /** The project's `.mcp.json`, when there is one (its servers are in mcpServers too). */
+  projectMcp?: ProjectMcp;
   /** Where the config came from, for `--help` and error messages. */
   configPath?: string;
   /** The OS sandbox for bash (tools/sandbox.ts): `sandbox`, `sandbox_network`, `sandbox_writable`. */
@@ -169,6 +175,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     }
   }
   const fromFiles = loadAgentFiles(cwd, env, new Set(Object.keys(fc.profiles ?? {})));
+  const mcpServers = mcpSetting(fc, path.dirname(file));
+  const projectMcp = loadProjectMcp(cwd, env, {
+    startup: fc.mcp_startup_timeout_seconds,
+    call: fc.mcp_call_timeout_seconds,
+    taken: Object.keys(mcpServers),
+  });
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
   const baseURL = env.OPENAI_BASE_URL || fc.base_url || undefined;
   return {
@@ -187,7 +199,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     prices: pricesSetting(fc.prices),
     profiles: { ...fromFiles.profiles, ...fc.profiles },
     agentFiles: fromFiles.files,
-    warnings: fromFiles.warnings,
+    warnings: [...fromFiles.warnings, ...(projectMcp?.warnings ?? [])],
     workerThreads: Math.max(
       1,
       positive(
@@ -209,7 +221,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     fileAccess: fileAccessSetting(fc.file_access, "file_access") ?? "cwd",
     policy: policySetting(fc.policy, "policy"),
     notify: fc.notify !== false,
-    mcpServers: mcpSetting(fc, path.dirname(file)),
+    // The config's own servers win on a name clash (projectMcp left those out).
+    mcpServers: { ...projectMcp?.servers, ...mcpServers },
+    ...(projectMcp ? { projectMcp } : {}),
     ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),
     configPath: fs.existsSync(file) ? file : undefined,
     sandbox: sandboxSetting(fc, env),

@@ -8,6 +8,7 @@ import type { Db, Queryable } from "../db/client.js";
 import type { AgentToolContext } from "../tools/agent-context.js";
 import type { Tool } from "../tools/tool.js";
 import { errorMessage, fail } from "../tools/tool.js";
+import { allowedOnly } from "./allow.js";
 import { connect, listAllTools, type ListedTool } from "./client.js";
 import { configHash, type McpServerConfig } from "./config.js";
 import { callMcpTool } from "./connections.js";
@@ -64,7 +65,8 @@ export async function refreshServer(
 
 /**
  * Refreshes every configured server's list, concurrently; a server that fails is one warning
- * line. Run in the background at process start (runtime/pool.ts), never awaited by a turn.
+ * line. Run in the background at process start (runtime/pool.ts), never awaited by a turn. A
+ * project server whose file is not allowed is left alone.
  */
 export async function refreshCatalog(
   db: Queryable,
@@ -72,7 +74,7 @@ export async function refreshCatalog(
   onWarning?: WarningSink,
 ): Promise<void> {
   await Promise.all(
-    Object.entries(servers).map(async ([name, server]) => {
+    Object.entries(allowedOnly(servers)).map(async ([name, server]) => {
       const outcome = await refreshServer(db, name, server).catch((err: unknown) => ({
         error: `MCP server "${name}": its tool list could not be stored: ${errorMessage(err)}`,
       }));
@@ -222,11 +224,14 @@ export async function mcpToolsFor(
   }
   const entry = cached;
   if (Date.now() - entry.at < REREAD_MS) return entry.tools;
-  entry.reading ??= readCatalog(db, servers)
+  // Only the servers that may start: a project .mcp.json's once it is allowed (checked on each
+  // re-read, so `/mcp allow` shows within one).
+  const allowed = allowedOnly(servers);
+  entry.reading ??= readCatalog(db, allowed)
     .then((rows) => {
       const fingerprint = rows.map((r) => `${r.server}:${r.config_hash}:${r.fetched_at}`).join(",");
       if (fingerprint !== entry.fingerprint) {
-        entry.tools = buildTools(rows, servers, onWarning);
+        entry.tools = buildTools(rows, allowed, onWarning);
         entry.fingerprint = fingerprint;
       }
       entry.at = Date.now();

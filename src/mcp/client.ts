@@ -6,6 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { errorMessage } from "../tools/tool.js";
+import { serverAllowed } from "./allow.js";
 import { isStdio, type McpServerConfig } from "./config.js";
 import { serverEnv } from "./env.js";
 
@@ -49,6 +50,11 @@ export async function connect(
   server: McpServerConfig,
   signal?: AbortSignal,
 ): Promise<Connection> {
+  // The one place a server is started or reached: a project .mcp.json's server not allowed (or
+  // whose file changed since it was allowed) never gets this far.
+  if (!serverAllowed(server)) {
+    throw new McpStartError(notAllowedLine(name, server.allow!.file));
+  }
   let tail = "";
   let transport: Transport;
   if (isStdio(server)) {
@@ -110,6 +116,10 @@ export async function connect(
   } finally {
     clearTimeout(timer);
   }
+}
+
+export function notAllowedLine(name: string, file: string): string {
+  return `MCP server "${name}" comes from ${file}, which is not allowed (or changed since it was): \`warren mcp allow\` or /mcp allow starts its servers`;
 }
 
 /** Every tool the server lists, page by page. */
