@@ -137,6 +137,7 @@ export function buildTools(
   onWarning?: WarningSink,
 ): McpTool[] {
   const tools: McpTool[] = [];
+  const seen = new Set<string>();
   for (const row of rows) {
     const server = servers[row.server];
     if (!server || !Array.isArray(row.tools)) continue;
@@ -157,6 +158,12 @@ export function buildTools(
         );
         parameters = { type: "object" };
       }
+      // A name listed twice (one server's list) would make every model request invalid.
+      if (seen.has(full)) {
+        warnOnce(onWarning, `MCP tool ${full} listed twice: offered once`);
+        continue;
+      }
+      seen.add(full);
       tools.push(mcpTool(full, row.server, server, listed.name, listed.description, parameters));
     }
   }

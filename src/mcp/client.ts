@@ -5,6 +5,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { escapeControl } from "../text/escape.js";
 import { errorMessage } from "../tools/tool.js";
 import { serverAllowed } from "./allow.js";
 import { isStdio, type McpServerConfig } from "./config.js";
@@ -36,8 +37,9 @@ const PAGES_MAX = 100;
 /** The client's name and version as servers see them. */
 const CLIENT_INFO = { name: "warren", version: "1" };
 
+/** A server's text as one line for people: its control characters shown as escapes, never raw. */
 function oneLine(text: string, max = 300): string {
-  const line = text.replace(/\s+/g, " ").trim();
+  const line = escapeControl(text.replace(/\s+/g, " ").trim());
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 

@@ -89,6 +89,10 @@ export function parseMcpServers(
     if (!SERVER_NAME.test(name)) {
       throw new Error(`${at}: a server's name may only use letters, digits, _ and - (1-64)`);
     }
+    // Tool names are mcp__SERVER__TOOL: a server "gh__x" would fall under a policy's `mcp__gh__*`.
+    if (name.includes("__")) {
+      throw new Error(`${at}: a server's name may not contain "__" (tools are mcp__SERVER__TOOL)`);
+    }
     if (!entry || typeof entry !== "object" || Array.isArray(entry)) {
       throw new Error(`${at} must be {"command": …, "args": […]} or {"url": …}`);
     }

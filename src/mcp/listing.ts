@@ -1,5 +1,6 @@
 // What `warren mcp list` and the TUI's `/mcp` show: each configured server, its state and tools.
 import type { Queryable } from "../db/client.js";
+import { escapeControl } from "../text/escape.js";
 import { serverAllowed } from "./allow.js";
 import { isStdio, type McpServerConfig } from "./config.js";
 import { buildTools, readCatalog, type CatalogRow } from "./catalog.js";
@@ -53,7 +54,10 @@ export async function listServers(
   return listingOf(servers, await readCatalog(db, servers));
 }
 
-/** The listing as lines of text (the CLI's and the TUI's form). */
+/**
+ * The listing as lines of text (the CLI's and the TUI's form). A project .mcp.json's command
+ * line, a server's error: control characters escaped, never raw on the person's terminal.
+ */
 export function listingLines(listing: ServerListing[]): string[] {
   if (listing.length === 0) {
     return ['no MCP servers configured ("mcp_servers" in the config file, or a project .mcp.json)'];
@@ -71,5 +75,5 @@ export function listingLines(listing: ServerListing[]): string[] {
     lines.push(`${s.name}  ${s.transport}  ${s.target}  — ${state}`);
     for (const t of s.tools) lines.push(`  ${t}`);
   }
-  return lines;
+  return lines.map((line) => escapeControl(line));
 }
