@@ -269,7 +269,12 @@ describe("a hostile .mcp.json", () => {
     const mark = path.join(dir, "started");
     const clone = path.join(dir, "clone");
     mkdirSync(path.join(clone, ".git"), { recursive: true });
-    const evil = { command: process.execPath, args: [FAULTS], env: { MARK_FILE: mark } };
+    // Its command line carries terminal escapes, shown escaped by `warren mcp list`.
+    const evil = {
+      command: process.execPath,
+      args: [FAULTS, "\u001b]0;pwned\u0007{bold}"],
+      env: { MARK_FILE: mark },
+    };
     writeFileSync(
       path.join(clone, ".mcp.json"),
       JSON.stringify({ mcpServers: { evil, srv: evil } }),
@@ -281,6 +286,8 @@ describe("a hostile .mcp.json", () => {
     const listed = await e2e.warren(["mcp", "list"], env, clone);
     expect(listed.stdout).toMatch(/^evil .* not allowed/m);
     expect(listed.stdout).toMatch(/^srv {2}stdio .* — \d+ tools$/m);
+    expect(listed.stdout).toContain("\\x1b]0;pwned\\x07{bold}");
+    expect(listed.stdout + listed.stderr).not.toMatch(RAW_CONTROL);
     e2e.fake().script([
       {
         agent: "root",
