@@ -12,6 +12,7 @@ import { bashSandbox } from "./bash-sandbox.js";
 import { fanIn } from "./fan-in.js";
 import { forkBatch } from "./fork-batch.js";
 import { forkPrefix } from "./fork-prefix.js";
+import { mcpBench } from "./mcp.js";
 import { memory } from "./memory.js";
 import { policyParse } from "./policy-parse.js";
 import { scaleOut } from "./scale-out.js";
@@ -41,6 +42,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "bash-sandbox": bashSandbox,
   "task-claim": taskClaimWake,
   "worktree-fork": worktreeFork,
+  mcp: mcpBench,
 };
 
 const DEFAULT_TIMEOUT_S = 900;

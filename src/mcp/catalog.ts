@@ -214,9 +214,10 @@ interface Cached {
 const cache = new WeakMap<Record<string, McpServerConfig>, Cached>();
 
 /**
- * The MCP tools this thread offers, from the stored lists: read at most every 2 s, and the same
- * array while the lists are unchanged (the model adapter and the context estimate keep what they
- * derive from it). No servers configured: no query at all. A failed read keeps the last list.
+ * The MCP tools this thread offers, from the stored lists: read at most every 2 s (after the
+ * first read in the background: a request gets the list as last read), and the same array while
+ * the lists are unchanged (the model adapter and the context estimate keep what they derive from
+ * it). No servers configured: no query at all. A failed read keeps the last list.
  */
 export async function mcpToolsFor(
   db: Db,
@@ -248,5 +249,6 @@ export async function mcpToolsFor(
     .finally(() => {
       entry.reading = undefined;
     });
-  return entry.reading;
+  // Read once: a stale list is offered while the next read runs, so no request waits for it.
+  return entry.at > 0 ? entry.tools : entry.reading;
 }
