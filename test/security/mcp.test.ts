@@ -250,6 +250,7 @@ describe("a server's tools as data", () => {
     ]);
     const run = await e2e.prompt("look", { env });
     expect(run.json?.text, run.stderr).toBe("seen");
+    expect(run.stderr, run.stderr).toContain("\\x1b");
     expect(run.stderr).not.toMatch(RAW_CONTROL);
     expect(run.stdout).not.toMatch(RAW_CONTROL);
     const [first] = requestsOf(e2e.fake(), "root");
