@@ -10,7 +10,11 @@ import { describe, expect, it } from "vitest";
 import { isAllowed, rememberAllow } from "../../src/mcp/allow.js";
 import { findProjectMcpFile, parseProjectMcp, projectMcpWaiting } from "../../src/mcp/project.js";
 import { loadConfig } from "../../src/config/config.js";
+import { createTree } from "../../src/agents/tree.js";
+import { closeMcpConnections } from "../../src/mcp/connections.js";
+import { createActions } from "../../src/ui/actions.js";
 import { parseCommand } from "../../src/ui/commands.js";
+import { createController } from "../../src/ui/controller.js";
 import { after, isFirst, lastToolResults, requestsOf, useE2E } from "../runtime/e2e-support.js";
 
 const e2e = useE2E();
@@ -195,4 +199,75 @@ describe("a project's .mcp.json", () => {
       expect(existsSync(mark)).toBe(true);
     }, 120_000);
   });
+});
+
+describe("/mcp allow in the TUI", () => {
+  it("lists the waiting servers as not allowed, then allows the file and fetches their tools", async () => {
+    const dir = tmp("warren-mcptui-");
+    const work = path.join(dir, "clone");
+    mkdirSync(path.join(work, ".git"), { recursive: true });
+    const mark = path.join(dir, "started");
+    writeFileSync(
+      path.join(work, ".mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          proj: { command: process.execPath, args: [FAULTS], env: { MARK_FILE: mark } },
+        },
+      }),
+    );
+    const env = {
+      HOME: dir,
+      WARREN_HOME: path.join(dir, "home"),
+      WARREN_CONFIG: path.join(dir, "none.json"),
+    };
+    const config = loadConfig(env, work);
+    const db = e2e.db();
+    const root = await createTree(db, { name: "tui-root" });
+    const controller = createController({
+      db,
+      feed: {
+        treeId: root.id,
+        subscribe: () => () => {},
+        watchStreams: () => {},
+        close: async () => {},
+      },
+      rootId: root.id,
+      onChange: () => {},
+      onError: (message) => expect.fail(message),
+    });
+    await controller.start();
+    const actions = createActions({
+      db,
+      config,
+      controller,
+      helpLines: () => [],
+      treeLines: () => [],
+      search: () => {},
+      tasks: () => {},
+      quit: () => {},
+      onChange: () => {},
+    });
+    const notices = () =>
+      controller
+        .entries()
+        .flatMap((e) => (e.kind === "notice" ? [e.text] : []))
+        .join("\n");
+    try {
+      await actions.submit("/mcp");
+      expect(notices()).toMatch(/^proj {2}stdio .* — not allowed/m);
+      expect(existsSync(mark)).toBe(false);
+      await actions.submit("/mcp allow");
+      expect(notices()).toContain(
+        `allowed ${path.join(work, ".mcp.json")}; its servers may start:`,
+      );
+      expect(notices()).toContain("  mcp__proj__ok");
+      expect(isAllowed(config.projectMcp!.allow)).toBe(true);
+      expect(existsSync(mark)).toBe(true);
+      await actions.submit("/mcp allow");
+      expect(notices()).toContain("is allowed already");
+    } finally {
+      controller.close();
+      await closeMcpConnections();
+    }
+  }, 60_000);
 });
