@@ -12,6 +12,7 @@ import { bashSandbox } from "./bash-sandbox.js";
 import { fanIn } from "./fan-in.js";
 import { forkBatch } from "./fork-batch.js";
 import { forkPrefix } from "./fork-prefix.js";
+import { mcpBench } from "./mcp.js";
 import { memory } from "./memory.js";
 import { modelCap } from "./model-cap.js";
 import { policyParse } from "./policy-parse.js";
@@ -43,6 +44,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "task-claim": taskClaimWake,
   "worktree-fork": worktreeFork,
   "model-cap": modelCap,
+  mcp: mcpBench,
 };
 
 const DEFAULT_TIMEOUT_S = 900;

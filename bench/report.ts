@@ -131,6 +131,18 @@ const GOALS: Goal[] = [
     show: (r) => `${formatNumber(r.figure)} per request`,
   },
   {
+    text: "an agent's first request with 5 slow MCP servers (lists stored) ≤ 1.2× with none",
+    rowName: "agent's first model request, 5 MCP servers (2 s starts, lists stored), median",
+    met: (r) => r.ratio <= 1.2,
+    show: (r) => `${r.ratio.toFixed(2)}×`,
+  },
+  {
+    text: "an MCP call adds ≤ 2 ms p50 beyond the SDK's direct call to the same server",
+    rowName: "MCP tools/call p50 added by warren",
+    met: (r) => r.figure <= 2,
+    show: (r) => `${formatNumber(r.figure)} ms`,
+  },
+  {
     text: "memory per live (waiting) agent in kilobytes, not megabytes",
     rowName: "RSS per waiting agent",
     met: (r) => r.figure < 1024,

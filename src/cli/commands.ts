@@ -245,18 +245,24 @@ Options:
   },
   {
     name: "mcp",
-    summary: "MCP servers: list (servers, state, tools)",
+    summary: "MCP servers: list (servers, state, tools) | allow (a project's .mcp.json)",
     usage: `Usage: warren mcp list [--cached] [--json]
+       warren mcp allow [FILE]
 
-List each MCP server of the config's "mcp_servers": its transport, command or URL, its
-state and its tools (as agents see them: mcp__SERVER__TOOL). Each server is started (or
-reached), asked for its tools and stopped, within its startup timeout; the lists are
-stored for every warren process (agents are offered the stored lists, refreshed in the
-background when a process starts).
+list: each MCP server of the config's "mcp_servers" and of the project's .mcp.json: its
+transport, command or URL, its state and its tools (as agents see them:
+mcp__SERVER__TOOL). Each server is started (or reached), asked for its tools and stopped,
+within its startup timeout; the lists are stored for every warren process (agents are
+offered the stored lists, refreshed in the background when a process starts). A
+.mcp.json's servers show as "not allowed" until the file is allowed.
+
+allow: shows the servers a .mcp.json (FILE, default: the nearest from this directory up
+to the repository root) would start, and allows that file as it is now; a changed file
+must be allowed again. Then fetches their tools as list does.
 
 Options:
-  --cached    show the stored lists without asking the servers
-  --json      print a JSON array of {name, transport, target, state, error, fetched_at, tools}
+  --cached    list: show the stored lists without asking the servers
+  --json      list: print a JSON array of {name, transport, target, state, error, fetched_at, tools}
   -h, --help  show this help`,
     load: () => import("./mcp.js").then((m) => m.runMcp),
   },

@@ -2,6 +2,7 @@
 // the whole tree has settled. Exit 0 ok, 1 model/runtime error, 124 when --timeout elapsed.
 import { loadConfig, modelProblem } from "../config/config.js";
 import { unlistedModelHint } from "../llm/model-list.js";
+import { projectMcpWaiting } from "../mcp/project.js";
 import { outageFilter, wordWarning } from "../db/warning.js";
 import { escapeControl } from "../text/escape.js";
 import type { Io } from "./command.js";
@@ -28,6 +29,9 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
   const config = loadConfig(io.env);
   // Agent files that could not be used: one line each, the run goes on without them.
   for (const warning of config.warnings ?? []) io.err(`warren: ${warning}`);
+  // A project .mcp.json not allowed yet: one line, and its servers stay off.
+  const waiting = projectMcpWaiting(config.projectMcp);
+  if (waiting) io.err(`warren: ${escapeControl(waiting)}`);
   if (config.model.name && !modelProblem(config.model)) {
     const hint = await unlistedModelHint({ ...config.model, model: config.model.name });
     if (hint) io.err(`warren: ${hint}`);

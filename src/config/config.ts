@@ -14,6 +14,7 @@ import { validateShellEnv, type ShellEnvConfig } from "../tools/shell-env.js";
 import { loadAgentFiles } from "./agent-files.js";
 import { parseMcpServers, type McpServerConfig } from "../mcp/config.js";
 import { validateHooks, type HooksConfig } from "../hooks/config.js";
+import { loadProjectMcp, type ProjectMcp } from "../mcp/project.js";
 import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from "./policy.js";
 
 type Env = Record<string, string | undefined>;
@@ -73,10 +74,15 @@ export interface Config {
    * is then off unless WARREN_LISTEN_URL names a direct connection.
    */
   pooler?: PoolerMode;
-  /** MCP servers by name (`mcp_servers`; src/mcp/config.ts). */
+  /**
+   * MCP servers by name: `mcp_servers` (src/mcp/config.ts), and the project `.mcp.json`'s
+   * (mcp/project.ts; each with `allow`: started only once that file is allowed).
+   */
   mcpServers: Record<string, McpServerConfig>;
   /** The person's hooks (`hooks`, Claude Code's shape; src/hooks/config.ts). Only the config sets them. */
   hooks?: HooksConfig;
+  /** The project's `.mcp.json`, when there is one (its servers are in mcpServers too). */
+  projectMcp?: ProjectMcp;
   /** Where the config came from, for `--help` and error messages. */
   configPath?: string;
   /** The OS sandbox for bash (tools/sandbox.ts): `sandbox`, `sandbox_network`, `sandbox_writable`. */
@@ -185,6 +191,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   }
   const fromFiles = loadAgentFiles(cwd, env, new Set(Object.keys(fc.profiles ?? {})));
   const hooks = hooksSetting(fc.hooks);
+  const mcpServers = mcpSetting(fc, path.dirname(file));
+  const projectMcp = loadProjectMcp(cwd, env, {
+    startup: fc.mcp_startup_timeout_seconds,
+    call: fc.mcp_call_timeout_seconds,
+    taken: Object.keys(mcpServers),
+  });
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
   const baseURL = env.OPENAI_BASE_URL || fc.base_url || undefined;
   return {
@@ -204,7 +216,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     prices: pricesSetting(fc.prices),
     profiles: { ...fromFiles.profiles, ...fc.profiles },
     agentFiles: fromFiles.files,
-    warnings: [...fromFiles.warnings, ...hooks.warnings],
+    warnings: [...fromFiles.warnings, ...hooks.warnings, ...(projectMcp?.warnings ?? [])],
     workerThreads: Math.max(
       1,
       positive(
@@ -226,7 +238,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     fileAccess: fileAccessSetting(fc.file_access, "file_access") ?? "cwd",
     policy: policySetting(fc.policy, "policy"),
     notify: fc.notify !== false,
-    mcpServers: mcpSetting(fc, path.dirname(file)),
+    // The config's own servers win on a name clash (projectMcp left those out).
+    mcpServers: { ...projectMcp?.servers, ...mcpServers },
+    ...(projectMcp ? { projectMcp } : {}),
     ...(Object.keys(hooks.hooks).length > 0 ? { hooks: hooks.hooks } : {}),
     ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),
     configPath: fs.existsSync(file) ? file : undefined,

@@ -8,6 +8,7 @@ import type { Db, Queryable } from "../db/client.js";
 import type { AgentToolContext } from "../tools/agent-context.js";
 import type { Tool } from "../tools/tool.js";
 import { errorMessage, fail } from "../tools/tool.js";
+import { allowedOnly } from "./allow.js";
 import { connect, listAllTools, type ListedTool } from "./client.js";
 import { configHash, type McpServerConfig } from "./config.js";
 import { callMcpTool } from "./connections.js";
@@ -64,7 +65,8 @@ export async function refreshServer(
 
 /**
  * Refreshes every configured server's list, concurrently; a server that fails is one warning
- * line. Run in the background at process start (runtime/pool.ts), never awaited by a turn.
+ * line. Run in the background at process start (runtime/pool.ts), never awaited by a turn. A
+ * project server whose file is not allowed is left alone.
  */
 export async function refreshCatalog(
   db: Queryable,
@@ -72,7 +74,7 @@ export async function refreshCatalog(
   onWarning?: WarningSink,
 ): Promise<void> {
   await Promise.all(
-    Object.entries(servers).map(async ([name, server]) => {
+    Object.entries(allowedOnly(servers)).map(async ([name, server]) => {
       const outcome = await refreshServer(db, name, server).catch((err: unknown) => ({
         error: `MCP server "${name}": its tool list could not be stored: ${errorMessage(err)}`,
       }));
@@ -135,6 +137,7 @@ export function buildTools(
   onWarning?: WarningSink,
 ): McpTool[] {
   const tools: McpTool[] = [];
+  const seen = new Set<string>();
   for (const row of rows) {
     const server = servers[row.server];
     if (!server || !Array.isArray(row.tools)) continue;
@@ -155,6 +158,12 @@ export function buildTools(
         );
         parameters = { type: "object" };
       }
+      // A name listed twice (one server's list) would make every model request invalid.
+      if (seen.has(full)) {
+        warnOnce(onWarning, `MCP tool ${full} listed twice: offered once`);
+        continue;
+      }
+      seen.add(full);
       tools.push(mcpTool(full, row.server, server, listed.name, listed.description, parameters));
     }
   }
@@ -205,9 +214,10 @@ interface Cached {
 const cache = new WeakMap<Record<string, McpServerConfig>, Cached>();
 
 /**
- * The MCP tools this thread offers, from the stored lists: read at most every 2 s, and the same
- * array while the lists are unchanged (the model adapter and the context estimate keep what they
- * derive from it). No servers configured: no query at all. A failed read keeps the last list.
+ * The MCP tools this thread offers, from the stored lists: read at most every 2 s (after the
+ * first read in the background: a request gets the list as last read), and the same array while
+ * the lists are unchanged (the model adapter and the context estimate keep what they derive from
+ * it). No servers configured: no query at all. A failed read keeps the last list.
  */
 export async function mcpToolsFor(
   db: Db,
@@ -222,11 +232,14 @@ export async function mcpToolsFor(
   }
   const entry = cached;
   if (Date.now() - entry.at < REREAD_MS) return entry.tools;
-  entry.reading ??= readCatalog(db, servers)
+  // Only the servers that may start: a project .mcp.json's once it is allowed (checked on each
+  // re-read, so `/mcp allow` shows within one).
+  const allowed = allowedOnly(servers);
+  entry.reading ??= readCatalog(db, allowed)
     .then((rows) => {
       const fingerprint = rows.map((r) => `${r.server}:${r.config_hash}:${r.fetched_at}`).join(",");
       if (fingerprint !== entry.fingerprint) {
-        entry.tools = buildTools(rows, servers, onWarning);
+        entry.tools = buildTools(rows, allowed, onWarning);
         entry.fingerprint = fingerprint;
       }
       entry.at = Date.now();
@@ -236,5 +249,6 @@ export async function mcpToolsFor(
     .finally(() => {
       entry.reading = undefined;
     });
-  return entry.reading;
+  // Read once: a stale list is offered while the next read runs, so no request waits for it.
+  return entry.at > 0 ? entry.tools : entry.reading;
 }

@@ -5,7 +5,9 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import { escapeControl } from "../text/escape.js";
 import { errorMessage } from "../tools/tool.js";
+import { serverAllowed } from "./allow.js";
 import { isStdio, type McpServerConfig } from "./config.js";
 import { serverEnv } from "./env.js";
 
@@ -35,8 +37,9 @@ const PAGES_MAX = 100;
 /** The client's name and version as servers see them. */
 const CLIENT_INFO = { name: "warren", version: "1" };
 
+/** A server's text as one line for people: its control characters shown as escapes, never raw. */
 function oneLine(text: string, max = 300): string {
-  const line = text.replace(/\s+/g, " ").trim();
+  const line = escapeControl(text.replace(/\s+/g, " ").trim());
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
@@ -49,6 +52,11 @@ export async function connect(
   server: McpServerConfig,
   signal?: AbortSignal,
 ): Promise<Connection> {
+  // The one place a server is started or reached: a project .mcp.json's server not allowed (or
+  // whose file changed since it was allowed) never gets this far.
+  if (!serverAllowed(server)) {
+    throw new McpStartError(notAllowedLine(name, server.allow!.file));
+  }
   let tail = "";
   let transport: Transport;
   if (isStdio(server)) {
@@ -110,6 +118,10 @@ export async function connect(
   } finally {
     clearTimeout(timer);
   }
+}
+
+export function notAllowedLine(name: string, file: string): string {
+  return `MCP server "${name}" comes from ${file}, which is not allowed (or changed since it was): \`warren mcp allow\` or /mcp allow starts its servers`;
 }
 
 /** Every tool the server lists, page by page. */

@@ -3,12 +3,15 @@
 // error naming the bad entry.
 import { createHash } from "node:crypto";
 import path from "node:path";
+import type { ProjectAllow } from "./allow.js";
 
 interface Timeouts {
   /** How long connecting (spawn + initialize + listTools) may take. */
   startupTimeoutMs: number;
   /** How long one tools/call may take. */
   callTimeoutMs: number;
+  /** Set on a project `.mcp.json`'s server: it starts only once that file is allowed (allow.ts). */
+  allow?: ProjectAllow;
 }
 
 export interface StdioServerConfig extends Timeouts {
@@ -56,7 +59,7 @@ function seconds(value: unknown, name: string, fallback: number): number {
   return value * 1000;
 }
 
-const STDIO_KEYS = ["command", "args", "env", "cwd"];
+const STDIO_KEYS = ["command", "args", "env", "cwd", "type"];
 const HTTP_KEYS = ["url", "headers", "type"];
 const COMMON_KEYS = ["startup_timeout_seconds", "call_timeout_seconds"];
 
@@ -86,6 +89,10 @@ export function parseMcpServers(
     if (!SERVER_NAME.test(name)) {
       throw new Error(`${at}: a server's name may only use letters, digits, _ and - (1-64)`);
     }
+    // Tool names are mcp__SERVER__TOOL: a server "gh__x" would fall under a policy's `mcp__gh__*`.
+    if (name.includes("__")) {
+      throw new Error(`${at}: a server's name may not contain "__" (tools are mcp__SERVER__TOOL)`);
+    }
     if (!entry || typeof entry !== "object" || Array.isArray(entry)) {
       throw new Error(`${at} must be {"command": …, "args": […]} or {"url": …}`);
     }
@@ -109,6 +116,9 @@ export function parseMcpServers(
       throw new Error(`${at} has an unknown key "${unknown}" (${allowed.join(", ")})`);
     }
     if (hasCommand) {
+      if (e.type !== undefined && e.type !== "stdio") {
+        throw new Error(`${at}.type must be "stdio" for a server with a "command"`);
+      }
       if (typeof e.command !== "string" || e.command.trim() === "") {
         throw new Error(`${at}.command must be a non-empty string`);
       }

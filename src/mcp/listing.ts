@@ -1,5 +1,7 @@
 // What `warren mcp list` and the TUI's `/mcp` show: each configured server, its state and tools.
 import type { Queryable } from "../db/client.js";
+import { escapeControl } from "../text/escape.js";
+import { serverAllowed } from "./allow.js";
 import { isStdio, type McpServerConfig } from "./config.js";
 import { buildTools, readCatalog, type CatalogRow } from "./catalog.js";
 
@@ -8,8 +10,13 @@ export interface ServerListing {
   transport: "stdio" | "http";
   /** The command line or URL. */
   target: string;
-  /** "ok", "failed" (the last fetch failed) or "not fetched yet". */
-  state: "ok" | "failed" | "not fetched yet";
+  /**
+   * "ok", "failed" (the last fetch failed), "not fetched yet", or "not allowed" (a project
+   * .mcp.json's server before the person allows that file).
+   */
+  state: "ok" | "failed" | "not fetched yet" | "not allowed";
+  /** The .mcp.json it comes from (a project's server). */
+  file?: string;
   error: string | null;
   fetched_at: string | null;
   tools: string[];
@@ -23,14 +30,16 @@ export function listingOf(
   return Object.entries(servers)
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, server]) => {
-      const row = byName.get(name);
+      const allowed = serverAllowed(server);
+      const row = allowed ? byName.get(name) : undefined;
       // As agents are offered them: a tool with a name no model can take is left out.
       const tools = row ? buildTools([row], servers).map((t) => t.name) : [];
       return {
         name,
         transport: isStdio(server) ? "stdio" : "http",
         target: isStdio(server) ? [server.command, ...server.args].join(" ") : server.url,
-        state: !row ? "not fetched yet" : row.error ? "failed" : "ok",
+        ...(server.allow ? { file: server.allow.file } : {}),
+        state: !allowed ? "not allowed" : !row ? "not fetched yet" : row.error ? "failed" : "ok",
         error: row?.error ?? null,
         fetched_at: row?.fetched_at ?? null,
         tools: tools.sort(),
@@ -45,10 +54,13 @@ export async function listServers(
   return listingOf(servers, await readCatalog(db, servers));
 }
 
-/** The listing as lines of text (the CLI's and the TUI's form). */
+/**
+ * The listing as lines of text (the CLI's and the TUI's form). A project .mcp.json's command
+ * line, a server's error: control characters escaped, never raw on the person's terminal.
+ */
 export function listingLines(listing: ServerListing[]): string[] {
   if (listing.length === 0) {
-    return ['no MCP servers configured ("mcp_servers" in the config file)'];
+    return ['no MCP servers configured ("mcp_servers" in the config file, or a project .mcp.json)'];
   }
   const lines: string[] = [];
   for (const s of listing) {
@@ -57,9 +69,11 @@ export function listingLines(listing: ServerListing[]): string[] {
         ? `${s.tools.length} tool${s.tools.length === 1 ? "" : "s"}`
         : s.state === "failed"
           ? `failed: ${s.error}${s.tools.length ? ` (offering the ${s.tools.length} tools listed before)` : ""}`
-          : "not fetched yet (offers no tools until it is)";
+          : s.state === "not allowed"
+            ? `not allowed (from ${s.file}; \`warren mcp allow\` or /mcp allow starts it)`
+            : "not fetched yet (offers no tools until it is)";
     lines.push(`${s.name}  ${s.transport}  ${s.target}  — ${state}`);
     for (const t of s.tools) lines.push(`  ${t}`);
   }
-  return lines;
+  return lines.map((line) => escapeControl(line));
 }

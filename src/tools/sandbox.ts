@@ -178,6 +178,13 @@ export async function shellLaunch(
   }
   // The private /tmp starts empty: a TMPDIR pointing elsewhere would not be writable.
   childEnv.TMPDIR = "/tmp";
+  // warren's home is hidden only if it exists: made now, so a command cannot create it (and the
+  // MCP allow store in it, mcp/allow.ts) where it happens to be writable (a HOME under cwd).
+  try {
+    fs.mkdirSync(warrenHome(env), { recursive: true, mode: 0o700 });
+  } catch {
+    // Cannot be made: then nothing can be written there by the command either.
+  }
   const args = bwrapArgs(sandbox, cwd, hiddenPaths(env, settings?.configPath));
   return {
     ok: true,

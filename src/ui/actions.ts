@@ -9,7 +9,11 @@ import { childCapabilities } from "../agents/capabilities.js";
 import { forkAgent, killAgent, reapDead } from "../agents/tree.js";
 import type { Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
+import { wordWarning } from "../db/warning.js";
+import { isAllowed, rememberAllow } from "../mcp/allow.js";
+import { refreshCatalog } from "../mcp/catalog.js";
 import { listServers, listingLines } from "../mcp/listing.js";
+import { allowLines } from "../mcp/project.js";
 import { sendInput } from "../mail/input.js";
 import { sendMail } from "../mail/send.js";
 import { interruptAgent, interruptSubtree } from "../runtime/interrupt.js";
@@ -175,6 +179,24 @@ export function createActions(options: ActionsOptions): Actions {
     }
   }
 
+  /**
+   * `/mcp allow`: the project's .mcp.json as read when warren started (what its servers are) is
+   * allowed; their tools are fetched, and every thread offers them within a re-read (2 s).
+   */
+  async function allowProject(): Promise<void> {
+    const project = options.config.projectMcp;
+    if (!project || Object.keys(project.servers).length === 0) {
+      return complain(
+        "no .mcp.json with MCP servers here (looked from the working directory up to the repository root)",
+      );
+    }
+    if (isAllowed(project.allow)) return say(`${project.file} is allowed already (/mcp lists it)`);
+    rememberAllow(project.allow);
+    say([`allowed ${project.file}; its servers may start:`, ...allowLines(project)].join("\n"));
+    await refreshCatalog(options.db, project.servers, (w) => complain(wordWarning(w)));
+    return say(listingLines(await listServers(options.db, project.servers)).join("\n"));
+  }
+
   async function perform(
     command: UiCommand,
     typed: string,
@@ -191,6 +213,7 @@ export function createActions(options: ActionsOptions): Actions {
       case "agents":
         return say(options.treeLines().join("\n"));
       case "mcp": {
+        if (command.allow) return allowProject();
         const listing = await listServers(options.db, options.config.mcpServers ?? {});
         return say(listingLines(listing).join("\n"));
       }

@@ -19,7 +19,7 @@ export type UiCommand =
   | { name: "deny"; id?: number; reason?: string }
   | { name: "search"; query: string }
   | { name: "tasks" }
-  | { name: "mcp" }
+  | { name: "mcp"; allow?: boolean }
   | { name: "help" }
   | { name: "exit" };
 
@@ -46,7 +46,7 @@ export const COMMAND_USAGE: Record<UiCommand["name"], string> = {
   search:
     "/search TEXT — search every agent's transcript in the tree (dead ones too); Enter jumps to a hit",
   tasks: "/tasks — the tree's task board, live (Esc closes)",
-  mcp: "/mcp — the MCP servers with their state and tools (as `warren mcp list --cached`)",
+  mcp: "/mcp [allow] — the MCP servers with their state and tools (as `warren mcp list --cached`); allow: start the project .mcp.json's servers",
   help: "/help — keys and commands",
   exit: "/exit — quit (agents keep their state; a worker or the next warren resumes them)",
 };
@@ -122,10 +122,14 @@ export function parseCommand(text: string): ParsedCommand {
     case "reap":
     case "agents":
     case "tasks":
-    case "mcp":
     case "help":
     case "exit":
       return none({ name });
+    case "mcp":
+      if (args.length === 0) return { ok: true, command: { name } };
+      if (args.length === 1 && args[0] === "allow")
+        return { ok: true, command: { name, allow: true } };
+      return fail(`/mcp takes nothing or "allow" (${usage})`);
     case "fork":
       return parseFork(args, usage);
     case "kill":

@@ -6,6 +6,8 @@ import { instructionFilesLine } from "../runtime/instructions.js";
 import { agentCost, formatUsd, type Pricing } from "../agents/cost.js";
 import { modelProblem, type Config } from "../config/config.js";
 import { wordWarning, type Warning } from "../db/warning.js";
+import { allowedOnly } from "../mcp/allow.js";
+import { projectMcpWaiting } from "../mcp/project.js";
 import type { Controller } from "./controller.js";
 import {
   deadInputLine,
@@ -115,7 +117,8 @@ export function createPainter(options: PainterOptions): Painter {
         agents,
         panelKey: options.panelKey,
         checks: options.checks?.(),
-        mcpServers: Object.keys(config.mcpServers ?? {}).length,
+        mcpServers: Object.keys(allowedOnly(config.mcpServers ?? {})).length,
+        mcpWaiting: projectMcpWaiting(config.projectMcp, "/mcp allow"),
       },
       width,
       theme,

@@ -17,6 +17,10 @@ const EVERYTHING = path.join(
   "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
 );
 const MEMORY = path.join(root, "node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+const FILESYSTEM = path.join(
+  root,
+  "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js",
+);
 const FAULTS = path.join(root, "test/mcp/fixtures/fault-server.mjs");
 
 function writeConfig(config: object): Record<string, string> {
@@ -203,6 +207,50 @@ describe("MCP servers", () => {
     expect(run.json?.text).toBe("remembered");
     const [, , third] = requestsOf(fake, "root");
     expect(output(lastToolResults(third!)[0]!.value)).toContain("runs agents");
+  }, 120_000);
+
+  it("lists and reads a file in an allowed directory with server-filesystem, and is refused outside it", async () => {
+    const allowed = mkdtempSync(path.join(os.tmpdir(), "warren-mcp-fs-"));
+    const outside = mkdtempSync(path.join(os.tmpdir(), "warren-mcp-fs-out-"));
+    writeFileSync(path.join(allowed, "note.txt"), "the note's text\n");
+    writeFileSync(path.join(outside, "secret.txt"), "not for the model\n");
+    const env = writeConfig({
+      mcp_servers: { fs: { command: process.execPath, args: [FILESYSTEM, allowed] } },
+      policy: { "mcp__fs__*": "allow" },
+    });
+    const listed = await e2e.warren(["mcp", "list"], env);
+    expect(listed.stdout).toContain("  mcp__fs__read_text_file\n");
+    expect(listed.stdout).toContain("  mcp__fs__list_directory\n");
+    const fake = e2e.fake();
+    fake.script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: {
+          toolCalls: [
+            { name: "mcp__fs__list_directory", arguments: { path: allowed } },
+            {
+              name: "mcp__fs__read_text_file",
+              arguments: { path: path.join(allowed, "note.txt") },
+            },
+            {
+              name: "mcp__fs__read_text_file",
+              arguments: { path: path.join(outside, "secret.txt") },
+            },
+          ],
+        },
+      },
+      { agent: "root", match: after("mcp__fs__read_text_file"), reply: { text: "read" } },
+    ]);
+    const run = await e2e.prompt("read the note", { env, timeout: 60 });
+    expect(run.json?.text, run.stderr).toBe("read");
+    const [, second] = requestsOf(fake, "root");
+    const [list, read, refused] = lastToolResults(second!);
+    expect(output(list!.value)).toContain("[FILE] note.txt");
+    expect(output(read!.value)).toContain("the note's text");
+    // The server's own boundary: a path outside its directories is a tool error, not the text.
+    expect(JSON.stringify(refused!.value)).toContain("error");
+    expect(JSON.stringify(refused!.value)).not.toContain("not for the model");
   }, 120_000);
 
   it("survives a server that dies mid-call (restarted on the next), caps a huge result, skips bad tools", async () => {

@@ -54,5 +54,12 @@ describe("MCP in the TUI", () => {
         .join("\n");
     expect(text(2)).toContain("2 servers configured");
     expect(text()).not.toContain("servers configured");
+    // A project .mcp.json waiting for the person: one line saying how to allow it.
+    const waiting = renderWelcome(
+      { agent, agents: 1, panelKey: "^T", mcpWaiting: "/p/.mcp.json waiting: … /mcp allow" },
+      100,
+      theme,
+    ).map((l) => JSON.stringify(l));
+    expect(waiting.filter((l) => l.includes("/mcp allow"))).toHaveLength(1);
   });
 });

@@ -57,7 +57,7 @@ export interface E2E {
   /** Runs `warren -p PROMPT --json --timeout N`; `json` is the parsed output when it parses. */
   prompt(text: string, options?: PromptOptions): Promise<WarrenRun & { json?: PromptJson }>;
   /** Runs any other warren command against the same database (`env`: more variables). */
-  warren(args: string[], env?: Record<string, string>): Promise<WarrenRun>;
+  warren(args: string[], env?: Record<string, string>, cwd?: string): Promise<WarrenRun>;
 }
 
 /**
@@ -153,9 +153,9 @@ export function useE2E(fakeOptions: FakeModelOptions = {}): E2E {
       const run = withoutListenOffLine(await runWarren(args, runEnv, options.cwd), runEnv, true);
       return { ...run, json: parseJson(run.stdout) };
     },
-    warren: async (args, extra) => {
+    warren: async (args, extra, cwd) => {
       const runEnv = env(extra);
-      return withoutListenOffLine(await runWarren(args, runEnv), runEnv, false);
+      return withoutListenOffLine(await runWarren(args, runEnv, cwd), runEnv, false);
     },
   };
 }

@@ -26,6 +26,8 @@ export interface WelcomeInfo {
   checks?: { label: string; ok: boolean; text: string }[];
   /** MCP servers configured (shown when there are any). */
   mcpServers?: number;
+  /** A project .mcp.json waiting for the person's allow, as one line (mcp/project.ts). */
+  mcpWaiting?: string;
 }
 
 export function renderWelcome(info: WelcomeInfo, width: number, theme: Theme): Line[] {
@@ -70,6 +72,9 @@ export function renderWelcome(info: WelcomeInfo, width: number, theme: Theme): L
       "mcp",
       [{ text: `${n} server${n === 1 ? "" : "s"} configured ${GLYPH.dot} /mcp lists their tools` }],
     ]);
+  }
+  if (info.mcpWaiting) {
+    facts.push(["mcp", [{ text: cleanText(info.mcpWaiting, false), style: ROLE.warn }]]);
   }
   const key = (text: string): Span => ({ text, style: ROLE.prompt });
   const hints: Span[][] = [
