@@ -8,7 +8,7 @@ import { sandboxStatus, type SandboxConfig } from "../tools/sandbox.js";
 type Env = Record<string, string | undefined>;
 
 export interface HealthLine {
-  label: "database" | "sandbox" | "model server";
+  label: "database" | "sandbox" | "model server" | "instructions";
   /** false: something the person should fix (or knowingly accept). */
   ok: boolean;
   text: string;

@@ -1,19 +1,23 @@
 // `warren doctor`: one line each for the database, the sandbox and the model server, against the
 // real binary, a real database and the fake model server; exit 1 when something needed is down.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { startWarren, warrenEnv } from "../support/warren.js";
 import { useE2E } from "../runtime/e2e-support.js";
 
 const e2e = useE2E();
 
-async function doctor(extra: Record<string, string> = {}, args: string[] = []) {
+async function doctor(extra: Record<string, string> = {}, args: string[] = [], cwd?: string) {
   const env = warrenEnv({
     databaseUrl: e2e.db().$client.options.connectionString!,
     modelUrl: e2e.fake().baseURL,
     extra,
   });
-  return startWarren(["doctor", ...args], env).done;
+  return startWarren(["doctor", ...args], env, cwd).done;
 }
 
 describe("warren doctor", () => {
@@ -21,7 +25,7 @@ describe("warren doctor", () => {
     const run = await doctor();
     expect(run.code).toBe(0);
     const lines = run.stdout.trim().split("\n");
-    expect(lines).toHaveLength(3);
+    expect(lines).toHaveLength(4);
     expect(lines[0]).toMatch(/^ok\s+database\s+postgres:\/\/.*\(DATABASE_URL\), reachable$/);
     expect(lines[1]).toMatch(
       /^ok\s+sandbox\s+bubblewrap \(read-only but the working directory, network on\)$/,
@@ -30,6 +34,18 @@ describe("warren doctor", () => {
       /^ok\s+model server\s+http:\/\/127\.0\.0\.1:\d+.* reachable \(HTTP \d+\)$/,
     );
     expect(run.stdout).not.toMatch(/:[^@/]+@/); // no password shown
+  });
+
+  it("names the instruction files an agent started here reads, root to leaf", async () => {
+    const repo = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-doctor-")));
+    execFileSync("git", ["init", "-q"], { cwd: repo });
+    fs.mkdirSync(path.join(repo, "pkg"));
+    fs.writeFileSync(path.join(repo, "AGENTS.md"), "build with make\n");
+    fs.writeFileSync(path.join(repo, "pkg", "CLAUDE.md"), "this package is special\n");
+    const run = await doctor({}, [], path.join(repo, "pkg"));
+    expect(run.stdout.trim().split("\n").at(-1)).toBe(
+      `ok  instructions  ${path.join(repo, "AGENTS.md")}, ${path.join(repo, "pkg", "CLAUDE.md")}`,
+    );
   });
 
   it("says why the sandbox is unavailable and how to install it; exit 1 only when it is required", async () => {
