@@ -8,6 +8,7 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { eventKey } from "../../src/agents/event-keys.js";
+import { loadAgentFiles } from "../../src/config/agent-files.js";
 import { getAgent } from "../../src/agents/refs.js";
 import { createTree, killAgent, reapDead } from "../../src/agents/tree.js";
 import { childIdFor, planWorktree } from "../../src/agents/worktree.js";
@@ -151,6 +152,32 @@ describe("fork with isolation worktree", () => {
     const outcome = await forkTool.run({ name: "w", prompt: "p", profile: "worker" }, ctx as never);
     expect(outcome.ok).toBe(true);
     expect((outcome as { value: Forked }).value.branch).toMatch(/^warren\/w-/);
+  });
+});
+
+describe("an agent file's isolation", () => {
+  it("a child forked with the file's profile works in a worktree of its own", async () => {
+    const { db } = database();
+    const dir = repo();
+    fs.mkdirSync(path.join(dir, ".claude", "agents"), { recursive: true });
+    fs.writeFileSync(
+      path.join(dir, ".claude", "agents", "builder.md"),
+      "---\nname: builder\ndescription: builds in its own tree\ntools: Read, Write\nisolation: worktree\n---\nYou build.\n",
+    );
+    const files = loadAgentFiles(dir, { HOME: dir, XDG_CONFIG_HOME: path.join(dir, "xdg") });
+    expect(files.warnings).toEqual([]);
+    const root = await createTree(db, { name: "root", cwd: dir });
+    const ctx = await toolContext(db, bus(), root.id, { cwd: dir, profiles: files.profiles });
+    const outcome = await forkTool.run(
+      { name: "b", prompt: "p", profile: "builder" },
+      ctx as never,
+    );
+    expect(outcome.ok).toBe(true);
+    const made = (outcome as { value: Forked }).value;
+    expect(made.branch).toMatch(/^warren\/b-/);
+    const child = await getAgent(db, made.agent_id);
+    expect(child?.cwd).toBe(made.worktree);
+    expect(child?.worktree?.branch).toBe(made.branch);
   });
 });
 
