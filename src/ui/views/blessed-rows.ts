@@ -126,10 +126,12 @@ export function renderByRows(screen: RowScreen, elements: readonly RowElement[])
       if (!cell) break;
       while (text.charCodeAt(i) === 0x1b && sgr());
       if (i >= text.length) break;
+      const code = text.charCodeAt(i);
       let ch = text[i++]!;
       if (ch === "\t") ch = bch;
       else if (ch === "\n") return OVER;
-      if (screen.fullUnicode) {
+      // Printable ASCII is one cell, never a mark nor half of a pair.
+      if (screen.fullUnicode && (code < 0x20 || code > 0x7e)) {
         const point = unicode.codePointAt(text, i - 1);
         if (unicode.combining[point]) {
           if (point > 0xffff) ch = text[i - 1]! + text[i++]!;
