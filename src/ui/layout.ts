@@ -155,12 +155,21 @@ export function createLayout(options: LayoutOptions): Layout {
     return top + rows;
   };
 
+  /** The lines each box was last given (after the glyph table). */
+  const given = new Map<Widgets.BoxElement, Line[]>();
+
   /**
    * Only changed text needs blessed to parse its tags; the box is not blanked first (blessed's
    * setContent would), as its render puts every row it shows.
    */
   const setText = (element: Widgets.BoxElement, lines: Line[]) => {
-    const content = lines.map(glyphs).join("\n");
+    const shown = lines.map(glyphs);
+    const before = given.get(element);
+    if (before && before.length === shown.length && before.every((line, i) => line === shown[i])) {
+      return;
+    }
+    given.set(element, shown);
+    const content = shown.join("\n");
     if (content === element.content) return;
     (element as unknown as { setContent(text: string, noClear: boolean): void }).setContent(
       content,
@@ -168,6 +177,11 @@ export function createLayout(options: LayoutOptions): Layout {
     );
     changed = true;
   };
+
+  type Cells = [unknown, string][] & { dirty?: boolean };
+  const buffer = () => (screen as unknown as { lines: Cells[] }).lines;
+  /** The screen's text rows as last read, and the rows drawn since (all: a new buffer). */
+  let texts: { lines: Cells[]; rows: string[]; stale: Set<number> } | undefined;
 
   const render = () => {
     const size = `${width()}x${height()}`;
@@ -177,6 +191,7 @@ export function createLayout(options: LayoutOptions): Layout {
       drawnSize = size;
       rows.begin(true);
       screen.render();
+      texts = undefined;
       return;
     }
     if (!changed) return;
@@ -185,7 +200,16 @@ export function createLayout(options: LayoutOptions): Layout {
     for (const child of screen.children as Widgets.BoxElement[]) {
       if (!child.hidden) child.render();
     }
-    screen.draw(0, (screen as unknown as { lines: unknown[] }).lines.length - 1);
+    const lines = buffer();
+    if (texts) lines.forEach((line, y) => line.dirty && texts!.stale.add(y));
+    screen.draw(0, lines.length - 1);
+  };
+
+  /** One row's text; a wide character's second cell holds a placeholder ("\x03"): not text. */
+  const rowText = (cells: Cells) => {
+    let row = "";
+    for (const cell of cells) if (cell[1] !== "\x03") row += cell[1];
+    return row;
   };
 
   return {
@@ -237,18 +261,17 @@ export function createLayout(options: LayoutOptions): Layout {
     redraw() {
       screen.realloc();
       moved = true;
+      texts = undefined;
     },
     screenText() {
-      const lines = (screen as unknown as { lines: [unknown, string][][] }).lines;
-      // A wide character's second cell holds a placeholder ("\x03"): not text. (Read after every
-      // frame by tests and benchmarks, so one pass without copies.)
-      const rows: string[] = [];
-      for (const cells of lines) {
-        let row = "";
-        for (const cell of cells) if (cell[1] !== "\x03") row += cell[1];
-        rows.push(row);
+      // Read after every frame by tests and benchmarks: only the rows drawn since are read again.
+      const lines = buffer();
+      if (!texts || texts.lines !== lines) {
+        texts = { lines, rows: lines.map(rowText), stale: new Set() };
       }
-      return rows;
+      for (const y of texts.stale) texts.rows[y] = rowText(lines[y]!);
+      texts.stale.clear();
+      return [...texts.rows];
     },
     onResize(listener) {
       screen.on("resize", listener);

@@ -172,11 +172,33 @@ export function renderAgentPanel(
       cachedRow(agent, depth[k]!, agent.id === selectedId, now, width, approvals, costOf?.(agent)),
     );
   }
-  if (title === undefined) return { lines: shown.map((row) => paintSpans(theme, row)), order };
-  return {
-    lines: framed(shown, title, width, rowsShown).map((row) => paintSpans(theme, row)),
-    order,
-  };
+  if (title === undefined) {
+    return { lines: shown.map((row) => paintedRow(row, theme, width, false)), order };
+  }
+  const [top, ...inside] = framed([], title, width, rowsShown);
+  const bottom = inside.pop()!;
+  const lines = [paintSpans(theme, top!)];
+  for (let i = 0; i < rowsShown; i++) {
+    const row = shown[i];
+    lines.push(row ? paintedRow(row, theme, width, true) : paintSpans(theme, inside[i]!));
+  }
+  lines.push(paintSpans(theme, bottom));
+  return { lines, order };
+}
+
+/**
+ * A built row as a line (inside the frame's sides when `framed`), kept with the row: a frame paints
+ * again only the rows whose agent or selection changed, not the whole window.
+ */
+const paintedRows = new WeakMap<Row, { key: string; line: Line }>();
+
+function paintedRow(row: Row, theme: Theme, width: number, inFrame: boolean): Line {
+  const key = `${theme.color} ${width} ${inFrame}`;
+  const known = paintedRows.get(row);
+  if (known?.key === key) return known.line;
+  const line = paintSpans(theme, inFrame ? framed([row], "", width, 1)[1]! : row);
+  paintedRows.set(row, { key, line });
+  return line;
 }
 
 /** `rows` inside a frame `width`×`height` (inside measures) with `title` in its top edge. */

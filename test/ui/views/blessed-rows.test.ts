@@ -1,7 +1,8 @@
 // Drawing the layout's boxes by rows (only the rows whose text changed, and those a box drawn
 // before wrote over) leaves the screen buffer, and what the terminal was sent, as blessed's own
-// render of every box from scratch would: random frames of tags, wide characters, combining marks,
-// cut lines, the panel over the scrollback opening and closing, boxes moving (seeded, repeatable).
+// render of every box from scratch would, and screenText reads it: random frames of tags, wide
+// characters, combining marks, cut lines, the panel over the scrollback opening and closing,
+// boxes moving (seeded, repeatable).
 import { PassThrough } from "node:stream";
 import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
@@ -103,6 +104,16 @@ describe("drawing the layout's boxes by rows", () => {
           row.map((cell, x) => (cell[1] === "\0" ? mine.screen.lines[y]![x]! : cell)),
         );
         expect(copy(sent), `round ${round}: the terminal`).toEqual(whole);
+        // The text tests read (kept between reads, the rows drawn since read again).
+        if (round % 3 === 0) {
+          const text = mine.screen.lines.map((row) =>
+            row
+              .map((cell) => cell[1])
+              .join("")
+              .replaceAll("\x03", ""),
+          );
+          expect(mine.layout.screenText(), `round ${round}: screenText`).toEqual(text);
+        }
       }
     } finally {
       mine.layout.destroy();
