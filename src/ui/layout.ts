@@ -206,10 +206,11 @@ export function createLayout(options: LayoutOptions): Layout {
   };
 
   /** One row's text; a wide character's second cell holds a placeholder ("\x03"): not text. */
+  const chars: string[] = [];
   const rowText = (cells: Cells) => {
-    let row = "";
-    for (const cell of cells) if (cell[1] !== "\x03") row += cell[1];
-    return row;
+    chars.length = 0;
+    for (const cell of cells) if (cell[1] !== "\x03") chars.push(cell[1]);
+    return chars.join("");
   };
 
   return {

@@ -72,6 +72,21 @@ interface Drawn {
   end: number[];
 }
 
+/** A row's cells worked out once (see templateOf). */
+interface Template {
+  start: number;
+  last: boolean;
+  width: number;
+  dattr: number;
+  bch: string;
+  cells: Cell[];
+  /** The attribute after the row. */
+  end: number;
+}
+
+/** Row templates per generation. */
+const TEMPLATES = 512;
+
 // eslint-disable-next-line no-control-regex -- the SGR sequences blessed's parsed content holds
 const SGR = /\x1b\[[\d;]*m/y;
 /** writeRow's answer for a row it cannot draw as blessed would (text wider than the box). */
@@ -172,6 +187,65 @@ export function renderByRows(screen: RowScreen, elements: readonly RowElement[])
     return attr;
   };
 
+  /**
+   * A row's cells by its text, starting attribute and place: a panel that scrolls by a row shows
+   * last frame's rows one row up, so their cells are copied instead of worked out again (the SGR
+   * sequences and code points). Two generations, so the ones in use stay and the rest go.
+   */
+  let templates = new Map<string, Template[]>();
+  let older = new Map<string, Template[]>();
+
+  const templateOf = (
+    text: string,
+    attr: number,
+    dattr: number,
+    bch: string,
+    width: number,
+    last: boolean,
+  ): Template | undefined => {
+    const fits = (t: Template) =>
+      t.start === attr &&
+      t.last === last &&
+      t.width === width &&
+      t.dattr === dattr &&
+      t.bch === bch;
+    let list = templates.get(text);
+    let known = list?.find(fits);
+    if (!known) {
+      known = older.get(text)?.find(fits);
+      if (!known) {
+        const cells: ScreenLine = [];
+        for (let x = 0; x < width; x++) cells.push([NaN, ""]);
+        const end = writeRow(cells, text, attr, dattr, bch, 0, width, last);
+        if (end === OVER) return undefined;
+        known = { start: attr, last, width, dattr, bch, cells, end };
+      }
+      if (templates.size >= TEMPLATES) {
+        older = templates;
+        templates = new Map();
+        list = undefined;
+      }
+      templates.set(text, [...(list ?? []), known]);
+    }
+    return known;
+  };
+
+  /** Copies a template's cells into `line` from `xi`; returns the attribute after them. */
+  const copyRow = (line: ScreenLine, template: Template, xi: number): number => {
+    const { cells, width } = template;
+    for (let k = 0; k < width; k++) {
+      const cell = line[xi + k];
+      if (!cell) break;
+      const [attr, ch] = cells[k]!;
+      if (attr !== cell[0] || ch !== cell[1]) {
+        cell[0] = attr;
+        cell[1] = ch;
+        line.dirty = true;
+      }
+    }
+    return template.end;
+  };
+
   const install = (el: RowElement) => {
     const blessedRender = el.render.bind(el);
     const drawn: Drawn = { where: "", lines: undefined, text: [], start: [], end: [] };
@@ -239,8 +313,9 @@ export function renderByRows(screen: RowScreen, elements: readonly RowElement[])
           attr = drawn.end[row]!;
           continue;
         }
-        const end = writeRow(line, text, attr, dattr, bch, xi, xl, y === yl - 1);
-        if (end === OVER) return whole();
+        const template = templateOf(text, attr, dattr, bch, xl - xi, y === yl - 1);
+        if (!template || xl > line.length) return whole();
+        const end = copyRow(line, template, xi);
         drawn.text[row] = text;
         drawn.start[row] = attr;
         drawn.end[row] = end;

@@ -40,12 +40,17 @@ function line(next: () => number): string {
   return out;
 }
 
-/** Mostly the last frame with a few lines changed, as frames go; sometimes all new. */
+/**
+ * Mostly the last frame with a few lines changed, as frames go, or scrolled by a line (a stream
+ * growing, the panel following its selection); sometimes all new.
+ */
 function nextFrame(next: () => number, last: Frame | undefined): Frame {
-  const lines = (n: number, before: string[] | undefined) =>
-    Array.from({ length: n }, (_, i) =>
-      before?.[i] !== undefined && next() < 0.8 ? before[i]! : line(next),
+  const lines = (n: number, before: string[] | undefined) => {
+    const scrolled = before && next() < 0.25 ? [...before.slice(1), line(next)] : before;
+    return Array.from({ length: n }, (_, i) =>
+      scrolled?.[i] !== undefined && next() < 0.8 ? scrolled[i]! : line(next),
     );
+  };
   const pick = <T>(a: T, b: T, p: number) => (next() < p ? a : b);
   const panelOpen = last ? pick(!!last.panel, !last.panel, 0.85) : false;
   return {
