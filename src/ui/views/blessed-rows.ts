@@ -79,13 +79,15 @@ interface Template {
   width: number;
   dattr: number;
   bch: string;
-  cells: Cell[];
+  /** Each cell's attribute and text (two flat arrays: kept long, so few objects). */
+  attrs: Int32Array;
+  chars: string[];
   /** The attribute after the row. */
   end: number;
 }
 
 /** Row templates per generation. */
-const TEMPLATES = 512;
+const TEMPLATES = 256;
 
 // eslint-disable-next-line no-control-regex -- the SGR sequences blessed's parsed content holds
 const SGR = /\x1b\[[\d;]*m/y;
@@ -194,6 +196,8 @@ export function renderByRows(screen: RowScreen, elements: readonly RowElement[])
    */
   let templates = new Map<string, Template[]>();
   let older = new Map<string, Template[]>();
+  /** The cells a template is worked out in (every one written: NaN equals no attribute). */
+  const scratch: ScreenLine = [];
 
   const templateOf = (
     text: string,
@@ -214,11 +218,17 @@ export function renderByRows(screen: RowScreen, elements: readonly RowElement[])
     if (!known) {
       known = older.get(text)?.find(fits);
       if (!known) {
-        const cells: ScreenLine = [];
-        for (let x = 0; x < width; x++) cells.push([NaN, ""]);
-        const end = writeRow(cells, text, attr, dattr, bch, 0, width, last);
+        while (scratch.length < width) scratch.push([NaN, ""]);
+        for (let x = 0; x < width; x++) scratch[x]![0] = NaN;
+        const end = writeRow(scratch, text, attr, dattr, bch, 0, width, last);
         if (end === OVER) return undefined;
-        known = { start: attr, last, width, dattr, bch, cells, end };
+        const attrs = new Int32Array(width);
+        const chars: string[] = [];
+        for (let x = 0; x < width; x++) {
+          attrs[x] = scratch[x]![0];
+          chars.push(scratch[x]![1]);
+        }
+        known = { start: attr, last, width, dattr, bch, attrs, chars, end };
       }
       if (templates.size >= TEMPLATES) {
         older = templates;
@@ -232,11 +242,12 @@ export function renderByRows(screen: RowScreen, elements: readonly RowElement[])
 
   /** Copies a template's cells into `line` from `xi`; returns the attribute after them. */
   const copyRow = (line: ScreenLine, template: Template, xi: number): number => {
-    const { cells, width } = template;
+    const { attrs, chars, width } = template;
     for (let k = 0; k < width; k++) {
       const cell = line[xi + k];
       if (!cell) break;
-      const [attr, ch] = cells[k]!;
+      const attr = attrs[k]!;
+      const ch = chars[k]!;
       if (attr !== cell[0] || ch !== cell[1]) {
         cell[0] = attr;
         cell[1] = ch;
