@@ -229,7 +229,9 @@ async function measureTree(
     log(
       `tui-scale: ${tree.agents} agents; stream rows written ${streamRows.rows[0]!.n} ` +
         `(only watched agents'); main thread ${threadMsPerS.toFixed(0)} ms/s, process CPU ` +
-        `${cpuMsPerS.toFixed(0)} ms/s, ${framesPerS.toFixed(1)} frames/s with the panel open`,
+        `${cpuMsPerS.toFixed(0)} ms/s, ${framesPerS.toFixed(1)} frames/s with the panel open; ` +
+        `panel keys p50 ${median(panelKeys).toFixed(2)}, p99 ${p99(panelKeys).toFixed(2)}, ` +
+        `max ${Math.max(...panelKeys).toFixed(2)} ms`,
     );
     return { panelKeys, panelOpens, statusFlips, threadMsPerS, cpuMsPerS, rssBytes, framesPerS };
   } finally {

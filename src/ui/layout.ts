@@ -5,6 +5,7 @@ import { PassThrough } from "node:stream";
 import type { Widgets } from "blessed";
 import * as blessed from "./views/blessed-lib.js";
 import { installLineParse } from "./views/blessed-parse.js";
+import { renderByRows, type RowElement } from "./views/blessed-rows.js";
 import { installTerminalWidths } from "./views/blessed-widths.js";
 import { approvalRoom } from "./views/approvals.js";
 import { toAscii } from "./views/glyphs.js";
@@ -107,6 +108,11 @@ export function createLayout(options: LayoutOptions): Layout {
     hidden: true,
   });
   const parts = [scrollback, statusLayer, spinner, separator, inputBox, statusBar];
+  // Each box draws only the rows whose text changed (or that a box drawn before it wrote over).
+  const rows = renderByRows(
+    screen as unknown as RowElement["screen"],
+    [...parts, panel] as unknown as RowElement[],
+  );
 
   const width = () => Math.max(1, screen.width as number);
   const height = () => Math.max(1, screen.height as number);
@@ -118,14 +124,14 @@ export function createLayout(options: LayoutOptions): Layout {
   const inputRows = (n: number) => Math.min(MAX_INPUT_ROWS, Math.max(1, n));
 
   /**
-   * What this frame changed. blessed's render draws every box cell by cell and then compares the
-   * screen with what the terminal shows; a box whose text and place did not change would only
-   * put back the cells it put there last time. So a frame that moved nothing renders only the
-   * boxes whose text changed (and a box above one of them that covers some of its rows: the
-   * panel), and a frame that changed nothing renders nothing (a spinner tick between two glyphs).
+   * What this frame changed. blessed's render draws every box and then compares the rows it
+   * marked with what the terminal shows; our boxes draw only their rows whose text changed (and
+   * those a box drawn before them wrote: the panel over the scrollback), see blessed-rows.ts. A
+   * frame that changed no text and moved nothing renders nothing (a spinner tick between two
+   * glyphs); one that moved, showed or hid a box, or a new size, draws every row of every box.
    */
-  const dirty = new Set<Widgets.BoxElement>();
-  /** A box moved, appeared or went (or a redraw was asked for): every box is rendered. */
+  let changed = false;
+  /** A box moved, appeared or went (or a redraw was asked for): every row is drawn. */
   let moved = true;
   /** Where each box was placed (top and rows; hidden: no entry). */
   const placed = new Map<Widgets.BoxElement, string>();
@@ -145,42 +151,66 @@ export function createLayout(options: LayoutOptions): Layout {
     element.show();
     element.top = top;
     element.height = rows;
-    // Only changed text needs blessed to parse its tags.
-    const content = lines.slice(0, rows).map(glyphs).join("\n");
-    if (content !== element.content) {
-      element.setContent(content);
-      dirty.add(element);
-    }
+    setText(element, lines.slice(0, rows));
     return top + rows;
   };
 
-  /** Rows a rendered box covers on the screen (blessed's last position of it). */
-  const rowsOf = (element: Widgets.BoxElement) =>
-    (element as unknown as { lpos?: { yi: number; yl: number } }).lpos;
-  const overlaps = (a: Widgets.BoxElement, b: Widgets.BoxElement) => {
-    const [ra, rb] = [rowsOf(a), rowsOf(b)];
-    return !ra || !rb || (ra.yi < rb.yl && rb.yi < ra.yl);
+  /** The lines each box was last given (after the glyph table). */
+  const given = new Map<Widgets.BoxElement, Line[]>();
+
+  /**
+   * Only changed text needs blessed to parse its tags; the box is not blanked first (blessed's
+   * setContent would), as its render puts every row it shows.
+   */
+  const setText = (element: Widgets.BoxElement, lines: Line[]) => {
+    const shown = lines.map(glyphs);
+    const before = given.get(element);
+    if (before && before.length === shown.length && before.every((line, i) => line === shown[i])) {
+      return;
+    }
+    given.set(element, shown);
+    const content = shown.join("\n");
+    if (content === element.content) return;
+    (element as unknown as { setContent(text: string, noClear: boolean): void }).setContent(
+      content,
+      true,
+    );
+    changed = true;
   };
+
+  type Cells = [unknown, string][] & { dirty?: boolean };
+  const buffer = () => (screen as unknown as { lines: Cells[] }).lines;
+  /** The screen's text rows as last read, and the rows drawn since (all: a new buffer). */
+  let texts: { lines: Cells[]; rows: string[]; stale: Set<number> } | undefined;
 
   const render = () => {
     const size = `${width()}x${height()}`;
     if (moved || size !== drawnSize) {
       moved = false;
-      dirty.clear();
+      changed = false;
       drawnSize = size;
+      rows.begin(true);
       screen.render();
+      texts = undefined;
       return;
     }
-    if (dirty.size === 0) return;
-    // In blessed's order (the panel last, in front): a changed box, then any box drawn over it.
-    const drawn: Widgets.BoxElement[] = [];
+    if (!changed) return;
+    changed = false;
+    rows.begin(false);
     for (const child of screen.children as Widgets.BoxElement[]) {
-      if (child.hidden) continue;
-      if (dirty.has(child) || drawn.some((below) => overlaps(below, child))) drawn.push(child);
+      if (!child.hidden) child.render();
     }
-    dirty.clear();
-    for (const element of drawn) element.render();
-    screen.draw(0, (screen as unknown as { lines: unknown[] }).lines.length - 1);
+    const lines = buffer();
+    if (texts) lines.forEach((line, y) => line.dirty && texts!.stale.add(y));
+    screen.draw(0, lines.length - 1);
+  };
+
+  /** One row's text; a wide character's second cell holds a placeholder ("\x03"): not text. */
+  const chars: string[] = [];
+  const rowText = (cells: Cells) => {
+    chars.length = 0;
+    for (const cell of cells) if (cell[1] !== "\x03") chars.push(cell[1]);
+    return chars.join("");
   };
 
   return {
@@ -219,11 +249,7 @@ export function createLayout(options: LayoutOptions): Layout {
       top = place(inputBox, top, inputRows(frame.input.length), frame.input);
       place(statusBar, top, 1, [frame.statusBar]);
       if (frame.panel) {
-        const content = frame.panel.map(glyphs).join("\n");
-        if (content !== panel.content) {
-          panel.setContent(content);
-          dirty.add(panel);
-        }
+        setText(panel, frame.panel);
         if (panel.hidden) moved = true;
         panel.show();
         panel.setFront();
@@ -236,16 +262,17 @@ export function createLayout(options: LayoutOptions): Layout {
     redraw() {
       screen.realloc();
       moved = true;
+      texts = undefined;
     },
     screenText() {
-      const lines = (screen as unknown as { lines: [unknown, string][][] }).lines;
-      // A wide character's second cell holds a placeholder ("\x03"): not text.
-      return lines.map((cells) =>
-        cells
-          .map((cell) => cell[1])
-          .join("")
-          .replaceAll("\x03", ""),
-      );
+      // Read after every frame by tests and benchmarks: only the rows drawn since are read again.
+      const lines = buffer();
+      if (!texts || texts.lines !== lines) {
+        texts = { lines, rows: lines.map(rowText), stale: new Set() };
+      }
+      for (const y of texts.stale) texts.rows[y] = rowText(lines[y]!);
+      texts.stale.clear();
+      return [...texts.rows];
     },
     onResize(listener) {
       screen.on("resize", listener);

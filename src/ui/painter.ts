@@ -45,7 +45,7 @@ import { renderSearchResults } from "./views/search-results.js";
 import { renderTaskBoard } from "./views/task-board.js";
 import type { TaskEntry } from "../tasks/board.js";
 import type { TaskCounts } from "./views/status-bar.js";
-import { ROLE } from "./views/theme.js";
+import { ROLE, type Line } from "./views/theme.js";
 
 /** How long a switch to another agent may wait for its history before painting it empty. */
 export const SWITCH_GRACE_MS = 150;
@@ -103,26 +103,27 @@ export function createPainter(options: PainterOptions): Painter {
     return ` agents · tree ${formatUsd(usd)}${panelKeys(filter)}`;
   };
 
-  /** The first screen of an agent without history (see views/welcome.ts). */
+  /** The first screen of an agent without history (see views/welcome.ts), kept while it holds. */
+  let welcome: { key: string; lines: Line[] } | undefined;
   const welcomeLines = (current: AgentRow, agents: number, width: number) => {
     const problem = modelProblem(config.model);
-    return renderWelcome(
-      {
-        agent: current,
-        ...(config.model.name ? { model: config.model.name } : {}),
-        ...(config.model.baseURL ? { baseURL: config.model.baseURL } : {}),
-        ...(problem ? { problem } : {}),
-        instructions: instructionFilesLine(current.cwd ?? process.cwd()),
-        ...(config.warnings?.length ? { warnings: config.warnings } : {}),
-        agents,
-        panelKey: options.panelKey,
-        checks: options.checks?.(),
-        mcpServers: Object.keys(allowedOnly(config.mcpServers ?? {})).length,
-        mcpWaiting: projectMcpWaiting(config.projectMcp, "/mcp allow"),
-      },
-      width,
-      theme,
-    );
+    const info: WelcomeInfo = {
+      agent: current,
+      ...(config.model.name ? { model: config.model.name } : {}),
+      ...(config.model.baseURL ? { baseURL: config.model.baseURL } : {}),
+      ...(problem ? { problem } : {}),
+      instructions: instructionFilesLine(current.cwd ?? process.cwd()),
+      ...(config.warnings?.length ? { warnings: config.warnings } : {}),
+      agents,
+      panelKey: options.panelKey,
+      checks: options.checks?.(),
+      mcpServers: Object.keys(allowedOnly(config.mcpServers ?? {})).length,
+      mcpWaiting: projectMcpWaiting(config.projectMcp, "/mcp allow"),
+    };
+    const { id, name, tree_id, model, cwd } = current;
+    const key = JSON.stringify([width, { ...info, agent: { id, name, tree_id, model, cwd } }]);
+    if (welcome?.key !== key) welcome = { key, lines: renderWelcome(info, width, theme) };
+    return welcome.lines;
   };
 
   function paintView(start: ViewState, spinnerFrame: number): ViewState | number {

@@ -1,5 +1,5 @@
 // The layout draws a frame only when it differs from the last one (a spinner tick between two
-// glyphs draws nothing), renders only the boxes whose text changed (and the panel over them),
+// glyphs draws nothing), draws only the rows whose text changed (and the panel's rows over them),
 // and Ctrl+L's redraw draws again whatever the frame.
 import { PassThrough } from "node:stream";
 import { describe, expect, it, vi } from "vitest";
@@ -58,27 +58,57 @@ describe("the layout's paint", () => {
 });
 
 describe("a frame that moves nothing", () => {
-  it("renders only the boxes whose text changed, and the panel over a changed box", () => {
+  it("draws only the rows whose text changed, and the panel's rows over a changed row", () => {
     const { layout } = openLayout();
-    const rendered = new Set<unknown>();
-    for (const child of layout.screen.children as unknown as { render(): void }[]) {
-      const render = child.render.bind(child);
-      child.render = () => (rendered.add(child), render());
-    }
+    const screen = layout.screen as unknown as {
+      lines: { dirty?: boolean }[];
+      draw(start: number, end: number): void;
+    };
+    // The rows handed to the terminal comparison: those some box wrote a changed cell in.
+    let drawn: number[] = [];
+    const draw = screen.draw.bind(screen);
+    screen.draw = (start, end) => {
+      drawn = screen.lines.flatMap((line, y) => (line.dirty ? [y] : []));
+      draw(start, end);
+    };
     const panel = ["┌ the panel ┐", "│ root      │", "│ worker    │"];
-    layout.paint(frame("", panel, ["hello", "a line under the panel"]));
-    rendered.clear();
-    // Only the status bar's text changed: the status bar alone is rendered.
-    layout.paint(frame("", panel, ["hello", "a line under the panel"], "main · 2 tok"));
-    expect(rendered.size).toBe(1);
+    layout.paint(frame("", panel, ["hello", "a line under the panel", "", "", "and one below"]));
+    // Only the status bar's text changed: its row alone.
+    layout.paint(
+      frame(
+        "",
+        panel,
+        ["hello", "a line under the panel", "", "", "and one below"],
+        "main · 2 tok",
+      ),
+    );
+    expect(drawn).toEqual([19]);
     expect(layout.screenText().at(-1)).toContain("main · 2 tok");
-    rendered.clear();
-    // The scrollback (under the panel) changed: the panel is drawn over it again.
-    layout.paint(frame("", panel, ["hi there", "another line under it"], "main · 2 tok"));
-    expect(rendered.size).toBe(2);
-    const text = layout.screenText().join("\n");
-    expect(text).toContain("│ root      │");
-    expect(text).toContain("hi there");
+    // Two scrollback rows changed, one of them under the panel, which is drawn over it again.
+    layout.paint(
+      frame(
+        "",
+        panel,
+        ["hi there", "another line under it", "", "", "and one below"],
+        "main · 2 tok",
+      ),
+    );
+    expect(drawn).toEqual([0, 1]);
+    const text = layout.screenText();
+    expect(text[1]).toMatch(/^an┌ the panel ┐ +/);
+    expect(text[2]).toContain("│ root      │");
+    expect(text[0]).toContain("hi there");
+    // A panel row changed: that row alone.
+    layout.paint(
+      frame(
+        "",
+        [panel[0]!, "│ root ✓    │", panel[2]!],
+        ["hi there", "another line under it", "", "", "and one below"],
+        "main · 2 tok",
+      ),
+    );
+    expect(drawn).toEqual([2]);
+    expect(layout.screenText()[2]).toContain("│ root ✓    │");
     layout.destroy();
   });
 });

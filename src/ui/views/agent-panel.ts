@@ -42,23 +42,73 @@ export interface AgentPanel {
  * one sort): the open panel calls it every frame, with a thousand agents in a big tree.
  */
 export function panelOrder(agents: readonly AgentRow[]): { agent: AgentRow; depth: number }[] {
-  const known = orders.get(agents);
-  if (known) return known;
-  const order = buildOrder(agents);
-  orders.set(agents, order);
-  return order;
+  const order = orderOf(agents);
+  return order.index.map((i, k) => ({ agent: agents[i]!, depth: order.depth[k]! }));
+}
+
+/** The panel's order of a list: by position in the list, so rows replaced in place keep it. */
+interface Order {
+  /** Top to bottom: the listed agents' ids, */
+  ids: string[];
+  /** their positions in the list, */
+  index: number[];
+  /** and their depths in the shown tree. */
+  depth: number[];
 }
 
 /**
  * Orders by list: the painter hands the panel the same list until an agent row changes (tree
- * version, tree-view.ts), so frames between changes sort nothing. Lists are never mutated.
+ * version, tree-figures.ts), so frames between changes sort nothing. Lists are never mutated.
  */
-const orders = new WeakMap<readonly AgentRow[], { agent: AgentRow; depth: number }[]>();
+const orders = new WeakMap<readonly AgentRow[], Order>();
+/** The last list ordered: a new list of the same agents in the same places keeps its order. */
+let lastOrdered: { agents: readonly AgentRow[]; order: Order } | undefined;
 
-function buildOrder(agents: readonly AgentRow[]): { agent: AgentRow; depth: number }[] {
+function orderOf(agents: readonly AgentRow[]): Order {
+  let order = orders.get(agents);
+  if (order) return order;
+  // With 200 agents streaming, rows change (tokens, activity) many times a second while the tree's
+  // shape stays: the order is sorted again only when an agent came, went, moved or was reaped.
+  order =
+    lastOrdered && sameShape(lastOrdered.agents, agents) ? lastOrdered.order : buildOrder(agents);
+  orders.set(agents, order);
+  lastOrdered = { agents, order };
+  return order;
+}
+
+/** The same agents at the same places, with the same parents, ages and reaping. */
+function sameShape(before: readonly AgentRow[], after: readonly AgentRow[]): boolean {
+  if (before.length !== after.length) return false;
+  for (let i = 0; i < after.length; i++) {
+    const a = before[i]!;
+    const b = after[i]!;
+    if (a === b) continue;
+    if (
+      a.id !== b.id ||
+      a.parent_id !== b.parent_id ||
+      !sameTime(a.created_at, b.created_at) ||
+      !sameTime(a.reaped_at, b.reaped_at)
+    ) {
+      return false;
+    }
+  }
+  return true;
+}
+
+function sameTime(a: Date | string | null | undefined, b: Date | string | null | undefined) {
+  if (a === b) return true;
+  if (a === null || a === undefined || b === null || b === undefined) return false;
+  return new Date(a).getTime() === new Date(b).getTime();
+}
+
+function buildOrder(agents: readonly AgentRow[]): Order {
   const isListed = (a: AgentRow) => a.reaped_at === null || a.reaped_at === undefined;
   const all = new Map<string, AgentRow>();
-  for (const a of agents) all.set(a.id, a);
+  const position = new Map<AgentRow, number>();
+  agents.forEach((a, i) => {
+    all.set(a.id, a);
+    position.set(a, i);
+  });
   // An agent whose parent is not listed hangs under its nearest listed ancestor (or at the top).
   const shownParent = (a: AgentRow): string | undefined => {
     let p = a.parent_id ? all.get(a.parent_id) : undefined;
@@ -77,10 +127,12 @@ function buildOrder(agents: readonly AgentRow[]): { agent: AgentRow; depth: numb
     if (siblings) siblings.push(a);
     else children.set(key, [a]);
   }
-  const out: { agent: AgentRow; depth: number }[] = [];
+  const out: Order = { ids: [], index: [], depth: [] };
   const visit = (parent: string | undefined, depth: number): void => {
     for (const a of children.get(parent) ?? []) {
-      out.push({ agent: a, depth });
+      out.ids.push(a.id);
+      out.index.push(position.get(a)!);
+      out.depth.push(depth);
       visit(a.id, depth + 1);
     }
   };
@@ -105,26 +157,49 @@ export function renderAgentPanel(
   /** An agent's cost in USD, shown beside its tokens; undefined (no price): tokens only. */
   costOf?: (agent: AgentRow) => number | undefined,
 ): AgentPanel {
-  const rows = panelOrder(agents);
-  const order = rows.map((r) => r.agent.id);
+  const { ids: order, index, depth } = orderOf(agents);
   const rowsShown = Math.max(0, height);
   const selected = Math.max(0, order.indexOf(selectedId));
   // Keep the selection visible, about in the middle when the tree is taller than the panel.
   const start = Math.max(
     0,
-    Math.min(selected - Math.floor(rowsShown / 2), rows.length - rowsShown),
+    Math.min(selected - Math.floor(rowsShown / 2), order.length - rowsShown),
   );
   // Only the window is built; a row is built again only when what it shows changed.
-  const shown = rows
-    .slice(start, start + rowsShown)
-    .map(({ agent, depth }) =>
-      cachedRow(agent, depth, agent.id === selectedId, now, width, approvals, costOf?.(agent)),
+  const shown: Row[] = [];
+  for (let k = start; k < Math.min(order.length, start + rowsShown); k++) {
+    const agent = agents[index[k]!]!;
+    shown.push(
+      cachedRow(agent, depth[k]!, agent.id === selectedId, now, width, approvals, costOf?.(agent)),
     );
-  if (title === undefined) return { lines: shown.map((row) => paintSpans(theme, row)), order };
-  return {
-    lines: framed(shown, title, width, rowsShown).map((row) => paintSpans(theme, row)),
-    order,
-  };
+  }
+  if (title === undefined) {
+    return { lines: shown.map((row) => paintedRow(row, theme, width, false)), order };
+  }
+  const [top, ...inside] = framed([], title, width, rowsShown);
+  const bottom = inside.pop()!;
+  const lines = [paintSpans(theme, top!)];
+  for (let i = 0; i < rowsShown; i++) {
+    const row = shown[i];
+    lines.push(row ? paintedRow(row, theme, width, true) : paintSpans(theme, inside[i]!));
+  }
+  lines.push(paintSpans(theme, bottom));
+  return { lines, order };
+}
+
+/**
+ * A built row as a line (inside the frame's sides when `framed`), kept with the row: a frame paints
+ * again only the rows whose agent or selection changed, not the whole window.
+ */
+const paintedRows = new WeakMap<Row, { key: string; line: Line }>();
+
+function paintedRow(row: Row, theme: Theme, width: number, inFrame: boolean): Line {
+  const key = `${theme.color} ${width} ${inFrame}`;
+  const known = paintedRows.get(row);
+  if (known?.key === key) return known.line;
+  const line = paintSpans(theme, inFrame ? framed([row], "", width, 1)[1]! : row);
+  paintedRows.set(row, { key, line });
+  return line;
 }
 
 /** `rows` inside a frame `width`×`height` (inside measures) with `title` in its top edge. */

@@ -33,6 +33,9 @@ export function approvalMarks(
   agents: Iterable<Pick<AgentRow, "id" | "parent_id">>,
   pending: readonly ShownApproval[],
 ): ApprovalMarks {
+  // Nothing asks (the usual case): no pass over a thousand agents.
+  if (pending.length === 0)
+    return { own: new Map(), below: new Map(), total: 0, oldest: undefined };
   const parentOf = new Map<string, string | null>();
   for (const agent of agents) parentOf.set(agent.id, agent.parent_id);
   const own = new Map<string, ShownApproval[]>();

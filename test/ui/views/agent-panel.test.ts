@@ -78,6 +78,47 @@ describe("agent panel", () => {
     expect(rows.join("\n")).not.toContain("gone");
   });
 
+  it("keeps its order for a new list of the same tree, and orders again when the tree changes", () => {
+    const t = tree();
+    const first = renderAgentPanel(t.all, t.root.id, NOW, 110, 20, color);
+    // Rows replaced in place (tokens, activity): the same order, the new rows' text.
+    const busier = t.all.map((a) =>
+      a === t.quiet ? { ...a, activity: "bash: make test", tool_calls: 7 } : { ...a },
+    );
+    const second = renderAgentPanel(busier, t.root.id, NOW, 110, 20, color);
+    expect(second.order).toEqual(first.order);
+    expect(showWithin(second.lines, 110)[3]).toMatch(
+      /◐ quiet [0-9a-f]{8} +bash: make test .* 7 calls/,
+    );
+    // An agent now younger than its sibling, one reaped, one moved, one added: ordered again.
+    const younger = busier.map((a) =>
+      a.id === t.quiet.id ? { ...a, created_at: new Date(NOW - 100) } : a,
+    );
+    expect(renderAgentPanel(younger, t.root.id, NOW, 110, 20, color).order).toEqual([
+      t.root.id,
+      t.scout.id,
+      t.sub.id,
+      t.dead.id,
+      t.orphan.id,
+      t.quiet.id,
+    ]);
+    const reaped = younger.map((a) => (a.id === t.sub.id ? { ...a, reaped_at: new Date(NOW) } : a));
+    expect(renderAgentPanel(reaped, t.root.id, NOW, 110, 20, color).order).not.toContain(t.sub.id);
+    const moved = reaped.map((a) => (a.id === t.orphan.id ? { ...a, parent_id: t.dead.id } : a));
+    const movedRows = showWithin(
+      renderAgentPanel(moved, t.root.id, NOW, 110, 20, color).lines,
+      110,
+    );
+    expect(movedRows[3]!.search(/○ orphan/)).toBeGreaterThan(movedRows[2]!.search(/✗ x/));
+    const more = [
+      ...moved,
+      agent({ name: "late", parent_id: t.root.id, created_at: new Date(NOW) }),
+    ];
+    expect(renderAgentPanel(more, t.root.id, NOW, 110, 20, color).order.at(-1)).toBe(
+      more.at(-1)!.id,
+    );
+  });
+
   it("makes a running agent that has been silent for over a minute stand out", () => {
     const t = tree();
     const panel = renderAgentPanel(t.all, t.root.id, NOW, 110, 20, color);
