@@ -98,16 +98,23 @@ function runBash(
 ) {
   const warm = "release" in launch ? launch : undefined;
   return new Promise<ToolOutcome>((resolve) => {
-    const child = spawn(launch.file, launch.args, {
-      cwd,
-      env: launch.env, // an allowlist, never warren's secrets (shell-env.ts)
-      detached: true, // its own process group, so one kill reaches everything it started
-      stdio: warm ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", "pipe"],
-    });
+    // A warm sandbox's standby bash is already running (same env, cwd, own group): use it.
+    const child =
+      warm?.standby ??
+      spawn(launch.file, launch.args, {
+        cwd,
+        env: launch.env, // an allowlist, never warren's secrets (shell-env.ts)
+        detached: true, // its own process group, so one kill reaches everything it started
+        stdio: warm ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", "pipe"],
+      });
+    if (warm?.standby) {
+      child.ref();
+      for (const stream of child.stdio) (stream as { ref?: () => void } | null)?.ref?.();
+    }
     // With a fourth pipe the typings no longer know stdout and stderr are pipes; they are.
     const stdout = child.stdout!;
     const stderr = child.stderr!;
-    const lifeline = child.stdio[3] as (NodeJS.WritableStream & { destroy(): void }) | null;
+    const lifeline = warm ? null : (child.stdio[3] as NodeJS.WritableStream & { destroy(): void });
     lifeline?.on("error", () => undefined); // the watchdog is gone (killed with the group)
     const release = () => {
       // The command is over: let the watchdog go without killing anything. In a warm sandbox,
@@ -179,6 +186,12 @@ function runBash(
       clean = true;
       finish(result);
     });
+    if (warm?.input !== undefined) {
+      // The standby reads the command from fd 3 (its output is now being read).
+      const input = child.stdio[3] as NodeJS.WritableStream & { destroy(): void };
+      input.on("error", () => undefined);
+      input.end(warm.input);
+    }
   });
 }
 
@@ -199,10 +212,10 @@ export const bashTool: Tool = {
       // In a warm sandbox of this agent's where it can (sandbox.ts), else in bubblewrap per call
       // where it works; refused when the config requires the sandbox and it does not work.
       const owner = "agent" in ctx ? String((ctx.agent as { id?: unknown }).id) : "";
-      const warm = await warmLaunch(ctx.shell, ctx.cwd, ["bash", "-c", command], owner);
+      const warm = await warmLaunch(ctx.shell, ctx.cwd, command, owner);
       if (warm) {
         if (ctx.signal.aborted) {
-          warm.release(true);
+          warm.release(false); // nothing ran; its standby (if any) goes with the sandbox
           return ok({ exit_code: null, output: "", interrupted: true });
         }
         return await runBash(warm, timeout, ctx.cwd, ctx.signal);

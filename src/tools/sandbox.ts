@@ -292,7 +292,27 @@ interface Warm {
   scratch: string;
   dead: boolean;
   idleTimer?: NodeJS.Timeout;
+  /** The working directory (the same inside and out). */
+  cwd: string;
+  tools: Tools;
+  /** A bash already entered while the sandbox is idle, waiting for the next call's command. */
+  standby?: Standby;
 }
+
+interface Standby {
+  child: ChildProcess;
+  /** The environment it was started with: used only by a call with the same one. */
+  envKey: string;
+  exited: boolean;
+}
+
+/**
+ * What a standby bash runs: it reads the call's command (NUL-terminated) from fd 3, closes fd 3,
+ * and evaluates it, so the command runs as in `bash -c`: $0 is bash, no arguments, no fd 3.
+ */
+const STANDBY_SCRIPT = `IFS= read -r -d '' -u 3 __warren_command || exit 125
+exec 3<&-
+eval "$__warren_command"`;
 
 const IDLE_MS = 30_000;
 const MAX_IDLE_PER_KEY = 2;
@@ -315,6 +335,12 @@ export interface WarmLaunch {
   file: string;
   args: string[];
   env: Record<string, string>;
+  /**
+   * A bash already entered into the sandbox (with this env and cwd): use it instead of spawning,
+   * and write `input` (the command) to its fd 3 once its output is being read.
+   */
+  standby?: ChildProcess;
+  input?: string;
   /** Right after the spawned process exits: kills the sandbox if the call left a process. */
   afterExit(): void;
   /** When the call is over; `clean` false (timeout, abort, error) destroys the sandbox. */
@@ -328,14 +354,14 @@ interface Tools {
 const warmProbes = new Map<string, Promise<Tools | null>>();
 
 /**
- * How to run `argv` for `owner` (an agent id) in `cwd` inside a warm sandbox; undefined when
+ * How to run `bash -c command` for `owner` (an agent id) in `cwd` inside a warm sandbox; undefined when
  * there is none to use (sandbox off, bwrap missing, nsenter/setpriv missing or not working here):
  * the caller then uses shellLaunch, which runs bwrap per call or refuses.
  */
 export async function warmLaunch(
   settings: ShellSettings | undefined,
   cwd: string,
-  argv: string[],
+  command: string,
   owner = "",
   env: Env = process.env,
 ): Promise<WarmLaunch | undefined> {
@@ -355,19 +381,28 @@ export async function warmLaunch(
   const key = JSON.stringify([sandbox.bwrap, owner, id, args]);
   let warm: Warm;
   try {
-    warm = takeIdle(key) ?? (await startWarm(key, sandbox.bwrap, args, tools, sandbox.network));
+    warm =
+      takeIdle(key) ?? (await startWarm(key, sandbox.bwrap, args, tools, sandbox.network, cwd));
   } catch {
     return undefined; // could not start: the per-call launch shows bwrap's own error
   }
   const childEnv = buildToolEnv(settings?.env ?? EMPTY_SHELL_ENV, env);
   childEnv.TMPDIR = "/tmp";
+  const envKey = JSON.stringify(childEnv);
+  const ready = warm.standby;
+  warm.standby = undefined;
+  let standby: ChildProcess | undefined;
+  if (ready && !ready.exited && ready.envKey === envKey && !command.includes("\0")) {
+    standby = ready.child;
+  } else if (ready) killStandby(ready);
   let released = false;
   /** afterExit found the sandbox empty: no process is left that could change it since. */
   let empty = false;
   return {
     file: tools.nsenter,
-    args: [...warm.enter, tools.setpriv, ...SETPRIV_ARGS, ...argv],
+    args: [...warm.enter, tools.setpriv, ...SETPRIV_ARGS, "bash", "-c", command],
     env: childEnv,
+    ...(standby && { standby, input: `${command}\0` }),
     afterExit() {
       if (warm.dead) return;
       if (leftovers(warm)) destroyWarm(warm);
@@ -377,7 +412,7 @@ export async function warmLaunch(
       if (released) return;
       released = true;
       if (!clean || warm.dead || (!empty && leftovers(warm))) destroyWarm(warm);
-      else putIdle(warm);
+      else putIdle(warm, childEnv);
     },
   };
 }
@@ -410,7 +445,7 @@ function takeIdle(key: string): Warm | undefined {
   return undefined;
 }
 
-function putIdle(warm: Warm): void {
+function putIdle(warm: Warm, env: Record<string, string>): void {
   const list = idle.get(warm.key) ?? [];
   if (list.length >= MAX_IDLE_PER_KEY) {
     destroyWarm(warm);
@@ -420,9 +455,42 @@ function putIdle(warm: Warm): void {
   idle.set(warm.key, list);
   warm.idleTimer = setTimeout(() => destroyWarm(warm), IDLE_MS);
   warm.idleTimer.unref();
+  // The next call's bash, entered now: nsenter, setpriv and bash's start leave the call's path.
+  warm.standby = startStandby(warm, env);
+}
+
+function startStandby(warm: Warm, env: Record<string, string>): Standby | undefined {
+  let child: ChildProcess;
+  try {
+    child = spawn(
+      warm.tools.nsenter,
+      [...warm.enter, warm.tools.setpriv, ...SETPRIV_ARGS, "bash", "-c", STANDBY_SCRIPT],
+      { cwd: warm.cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe", "pipe"] },
+    );
+  } catch {
+    return undefined;
+  }
+  const standby: Standby = { child, envKey: JSON.stringify(env), exited: false };
+  child.on("exit", () => (standby.exited = true));
+  child.on("error", () => (standby.exited = true));
+  (child.stdio[3] as NodeJS.WritableStream).on("error", () => undefined);
+  // Waiting must not keep warren's process alive (the call that takes it refs it again).
+  child.unref();
+  for (const stream of child.stdio) (stream as { unref?: () => void } | null)?.unref?.();
+  return standby;
+}
+
+function killStandby(standby: Standby): void {
+  try {
+    if (!standby.exited && standby.child.pid) process.kill(-standby.child.pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
 }
 
 function destroyWarm(warm: Warm): void {
+  if (warm.standby) killStandby(warm.standby);
+  warm.standby = undefined;
   if (!warm.dead) {
     warm.dead = true;
     // Killing the keeper (PID 1 inside) kills every process in the sandbox, setsid or not.
@@ -494,6 +562,7 @@ function startWarm(
   args: string[],
   tools: Tools,
   network: boolean,
+  cwd: string,
 ): Promise<Warm> {
   const root = process.getuid?.() === 0;
   // Unprivileged bwrap nests a second user namespace to show the caller's uid, and that one
@@ -563,7 +632,7 @@ function startWarm(
         "--root",
         "--wd",
       ];
-      const warm: Warm = { key, bwrap: child, pid, mntNs, enter, scratch, dead: false };
+      const warm: Warm = { key, bwrap: child, pid, mntNs, enter, scratch, dead: false, cwd, tools };
       live.add(warm);
       child.on("exit", () => destroyWarm(warm));
       resolve(warm);
@@ -618,7 +687,7 @@ async function runWarmProbe(bwrap: string): Promise<Tools | null> {
   args.push("--tmpfs", "/tmp", "--chdir", "/");
   let warm: Warm;
   try {
-    warm = await startWarm("probe", bwrap, args, tools, true);
+    warm = await startWarm("probe", bwrap, args, tools, true, "/");
   } catch {
     return null;
   }

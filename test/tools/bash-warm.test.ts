@@ -91,6 +91,16 @@ describe("bash in a warm sandbox", () => {
     expect(warmSandboxPids()).toEqual(pids);
   });
 
+  it("runs each command as plain bash -c would: no fd 3, no arguments, $0 is bash", async () => {
+    const probe = 'echo "[$0][$#][$1]"; [ -e /proc/$$/fd/3 ] && echo fd3 || echo no-fd3';
+    for (let i = 0; i < 3; i++) {
+      expect(value(await run(probe))).toEqual({ exit_code: 0, output: "[bash][0][]\nno-fd3\n" });
+    }
+    expect(value(await run("exit 7"))).toMatchObject({ exit_code: 7 });
+    expect(value(await run("if then"))).toMatchObject({ exit_code: 2 });
+    expect(value(await run("echo a\necho b"))).toEqual({ exit_code: 0, output: "a\nb\n" });
+  });
+
   it("runs each call with no capability and no way to gain one", async () => {
     const out = value(await run("grep -E '^(CapEff|CapPrm|CapBnd|NoNewPrivs)' /proc/self/status"));
     expect(out.output).toMatch(/CapPrm:\s+0+\n/);
