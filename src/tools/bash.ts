@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
 import { checkArgs, objectSchema } from "./paths.js";
-import { shellLaunch, type Launch } from "./sandbox.js";
+import { shellLaunch, warmLaunch, type Launch, type WarmLaunch } from "./sandbox.js";
 import { errorMessage, fail, ok, type Tool, type ToolOutcome } from "./tool.js";
 
 const DEFAULT_TIMEOUT_S = 120;
@@ -85,27 +85,42 @@ __warren_command=$1
 shift
 eval "$__warren_command"`;
 
+/**
+ * Runs a launch: a per-call one (bwrap or unconfined) under the lifeline watchdog, or a warm one
+ * (sandbox.ts warmLaunch): there warren's death takes the whole sandbox down (bwrap's
+ * --die-with-parent), so no watchdog, and the session learns how the call ended.
+ */
 function runBash(
-  launch: Launch & { ok: true },
+  launch: (Launch & { ok: true }) | WarmLaunch,
   timeoutS: number,
   cwd: string,
   signal: AbortSignal,
 ) {
+  const warm = "release" in launch ? launch : undefined;
   return new Promise<ToolOutcome>((resolve) => {
-    const child = spawn(launch.file, launch.args, {
-      cwd,
-      env: launch.env, // an allowlist, never warren's secrets (shell-env.ts)
-      detached: true, // its own process group, so one kill reaches everything it started
-      stdio: ["ignore", "pipe", "pipe", "pipe"],
-    });
+    // A warm sandbox's standby bash is already running (same env, cwd, own group): use it.
+    const child =
+      warm?.standby ??
+      spawn(launch.file, launch.args, {
+        cwd,
+        env: launch.env, // an allowlist, never warren's secrets (shell-env.ts)
+        detached: true, // its own process group, so one kill reaches everything it started
+        stdio: warm ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", "pipe"],
+      });
+    if (warm?.standby) {
+      child.ref();
+      for (const stream of child.stdio) (stream as { ref?: () => void } | null)?.ref?.();
+    }
     // With a fourth pipe the typings no longer know stdout and stderr are pipes; they are.
     const stdout = child.stdout!;
     const stderr = child.stderr!;
-    const lifeline = child.stdio[3] as NodeJS.WritableStream & { destroy(): void };
-    lifeline.on("error", () => undefined); // the watchdog is gone (killed with the group)
+    const lifeline = warm ? null : (child.stdio[3] as NodeJS.WritableStream & { destroy(): void });
+    lifeline?.on("error", () => undefined); // the watchdog is gone (killed with the group)
     const release = () => {
-      // The command is over: let the watchdog go without killing anything.
-      lifeline.end("done\n");
+      // The command is over: let the watchdog go without killing anything. In a warm sandbox,
+      // whatever it left running is killed with the sandbox (as a per-call bwrap's PID 1 would).
+      lifeline?.end("done\n");
+      warm?.afterExit();
     };
     const output = new CappedOutput();
     let timedOut = false;
@@ -113,6 +128,7 @@ function runBash(
     let exit: { code: number | null; signal: NodeJS.Signals | null } = { code: null, signal: null };
     let grace: NodeJS.Timeout | undefined;
     let settled = false;
+    let clean = false;
 
     const killGroup = () => {
       if (child.pid === undefined) return;
@@ -140,7 +156,9 @@ function runBash(
       signal.removeEventListener("abort", onAbort);
       stdout.destroy();
       stderr.destroy();
-      lifeline.destroy();
+      lifeline?.destroy();
+      // Back to the pool only after a call that ended by itself and closed its output.
+      warm?.release(clean && !timedOut && !interrupted);
       resolve(outcome());
     };
     const result = () => {
@@ -164,7 +182,16 @@ function runBash(
       release();
       grace = setTimeout(() => finish(result), EXIT_GRACE_MS);
     });
-    child.on("close", () => finish(result));
+    child.on("close", () => {
+      clean = true;
+      finish(result);
+    });
+    if (warm?.input !== undefined) {
+      // The standby reads the command from fd 3 (its output is now being read).
+      const input = child.stdio[3] as NodeJS.WritableStream & { destroy(): void };
+      input.on("error", () => undefined);
+      input.end(warm.input);
+    }
   });
 }
 
@@ -182,7 +209,17 @@ export const bashTool: Tool = {
     const { command, timeout = DEFAULT_TIMEOUT_S } = checked.value;
     if (ctx.signal.aborted) return ok({ exit_code: null, output: "", interrupted: true });
     try {
-      // In bubblewrap where it works (sandbox.ts); refused when the config requires it and not.
+      // In a warm sandbox of this agent's where it can (sandbox.ts), else in bubblewrap per call
+      // where it works; refused when the config requires the sandbox and it does not work.
+      const owner = "agent" in ctx ? String((ctx.agent as { id?: unknown }).id) : "";
+      const warm = await warmLaunch(ctx.shell, ctx.cwd, command, owner);
+      if (warm) {
+        if (ctx.signal.aborted) {
+          warm.release(false); // nothing ran; its standby (if any) goes with the sandbox
+          return ok({ exit_code: null, output: "", interrupted: true });
+        }
+        return await runBash(warm, timeout, ctx.cwd, ctx.signal);
+      }
       const argv = ["bash", "-c", LIFELINE_SCRIPT, "bash", command];
       const launch = await shellLaunch(ctx.shell, ctx.cwd, argv);
       if (!launch.ok) return fail("NOT_ALLOWED", launch.message);
