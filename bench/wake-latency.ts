@@ -248,12 +248,14 @@ export class RawNotify {
     listener.on("notification", () => this.pending?.());
   }
 
-  static async open(url: string): Promise<RawNotify> {
+  /** `relaxed`: the sender commits without waiting for the WAL flush, as the runtime's sessions. */
+  static async open(url: string, options: { relaxed?: boolean } = {}): Promise<RawNotify> {
     const sender = new pg.Client({ connectionString: url, application_name: "bench-raw-send" });
     const listener = new pg.Client({ connectionString: url, application_name: "bench-raw-listen" });
     for (const client of [sender, listener]) client.on("error", () => {});
     try {
       await Promise.all([sender.connect(), listener.connect()]);
+      if (options.relaxed) await sender.query("set synchronous_commit = off");
       await sender.query(
         "create table if not exists bench_raw_mail (id bigserial primary key, body text not null)",
       );
