@@ -179,14 +179,7 @@ export async function shellLaunch(
   }
   // The private /tmp starts empty: a TMPDIR pointing elsewhere would not be writable.
   childEnv.TMPDIR = "/tmp";
-  // warren's home is hidden only if it exists: made now, so a command cannot create it (and the
-  // MCP allow store in it, mcp/allow.ts) where it happens to be writable (a HOME under cwd).
-  try {
-    fs.mkdirSync(warrenHome(env), { recursive: true, mode: 0o700 });
-  } catch {
-    // Cannot be made: then nothing can be written there by the command either.
-  }
-  const args = bwrapArgs(sandbox, cwd, hiddenPaths(env, settings?.configPath));
+  const args = bwrapArgs(sandbox, cwd, hiddenForCommand(env, settings?.configPath));
   return {
     ok: true,
     file: sandbox.bwrap,
@@ -197,6 +190,20 @@ export async function shellLaunch(
 }
 
 /** What a command must not see: warren's home, its config file, libpq's password files. */
+/**
+ * The paths a command's sandbox hides, warren's home made first: it is hidden only if it exists,
+ * so a command could otherwise create it (and the MCP allow store in it, mcp/allow.ts) where it
+ * happens to be writable (a HOME under cwd). Every sandbox, per call or warm, is built from this.
+ */
+function hiddenForCommand(env: Env, extraConfig?: string): string[] {
+  try {
+    fs.mkdirSync(warrenHome(env), { recursive: true, mode: 0o700 });
+  } catch {
+    // Cannot be made: then nothing can be written there by the command either.
+  }
+  return hiddenPaths(env, extraConfig);
+}
+
 export function hiddenPaths(env: Env, extraConfig?: string): string[] {
   const home = env.HOME || os.homedir();
   const paths = [
@@ -377,7 +384,7 @@ export async function warmLaunch(
   if (!(await probeBwrap(sandbox.bwrap)).ok) return undefined;
   const tools = await probeWarm(sandbox.bwrap);
   if (!tools) return undefined;
-  const args = bwrapArgs(sandbox, cwd, hiddenPaths(env, settings?.configPath));
+  const args = bwrapArgs(sandbox, cwd, hiddenForCommand(env, settings?.configPath));
   let id: string;
   try {
     const st = fs.statSync(realPath(cwd));
