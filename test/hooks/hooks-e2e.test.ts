@@ -27,7 +27,12 @@ import {
   useE2E,
 } from "../runtime/e2e-support.js";
 import { startWarren, warrenEnv } from "../support/warren.js";
+import { until as untilWithin } from "../support/until.js";
 import { sql } from "drizzle-orm";
+
+/** A hook's effects come through a real warren process: give them 30 s under load. */
+const until = <T>(what: string, probe: () => T | undefined | Promise<T | undefined>) =>
+  untilWithin(what, probe, 30_000, 100);
 
 const e2e = useE2E();
 
@@ -292,18 +297,6 @@ describe("Stop and SubagentStop", () => {
 });
 
 /** Polls `probe` until it gives a value (a safety net of 30 s, so a broken run fails, not hangs). */
-async function until<T>(
-  what: string,
-  probe: () => T | undefined | Promise<T | undefined>,
-): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 function startIn(config: object, extra: Record<string, string> = {}) {
   const env = warrenEnv({

@@ -13,6 +13,7 @@ import { loadConfig } from "../../src/config/config.js";
 import { createOpenAIModel } from "../../src/llm/openai.js";
 import { startScheduler } from "../../src/runtime/scheduler.js";
 import { useTestDatabase } from "../support/db.js";
+import { until } from "../support/until.js";
 import { startFakeModel, type FakeModel } from "../support/fake-model.js";
 import { after } from "../runtime/e2e-support.js";
 
@@ -29,16 +30,6 @@ afterAll(async () => {
   await bus.close();
   await fake.close();
 });
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** A hook that appends its event's name to `log` in the working directory. */
 function logger(name: string): string {

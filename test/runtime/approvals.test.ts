@@ -17,6 +17,7 @@ import { createOpenAIModel } from "../../src/llm/openai.js";
 import { interruptAgent } from "../../src/runtime/interrupt.js";
 import { startScheduler, type Scheduler } from "../../src/runtime/scheduler.js";
 import { useTestDatabase } from "../support/db.js";
+import { until } from "../support/until.js";
 import { type FakeModel, startFakeModel } from "../support/fake-model.js";
 import { after } from "./e2e-support.js";
 
@@ -51,16 +52,6 @@ afterAll(async () => {
   await bus.close();
   await fake.close();
 });
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 async function events(agentId: string) {
   const rows = await database().db.execute<{ kind: string; content: string }>(
