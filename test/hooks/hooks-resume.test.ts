@@ -5,31 +5,18 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "
 import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { answerApproval, listPending } from "../../src/approvals/approvals.js";
 import { createTree } from "../../src/agents/tree.js";
-import { createBus, type Bus } from "../../src/bus/bus.js";
-import { loadConfig } from "../../src/config/config.js";
-import { createOpenAIModel } from "../../src/llm/openai.js";
 import { startScheduler } from "../../src/runtime/scheduler.js";
 import { useTestDatabase } from "../support/db.js";
+import { useFakeRuntime } from "../support/fake-runtime.js";
 import { until } from "../support/until.js";
-import { startFakeModel, type FakeModel } from "../support/fake-model.js";
 import { after } from "../runtime/e2e-support.js";
 
 const database = useTestDatabase();
-let fake: FakeModel;
-let bus: Bus;
+const runtime = useFakeRuntime(database);
 const workdir = mkdtempSync(path.join(os.tmpdir(), "warren-hooks-resume-"));
-
-beforeAll(async () => {
-  fake = await startFakeModel();
-  bus = await createBus(database().url);
-});
-afterAll(async () => {
-  await bus.close();
-  await fake.close();
-});
 
 /** A hook that appends its event's name to `log` in the working directory. */
 function logger(name: string): string {
@@ -42,31 +29,19 @@ function logger(name: string): string {
 
 describe("hooks across a worker that went away", () => {
   it("PreToolUse and Notification run again for the re-asked call; the call and PostToolUse once", async () => {
-    const configFile = path.join(workdir, "config.json");
     const group = (command: string) => [{ hooks: [{ type: "command", command }] }];
-    writeFileSync(
-      configFile,
-      JSON.stringify({
+    const config = runtime.config(
+      {
         hooks: {
           PreToolUse: group(logger("pre")),
           PostToolUse: group(logger("post")),
           Notification: group(logger("notification")),
         },
-      }),
+      },
+      workdir,
     );
-    const config = loadConfig({
-      HOME: workdir,
-      WARREN_CONFIG: configFile,
-      WARREN_MODEL: "fake",
-      OPENAI_BASE_URL: fake.baseURL,
-    });
-    const deps = () => ({
-      db: database().db,
-      bus,
-      model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
-      config,
-    });
-    fake.script([
+    const deps = () => runtime.deps(config);
+    runtime.fake().script([
       {
         agent: "resumed",
         reply: { toolCalls: [{ name: "bash", arguments: { command: "echo x >> ran" } }] },

@@ -5,45 +5,25 @@ import { mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { answerApproval, listPending } from "../../src/approvals/approvals.js";
 import { createTree } from "../../src/agents/tree.js";
-import { createBus, type Bus } from "../../src/bus/bus.js";
-import { loadConfig } from "../../src/config/config.js";
-import { createOpenAIModel } from "../../src/llm/openai.js";
 import { startScheduler } from "../../src/runtime/scheduler.js";
 import { useTestDatabase } from "../support/db.js";
+import { useFakeRuntime } from "../support/fake-runtime.js";
 import { until } from "../support/until.js";
-import { startFakeModel, type FakeModel } from "../support/fake-model.js";
 import { after } from "./e2e-support.js";
 
 const database = useTestDatabase();
-let fake: FakeModel;
-let bus: Bus;
+const runtime = useFakeRuntime(database);
 const workdir = mkdtempSync(path.join(os.tmpdir(), "warren-approval-resume-"));
 
-beforeAll(async () => {
-  fake = await startFakeModel();
-  bus = await createBus(database().url);
-});
-afterAll(async () => {
-  await bus.close();
-  await fake.close();
-});
-
 describe("a call waiting for approval", () => {
-  const config = () =>
-    loadConfig({ HOME: workdir, WARREN_MODEL: "fake", OPENAI_BASE_URL: fake.baseURL });
-  const deps = () => ({
-    db: database().db,
-    bus,
-    model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
-    config: config(),
-  });
+  const deps = () => runtime.deps(runtime.config(undefined, workdir));
 
   /** An agent asking to append to `marker`, its first worker stopped while it waits. */
   async function askedThenStopped(name: string, marker: string) {
-    fake.script([
+    runtime.fake().script([
       {
         agent: name,
         reply: { toolCalls: [{ name: "bash", arguments: { command: `echo x >> ${marker}` } }] },

@@ -2,7 +2,7 @@
 // until a person answers — allow once, allow the pattern for the tree, deny with a reason the
 // model reads; the first answer wins; `--approve all|none` answer for the tree; `deny` in the
 // policy is NOT_ALLOWED. In-process scheduler, fake model over real HTTP, real Postgres.
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
@@ -10,47 +10,29 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answerApproval, listPending } from "../../src/approvals/approvals.js";
 import { createTree } from "../../src/agents/tree.js";
 import { isAgentError } from "../../src/agents/errors.js";
-import { createBus, type Bus } from "../../src/bus/bus.js";
-import { loadConfig } from "../../src/config/config.js";
 import type { ApproveMode } from "../../src/config/policy.js";
-import { createOpenAIModel } from "../../src/llm/openai.js";
 import { interruptAgent } from "../../src/runtime/interrupt.js";
 import { startScheduler, type Scheduler } from "../../src/runtime/scheduler.js";
 import { useTestDatabase } from "../support/db.js";
+import { useFakeRuntime } from "../support/fake-runtime.js";
 import { until } from "../support/until.js";
-import { type FakeModel, startFakeModel } from "../support/fake-model.js";
 import { after } from "./e2e-support.js";
 
 const database = useTestDatabase();
-let fake: FakeModel;
-let bus: Bus;
+const runtime = useFakeRuntime(database);
 let scheduler: Scheduler;
 const workdir = mkdtempSync(path.join(os.tmpdir(), "warren-approvals-"));
 
 beforeAll(async () => {
-  fake = await startFakeModel();
-  bus = await createBus(database().url);
-  const home = mkdtempSync(path.join(os.tmpdir(), "warren-approvals-home-"));
-  mkdirSync(path.join(home, ".config", "warren"), { recursive: true });
-  writeFileSync(
-    path.join(home, ".config", "warren", "config.json"),
-    JSON.stringify({ policy: { bash: { deny: ["rm *"], ask: ["*"] } } }),
-  );
-  const config = loadConfig({ HOME: home, WARREN_MODEL: "fake", OPENAI_BASE_URL: fake.baseURL });
-  scheduler = await startScheduler(
-    {
-      db: database().db,
-      bus,
-      model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
-      config,
-    },
-    { concurrency: 1, leaseSeconds: 10, pollMs: 200 },
-  );
+  const config = runtime.config({ policy: { bash: { deny: ["rm *"], ask: ["*"] } } });
+  scheduler = await startScheduler(runtime.deps(config), {
+    concurrency: 1,
+    leaseSeconds: 10,
+    pollMs: 200,
+  });
 });
 afterAll(async () => {
   await scheduler.stop();
-  await bus.close();
-  await fake.close();
 });
 
 async function events(agentId: string) {
@@ -76,7 +58,7 @@ async function state(agentId: string): Promise<string> {
 
 /** A root named `name` that runs `command` in bash, then answers "done". */
 async function asking(name: string, command: string, approve: ApproveMode = "ask") {
-  fake.script([
+  runtime.fake().script([
     { agent: name, reply: { toolCalls: [{ name: "bash", arguments: { command } }] } },
     { agent: name, match: after("bash"), reply: { text: "done" } },
   ]);
@@ -98,7 +80,7 @@ describe("a call the policy marks ask", () => {
     // The request commits first, the agent's `waiting` in the gate's next statement.
     await until("the agent to wait", async () => (await state(agent.id)) === "waiting");
     // concurrency 1: another agent runs while this one waits for its answer.
-    fake.script({ agent: "bystander", reply: { text: "meanwhile" } });
+    runtime.fake().script({ agent: "bystander", reply: { text: "meanwhile" } });
     const other = await createTree(database().db, { name: "bystander", prompt: "hi" });
     await until("the bystander to finish", async () => (await state(other.id)) === "idle");
     expect(() => readFileSync(marker)).toThrow();
@@ -141,7 +123,7 @@ describe("a call the policy marks ask", () => {
     await resultOf(first.id);
     await until("the turn to end", async () => (await state(first.id)) === "idle");
     // The same tree asks again: the rule stored is `echo one *`, which covers this call.
-    fake.script([
+    runtime.fake().script([
       {
         agent: "tree-a",
         reply: { toolCalls: [{ name: "bash", arguments: { command: "echo one more" } }] },

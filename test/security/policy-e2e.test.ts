@@ -4,7 +4,7 @@
 // file appears outside the working directory and the denied `rm` removes nothing. Then "allow for
 // the tree" releases the pending requests its rule covers, and refuses to store a rule for a
 // command that hides what it runs.
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
@@ -12,61 +12,36 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answerApproval, listPending } from "../../src/approvals/approvals.js";
 import { createTree, forkAgent } from "../../src/agents/tree.js";
 import { isAgentError } from "../../src/agents/errors.js";
-import { createBus, type Bus } from "../../src/bus/bus.js";
-import { loadConfig } from "../../src/config/config.js";
 import type { ApproveMode } from "../../src/config/policy.js";
-import { createOpenAIModel } from "../../src/llm/openai.js";
 import { startScheduler, type Scheduler } from "../../src/runtime/scheduler.js";
 import { useTestDatabase } from "../support/db.js";
-import { type FakeModel, startFakeModel } from "../support/fake-model.js";
+import { useFakeRuntime } from "../support/fake-runtime.js";
+import { until as untilWithin } from "../support/until.js";
 import { after } from "../runtime/e2e-support.js";
 
 const database = useTestDatabase();
-let fake: FakeModel;
-let bus: Bus;
+const runtime = useFakeRuntime(database);
 let scheduler: Scheduler;
 const workdir = mkdtempSync(path.join(os.tmpdir(), "warren-policy-cwd-"));
 const elsewhere = mkdtempSync(path.join(os.tmpdir(), "warren-policy-elsewhere-"));
 
 beforeAll(async () => {
-  fake = await startFakeModel();
-  bus = await createBus(database().url);
-  const home = mkdtempSync(path.join(os.tmpdir(), "warren-policy-home-"));
-  mkdirSync(path.join(home, ".config", "warren"), { recursive: true });
-  writeFileSync(
-    path.join(home, ".config", "warren", "config.json"),
-    JSON.stringify({
-      policy: {
-        bash: { allow: ["git log *", "npm test*", "ls *", "echo *"], deny: ["rm -rf *"] },
-      },
-    }),
-  );
-  const config = loadConfig({ HOME: home, WARREN_MODEL: "fake", OPENAI_BASE_URL: fake.baseURL });
-  scheduler = await startScheduler(
-    {
-      db: database().db,
-      bus,
-      model: createOpenAIModel({ baseURL: fake.baseURL, maxRetries: 0 }),
-      config,
-    },
-    { concurrency: 2, leaseSeconds: 10, pollMs: 200 },
-  );
+  const config = runtime.config({
+    policy: { bash: { allow: ["git log *", "npm test*", "ls *", "echo *"], deny: ["rm -rf *"] } },
+  });
+  scheduler = await startScheduler(runtime.deps(config), {
+    concurrency: 2,
+    leaseSeconds: 10,
+    pollMs: 200,
+  });
 });
 afterAll(async () => {
   await scheduler.stop();
-  await bus.close();
-  await fake.close();
 });
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const value = await probe();
-    if (value) return value;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+/** A call through the real runtime and bash: 30 s under load. */
+const until = <T>(what: string, probe: () => Promise<T | undefined | false>) =>
+  untilWithin(what, probe, 30_000);
 
 async function resultOf(agentId: string): Promise<string> {
   return until("the call's result", async () => {
@@ -80,7 +55,7 @@ async function resultOf(agentId: string): Promise<string> {
 
 /** A root named `name` that runs `command` in bash in `workdir`, then answers "done". */
 async function running(name: string, command: string, approve: ApproveMode) {
-  fake.script([
+  runtime.fake().script([
     { agent: name, reply: { toolCalls: [{ name: "bash", arguments: { command } }] } },
     { agent: name, match: after("bash"), reply: { text: "done" } },
   ]);
@@ -143,7 +118,7 @@ describe("allow for the tree", () => {
     const request = await pendingOf(first.id);
     expect(request.pattern).toBe("git status *");
     // Another agent of the same tree asks for a command the rule will cover, one it will not.
-    fake.script([
+    runtime.fake().script([
       {
         agent: "tree-second",
         reply: { toolCalls: [{ name: "bash", arguments: { command: "git status --short" } }] },
