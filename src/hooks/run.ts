@@ -7,6 +7,7 @@ import { spawn } from "node:child_process";
 import { LIFELINE_SCRIPT } from "../tools/bash.js";
 import { shellLaunch, type ShellSettings } from "../tools/sandbox.js";
 import type { HookRun } from "./decision.js";
+import { guardGroup } from "../tools/group-guard.js";
 
 /** Kept of each of stdout and stderr; a hook's answer is small, its chatter is dropped. */
 const OUTPUT_MAX = 64 * 1024;
@@ -72,34 +73,15 @@ export async function runHook(
     stderr.setEncoding("utf8").on("data", (t: string) => {
       if (err.length < OUTPUT_MAX) err += t.slice(0, OUTPUT_MAX - err.length);
     });
-    let timedOut = false;
-    let aborted = false;
     let code: number | null = null;
     let settled = false;
     let grace: NodeJS.Timeout | undefined;
-    const killGroup = () => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    };
-    const onAbort = () => {
-      aborted = true;
-      killGroup();
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, options.timeoutSeconds * 1000);
-    options.signal.addEventListener("abort", onAbort, { once: true });
+    const guard = guardGroup(child, options.timeoutSeconds * 1000, options.signal);
     const finish = (run: HookRun) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      guard.dispose();
       clearTimeout(grace);
-      options.signal.removeEventListener("abort", onAbort);
       stdin.destroy();
       stdout.destroy();
       stderr.destroy();
@@ -107,8 +89,8 @@ export async function runHook(
       resolve(run);
     };
     const ended = (): HookRun => {
-      if (aborted) return { kind: "aborted" };
-      if (timedOut) return { kind: "timeout", seconds: options.timeoutSeconds };
+      if (guard.state.aborted) return { kind: "aborted" };
+      if (guard.state.timedOut) return { kind: "timeout", seconds: options.timeoutSeconds };
       return { kind: "exited", code: code ?? 1, stdout: out, stderr: err };
     };
     child.on("error", (e) => finish({ kind: "failed", message: e.message }));

@@ -3,6 +3,7 @@
 // itself dies (kill -9 included): a watchdog in the group holds a lifeline pipe to this process.
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
+import { guardGroup } from "./group-guard.js";
 import { checkArgs, objectSchema } from "./paths.js";
 import { shellLaunch, warmLaunch, type Launch, type WarmLaunch } from "./sandbox.js";
 import { errorMessage, fail, ok, type Tool, type ToolOutcome } from "./tool.js";
@@ -123,42 +124,23 @@ function runBash(
       warm?.afterExit();
     };
     const output = new CappedOutput();
-    let timedOut = false;
-    let interrupted = false;
     let exit: { code: number | null; signal: NodeJS.Signals | null } = { code: null, signal: null };
     let grace: NodeJS.Timeout | undefined;
     let settled = false;
     let clean = false;
-
-    const killGroup = () => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {
-        // The group is already gone.
-      }
-    };
-    const onAbort = () => {
-      interrupted = true;
-      killGroup();
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, timeoutS * 1000);
-    signal.addEventListener("abort", onAbort, { once: true });
+    const guard = guardGroup(child, timeoutS * 1000, signal);
+    const { state } = guard;
 
     const finish = (outcome: () => ToolOutcome) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      guard.dispose();
       clearTimeout(grace);
-      signal.removeEventListener("abort", onAbort);
       stdout.destroy();
       stderr.destroy();
       lifeline?.destroy();
       // Back to the pool only after a call that ended by itself and closed its output.
-      warm?.release(clean && !timedOut && !interrupted);
+      warm?.release(clean && !state.timedOut && !state.aborted);
       resolve(outcome());
     };
     const result = () => {
@@ -166,8 +148,8 @@ function runBash(
       return ok({
         exit_code: exitCode(exit.code, exit.signal),
         output: text,
-        ...(timedOut && { timed_out: true }),
-        ...(interrupted && { interrupted: true }),
+        ...(state.timedOut && { timed_out: true }),
+        ...(state.aborted && { interrupted: true }),
         ...(truncated && { truncated: true }),
       });
     };
