@@ -278,8 +278,15 @@ export async function createBus(
         return true;
       });
       if (closed || last.length === 0) return;
-      // Checked when it is sent: a channel subscribed again meanwhile stays LISTENed.
-      void enqueue(last.map((c) => () => (listeners.has(c) ? undefined : subscriber.unlisten(c))));
+      // Sent after the caller's continuation has run (setImmediate): a wait or claim that just got
+      // its answer returns it without first writing an UNLISTEN. Checked when it is sent: a
+      // channel subscribed again meanwhile stays LISTENed.
+      setImmediate(() => {
+        if (closed) return;
+        void enqueue(
+          last.map((c) => () => (listeners.has(c) ? undefined : subscriber.unlisten(c))),
+        );
+      });
     };
   }
 

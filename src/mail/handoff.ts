@@ -111,26 +111,43 @@ export function mailCtes(p: HandoffSql): string {
   )`;
 }
 
-/** A NOTIFY payload of a handed result (or undefined: an ordinary hint such as "mail"). */
-export interface Handed {
+/** A NOTIFY payload of a result recorded for a blocked call by someone else (a send, a task_add). */
+export interface HandedResult {
+  /** The blocked call's event key. */
   key: string;
   event: number;
-  mail: number;
   /** The result as recorded; absent when it was too large for the payload (read it by key). */
   result?: unknown;
 }
 
+/** A NOTIFY payload of mail handed to a wait: the result, and the mail it consumed. */
+export interface Handed extends HandedResult {
+  mail: number;
+}
+
+/** The handed result in a NOTIFY payload, or undefined for an ordinary hint such as "mail". */
+export function parseHandedResult(payload: string): HandedResult | undefined {
+  return readHanded(payload)?.handed;
+}
+
 export function parseHanded(payload: string): Handed | undefined {
+  const read = readHanded(payload);
+  return read && { ...read.handed, mail: Number(read.fields.mail) };
+}
+
+function readHanded(
+  payload: string,
+): { handed: HandedResult; fields: Record<string, unknown> } | undefined {
   if (!payload.startsWith("{")) return undefined;
   try {
-    const value = JSON.parse(payload) as Partial<Handed> | null;
-    if (typeof value?.key !== "string" || typeof value.event !== "number") return undefined;
-    return {
-      key: value.key,
-      event: value.event,
-      mail: Number(value.mail),
-      ...(value.result == null ? {} : { result: value.result }),
+    const fields = JSON.parse(payload) as Record<string, unknown> | null;
+    if (typeof fields?.key !== "string" || typeof fields.event !== "number") return undefined;
+    const handed: HandedResult = {
+      key: fields.key,
+      event: fields.event,
+      ...(fields.result == null ? {} : { result: fields.result }),
     };
+    return { handed, fields };
   } catch {
     return undefined;
   }

@@ -7,9 +7,14 @@ import { AgentError, LeaseLost, type Fence } from "../agents/errors.js";
 import type { Queryable } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import { countedCte } from "../agents/events.js";
+import { HANDOFF_RESULT_BYTES } from "../mail/handoff.js";
 import type { TaskState } from "./tasks.sql.js";
 
-/** The channel every change of a tree's tasks is told on (trigger tasks_notify, migration 0022). */
+/**
+ * The channel every change of a tree's tasks is told on: an update of a task's state by trigger
+ * tasks_notify (migrations 0022, 0027), an add by ADD_TASK itself (`pending`, or a handed claim's
+ * result: parseHandedResult).
+ */
 export function taskChannel(treeId: string): string {
   return `warren_tasks_${treeId}`;
 }
@@ -68,36 +73,128 @@ export interface NewTask {
 /**
  * Adds a task. Its dependencies must be tasks of the same tree; they exist before it does and
  * never change, so no cycle can form (a task can only depend on older ones).
+ *
+ * A task that is ready (every dependency done, and no older pending task ready) goes straight to
+ * the claimer that has waited longest on this board (CLAIM_TASK registered it in task_waits), in
+ * this statement: the claim's result is recorded under the claim call's key, the task goes in
+ * claimed, and the result is NOTIFYed on the board's channel, so the claimer returns without a
+ * statement of its own. events_key_idx keeps one result per call: a claim answered meanwhile
+ * makes the handoff's insert do nothing, and the task goes in pending like any other. The
+ * registration and the claimer's row are taken with SKIP LOCKED, so an add never waits for a
+ * claimer mid-way through its own write (that claimer then finds the task itself).
  */
-export async function addTask(tx: Queryable, task: NewTask): Promise<string> {
+export async function addTask(q: Queryable, task: NewTask): Promise<string> {
   const deps = [...new Set(task.dependsOn ?? [])];
   const malformed = deps.filter((d) => !UUID.test(d));
   if (malformed.length) {
     throw new AgentError("INVALID_ARGS", `unknown task(s) in depends_on: ${malformed.join(", ")}`);
   }
-  const rows = await tx.execute<{ id: string | null; missing: string[] }>(sql`
-    with found as (
-      select id from tasks where tree_id = ${task.treeId} and id = any(${sql.param(deps)}::uuid[])
-    ), missing as (
-      select coalesce(array_agg(d::text), '{}') as ids
-        from unnest(${sql.param(deps)}::uuid[]) d where d not in (select id from found)
-    ), ins as (
-      insert into tasks (tree_id, title, detail, depends_on, created_by)
-      select ${task.treeId}, ${task.title}, ${task.detail ?? null},
-             ${sql.param(deps)}::uuid[], ${task.createdBy}
-       where (select cardinality(ids) = 0 from missing)
-      returning id
-    )
-    select (select id from ins) as id, (select ids from missing) as missing`);
-  const row = rows.rows[0]!;
-  if (row.id === null) {
+  const [row] = await runPrepared<{ id: string | null; missing: string[] }>(q, ADD_TASK, [
+    task.treeId,
+    task.createdBy,
+    task.title,
+    task.detail ?? null,
+    deps,
+  ]);
+  if (!row?.id) {
     throw new AgentError(
       "INVALID_ARGS",
-      `unknown task(s) in depends_on (not on this tree's board): ${row.missing.join(", ")}`,
+      `unknown task(s) in depends_on (not on this tree's board): ${row?.missing.join(", ")}`,
     );
   }
   return row.id;
 }
+
+/**
+ * A claimed task as its claimer's result: id, title, detail and each dependency's result, for the
+ * row `t` (id, title, detail, depends_on). The claim (CLAIM_TASK) and a handoff (ADD_TASK) answer
+ * alike.
+ */
+const CLAIMED_JSON = (t: string) => `json_build_object(
+  'task_id', ${t}.id::text, 'title', ${t}.title, 'detail', ${t}.detail,
+  'depends_on', coalesce(
+    (select json_agg(json_build_object('task_id', u.id::text, 'title', d.title, 'result', d.result)
+                     order by u.ord)
+       from unnest(${t}.depends_on) with ordinality as u(id, ord),
+            -- offset 0: looked up by key per dependency, never a hash join over the board
+            lateral (select d.title, d.result from tasks d where d.id = u.id offset 0) d),
+    '[]'::json))`;
+
+/** Whether the tree $2 has a pending task whose dependencies are all done. */
+const READY_EXISTS = (tree: string) => `exists (
+  select 1 from tasks t
+   where t.tree_id = ${tree} and t.state = 'pending'
+     and not exists (select 1 from tasks d where d.id = any(t.depends_on) and d.state <> 'done'))`;
+
+/** $1 tree, $2 creator (null: the person), $3 title, $4 detail, $5 dependencies (uuid[]). */
+const ADD_TASK: Prepared = {
+  name: "warren_task_add",
+  text: `
+    with found as (
+      -- Each dependency by its key (a scalar subquery is never planned as a scan of the board).
+      select u.id, (select t.state from tasks t where t.id = u.id and t.tree_id = $1::uuid) as state
+        from unnest($5::uuid[]) u(id)
+    ), missing as (
+      select coalesce(array_agg(id::text), '{}') as ids from found where state is null
+    ), nt as (
+      select gen_random_uuid() as id, $3::text as title, $4::text as detail,
+             $5::uuid[] as depends_on
+       where (select cardinality(ids) = 0 from missing)
+    ), hw as (
+      select w.agent_id, w.key, w.data, w.lease_owner, w.epoch from task_waits w
+       where w.tree_id = $1::uuid and w.key is not null and exists (select 1 from nt)
+         and not exists (select 1 from found where state <> 'done')
+         and not ${READY_EXISTS("$1::uuid")}
+         -- A registration whose lease has moved on (a crashed worker's) is passed over; offset 0
+         -- keeps this a lookup of the claimer's row by key, never a scan of every agent.
+         and exists (select 1 from agents a
+                      where a.id = w.agent_id and a.state <> 'dead'
+                        and a.lease_owner is not distinct from w.lease_owner
+                        and (w.epoch is null or w.epoch = a.lease_epoch) offset 0)
+       order by w.registered_at
+       limit 1
+         for update of w skip locked
+    ), hb as (
+      select a.id from agents a join hw on a.id = hw.agent_id
+       where a.state <> 'dead' and a.lease_owner is not distinct from hw.lease_owner
+         and (hw.epoch is null or hw.epoch = a.lease_epoch)
+         for no key update of a skip locked
+    ), he as (
+      insert into events (agent_id, tree_id, kind, content, data, key, epoch)
+      select hw.agent_id, $1::uuid, 'tool_result', ${CLAIMED_JSON("nt")}::text, hw.data, hw.key,
+             hw.epoch
+        from hw, hb, nt
+      on conflict (agent_id, key) where key is not null do nothing
+      returning id, content
+    ), ${countedCte("(select agent_id from hw)", "(select epoch from hw)", "exists (select 1 from he)", "hk")},
+    hg as (
+      update task_waits w set key = null from hw
+       where w.agent_id = hw.agent_id and w.key = hw.key and exists (select 1 from hb)
+      returning 1
+    ), ins as (
+      insert into tasks (id, tree_id, title, detail, depends_on, created_by, state, claimed_by,
+                         claim_key, claim_epoch, claimed_at)
+      select nt.id, $1::uuid, nt.title, nt.detail, nt.depends_on, $2::uuid,
+             case when h.agent_id is null then 'pending' else 'claimed' end, h.agent_id,
+             h.agent_id::text || ':' || h.key, h.epoch, case when h.agent_id is not null then now() end
+        from nt left join (select hw.agent_id, hw.key, hw.epoch from hw where exists (select 1 from he)) h
+          on true
+      returning id
+    ), told as (
+      -- The board's one NOTIFY for this add (the tasks_notify trigger tells updates only): the
+      -- handed claim's result, for its claimer (and a change for every watcher), or \`pending\`.
+      select pg_notify('${taskChannel("")}' || $1::text, coalesce(
+               (select json_build_object(
+                         'key', hw.key, 'event', he.id,
+                         'result', case when octet_length(he.content) <= ${HANDOFF_RESULT_BYTES}
+                                        then he.content::json end)::text
+                  from he, hw),
+               'pending'))
+        from ins
+    )
+    select (select id::text from ins) as id, (select ids from missing) as missing,
+           exists (select 1 from he) as handed, (select count(*) from told) as told`,
+};
 
 /**
  * The failed tasks of a tree and every pending task behind one, transitively (`bad`); with it,
@@ -134,6 +231,11 @@ export async function claimTask(
     resultKey: string;
     toolCallId: string;
     final: boolean;
+    /**
+     * Nothing ready and about to block: register so that an add hands its task over (ADD_TASK).
+     * Any other outcome, and any call without it, takes this call's registration out.
+     */
+    register: boolean;
   },
 ): Promise<ClaimAnswer> {
   const [row] = await runPrepared<{
@@ -150,6 +252,7 @@ export async function claimTask(
     claim.resultKey,
     claim.final,
     JSON.stringify({ tool_call_id: claim.toolCallId, name: "task_claim" }),
+    claim.register,
   ]);
   if (row?.event_id) return { eventId: Number(row.event_id), content: row.content! };
   if (row?.state === "dead") throw new AgentError("AGENT_DEAD", "you are dead");
@@ -159,7 +262,8 @@ export async function claimTask(
 
 /**
  * $1 agent, $2 tree, $3 claim key, $4 lease owner (null: unfenced), $5 lease epoch, $6 the call's
- * result key, $7 final (a timeout is the answer when nothing is claimable), $8 the result's data.
+ * result key, $7 final (a timeout is the answer when nothing is claimable), $8 the result's data,
+ * $9 register (nothing ready: blocking next, so register in task_waits).
  */
 const CLAIM_TASK: Prepared = {
   name: "warren_task_claim",
@@ -195,15 +299,7 @@ const CLAIM_TASK: Prepared = {
        where t.tree_id = $2::uuid and t.state = 'pending'
     ), answer as (
       select coalesce(
-        (select json_build_object(
-                  'task_id', g.id::text, 'title', g.title, 'detail', g.detail,
-                  'depends_on', coalesce(
-                    (select json_agg(json_build_object(
-                              'task_id', d.id::text, 'title', d.title, 'result', d.result)
-                            order by u.ord)
-                       from unnest(g.depends_on) with ordinality as u(id, ord)
-                       join tasks d on d.id = u.id),
-                    '[]'::json))
+        (select ${CLAIMED_JSON("g")}
            from claimed g),
         case when not exists (select 1 from tasks t
                                where t.tree_id = $2::uuid
@@ -213,11 +309,29 @@ const CLAIM_TASK: Prepared = {
              then json_build_object('status', 'empty')
              when $7::boolean then json_build_object('status', 'timeout') end) as value
        where (select ok from may)
+    ), unreg as (
+      -- Answered (or answered already), or not about to block: no add may hand it a task now.
+      -- Before e: a handoff to this call in flight holds the registration, so this waits for it,
+      -- and e is then refused by the key (the caller reads the handed result) instead.
+      update task_waits set key = null
+       where agent_id = $1::uuid and key = $6::text
+         and (not $9::boolean or exists (select 1 from recorded)
+              or exists (select 1 from answer where value is not null))
+      returning 1
     ), e as (
       insert into events (agent_id, kind, content, data, key, epoch)
       select $1::uuid, 'tool_result', value::text, $8::jsonb, $6::text, $5::bigint
-        from answer where value is not null
+        from answer where value is not null and (select count(*) from unreg) >= 0
       returning id, content
+    ), reg as (
+      -- Nothing ready and about to block: the next add of a ready task hands it over (ADD_TASK).
+      insert into task_waits (agent_id, tree_id, key, data, lease_owner, epoch)
+      select $1::uuid, $2::uuid, $6::text, $8::jsonb, $4::text, $5::bigint
+       where $9::boolean and (select ok from may)
+         and not exists (select 1 from answer where value is not null)
+      on conflict (agent_id) do update
+        set tree_id = excluded.tree_id, key = excluded.key, data = excluded.data,
+            lease_owner = excluded.lease_owner, epoch = excluded.epoch, registered_at = now()
     ), ${countedCte("$1", "$5", "exists (select 1 from e)")}
     select (select state from caller) as state, (select held from caller) as held,
            coalesce((select id from e), (select id from recorded))::text as event_id,

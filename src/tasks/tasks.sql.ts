@@ -6,6 +6,7 @@ import {
   bigint,
   check,
   index,
+  jsonb,
   pgTable,
   text,
   timestamp,
@@ -47,6 +48,9 @@ export const tasks = pgTable(
   },
   (t) => [
     index("tasks_tree_idx").on(t.tree_id, t.created_at),
+    index("tasks_pending_idx")
+      .on(t.tree_id, t.created_at)
+      .where(sql`state = 'pending'`),
     index("tasks_claimed_by_idx")
       .on(t.claimed_by)
       .where(sql`state = 'claimed'`),
@@ -57,3 +61,27 @@ export const tasks = pgTable(
 );
 
 export type TaskRow = typeof tasks.$inferSelect;
+
+/**
+ * A task_claim that found nothing ready and blocks registers here (its call's key, lease and the
+ * result's data), so that a task_add whose task is ready hands it over in the add's own
+ * statement: it records the claim's result under the claim's key, inserts the task claimed and
+ * NOTIFYs the result (src/tasks/board.ts, migration 0027). One row per agent, kept: registering
+ * sets `key` and leaving clears it (HOT updates), as mail_waits.
+ */
+export const taskWaits = pgTable(
+  "task_waits",
+  {
+    agent_id: uuid("agent_id").primaryKey(),
+    tree_id: uuid("tree_id").notNull(),
+    /** The blocked claim call's event key; null: no claim is registered. */
+    key: text("key"),
+    /** The result event's data, as the claim would record it itself. */
+    data: jsonb("data").notNull(),
+    /** The lease the claim runs under (null: not leased): a handoff needs it still current. */
+    lease_owner: text("lease_owner"),
+    epoch: bigint("epoch", { mode: "number" }),
+    registered_at: timestamp("registered_at", { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index("task_waits_tree_idx").on(t.tree_id)],
+);

@@ -14,7 +14,8 @@ import type { AgentToolContext } from "./agent-context.js";
 import type { ToolOutcome } from "./tool.js";
 
 /** The result this very call already committed (a replay after a crash or a retry), if any. */
-async function recordedResult(
+/** The result this call recorded already (a replay, or a result handed to it), if any. */
+export async function recordedResult(
   q: Queryable,
   ctx: AgentToolContext,
 ): Promise<ToolOutcome | undefined> {

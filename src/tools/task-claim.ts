@@ -2,13 +2,17 @@
 // claimed by the caller with its dependencies' results; {"status":"empty"} once nothing is open,
 // {"status":"timeout"} when the time ran out first (SPEC §3). The claim commits in one statement
 // with the call's keyed, fenced tool_result, so a retry after a lost reply finds the answer
-// recorded and a stale worker claims nothing. Blocked, it sleeps like `wait`: woken by the tree's task channel
-// (NOTIFY), a slow re-check covering a lost one, its scheduler slot lent meanwhile; a claim in
-// flight when its worker died is run again with its remaining time (runtime/resume.ts).
+// recorded and a stale worker claims nothing. Blocked, it sleeps like `wait`: registered so that
+// the next add of a ready task hands it over (board.ts, ADD_TASK: the result comes in the NOTIFY
+// on the tree's task channel), woken by that channel for any other change, a slow re-check
+// covering a lost NOTIFY, its scheduler slot lent meanwhile; a claim in flight when its worker
+// died is run again with its remaining time (runtime/resume.ts).
+import { sql } from "drizzle-orm";
 import { UNLISTENED_POLL_MS } from "../bus/bus.js";
+import { parseHandedResult, type HandedResult } from "../mail/handoff.js";
 import { RECHECK_MS } from "../mail/recheck.js";
 import { claimTask, taskChannel } from "../tasks/board.js";
-import { commitOnce, resultStamp } from "./effects.js";
+import { commitOnce, recordedResult, resultStamp } from "./effects.js";
 import { fail, type Tool, type ToolOutcome } from "./tool.js";
 import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
 
@@ -66,22 +70,49 @@ async function claimWhenReady(ctx: AgentToolContext, timeout: number): Promise<T
   const deadline = Date.now() + timeout * 1000;
   const stamp = resultStamp(ctx);
   let dirty = true;
+  let handed: HandedResult | undefined;
   let pulse: (() => void) | undefined;
   const wake = () => {
     dirty = true;
     pulse?.();
   };
+  // The board's channel: a change (look again), or a task an add handed to a blocked claimer,
+  // with that claim's result; one handed to another claimer changes nothing for this one.
+  const onBoard = (payload: string) => {
+    const note = parseHandedResult(payload);
+    if (!note) wake();
+    else if (note.key === stamp.key) {
+      handed = note;
+      pulse?.();
+    }
+  };
   // Subscribed before the first look: a change committed after it wakes the sleep below.
   const unsubscribe =
-    timeout > 0 ? await ctx.bus.subscribeAll([taskChannel(ctx.agent.tree_id)], wake) : () => {};
+    timeout > 0 ? await ctx.bus.subscribe(taskChannel(ctx.agent.tree_id), onBoard) : () => {};
   ctx.signal.addEventListener("abort", wake);
   let waiting = false;
+  let registered = false;
+  let settled = false;
   try {
     while (true) {
       if (ctx.signal.aborted) throw abortError();
+      if (handed) {
+        // Handed over (board.ts, ADD_TASK): the add recorded this call's result and claimed the
+        // task for it; too large for the NOTIFY, it is read by its key.
+        const outcome =
+          handed.result !== undefined
+            ? { ok: true as const, value: handed.result, recordedEventId: handed.event }
+            : await recordedResult(ctx.db, ctx);
+        if (outcome) {
+          settled = true;
+          return outcome;
+        }
+        handed = undefined;
+      }
       const final = Date.now() >= deadline;
       if (dirty || final) {
         dirty = false;
+        const register = timeout > 0 && !final;
         // One statement: the claim and the call's keyed, fenced result (or nothing yet).
         const outcome = await commitOnce(ctx, async (): Promise<ToolOutcome> => {
           const answer = await claimTask(ctx.db, {
@@ -91,11 +122,16 @@ async function claimWhenReady(ctx: AgentToolContext, timeout: number): Promise<T
             resultKey: stamp.key,
             toolCallId: ctx.toolCallId,
             final,
+            register,
           });
           if (!answer) return NOT_YET;
           return { ok: true, value: JSON.parse(answer.content), recordedEventId: answer.eventId };
         });
-        if (outcome !== NOT_YET) return outcome;
+        if (outcome !== NOT_YET) {
+          settled = true;
+          return outcome;
+        }
+        registered = register;
       }
       if (!waiting) {
         // Nothing ready yet: shown as waiting, and the scheduler slot goes to others meanwhile.
@@ -116,15 +152,24 @@ async function claimWhenReady(ctx: AgentToolContext, timeout: number): Promise<T
           clearTimeout(timer);
           resolve();
         };
-        if (dirty || ctx.signal.aborted) pulse();
+        if (dirty || handed || ctx.signal.aborted) pulse();
       });
       pulse = undefined;
     }
   } finally {
     ctx.signal.removeEventListener("abort", wake);
     unsubscribe();
+    // Left by an abort or an error: no add should hand a task to this call any more. If this
+    // fails, the key still admits one result, and a takeover's lease never matches this one.
+    if (registered && !settled) void unregister(ctx, stamp.key).catch(() => {});
     if (waiting && !ctx.signal.aborted) await ctx.setWaiting(false);
   }
+}
+
+async function unregister(ctx: AgentToolContext, key: string): Promise<void> {
+  await ctx.db.execute(
+    sql`update task_waits set key = null where agent_id = ${ctx.agent.id} and key = ${key}`,
+  );
 }
 
 function abortError(): Error {
