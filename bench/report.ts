@@ -125,6 +125,18 @@ const GOALS: Goal[] = [
     show: (r) => `${formatNumber(r.figure)} ms`,
   },
   {
+    text: "task_claim hands a task to a waiting claimer within 2× a raw NOTIFY round trip, median of 5 runs",
+    rowName: "task_claim wake ÷ raw, median of 5 runs",
+    met: (r) => r.figure <= 2,
+    show: (r) => `${r.figure.toFixed(2)}×`,
+  },
+  {
+    text: "a worktree fork costs at most one `git worktree add` beyond a plain fork (100 files, p50)",
+    rowName: "worktree fork, 100-file repository (p50)",
+    met: (r) => r.ratio <= 1,
+    show: (r) => `${r.ratio.toFixed(2)}×`,
+  },
+  {
     text: "the model-concurrency cap adds at most one round trip per model request",
     rowName: "statements a capped request waits for",
     met: (r) => r.figure <= 1,

@@ -32,3 +32,15 @@ DROP TRIGGER "tasks_notify" ON "tasks";
 --> statement-breakpoint
 CREATE TRIGGER "tasks_notify" AFTER UPDATE OF "state" ON "tasks"
   FOR EACH ROW EXECUTE FUNCTION "warren_task_notify"();
+--> statement-breakpoint
+-- A key is set once a task is claimed (claim_key) or finished (done_key): indexed only then, so
+-- an add does not write a null entry into either.
+DROP INDEX "tasks_claim_key_idx";
+--> statement-breakpoint
+CREATE UNIQUE INDEX "tasks_claim_key_idx" ON "tasks" USING btree ("claim_key")
+  WHERE claim_key IS NOT NULL;
+--> statement-breakpoint
+DROP INDEX "tasks_done_key_idx";
+--> statement-breakpoint
+CREATE UNIQUE INDEX "tasks_done_key_idx" ON "tasks" USING btree ("done_key")
+  WHERE done_key IS NOT NULL;

@@ -2,6 +2,7 @@
 // runs inside the caller's transaction, after the caller's agent row is locked (lockCaller), so a
 // claim or a completion commits with the tool call's keyed, fenced result or not at all. Lock
 // order (lock-order.ts): the caller's agent row, then task rows (claimed with SKIP LOCKED).
+import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { AgentError, LeaseLost, type Fence } from "../agents/errors.js";
 import type { Queryable } from "../db/client.js";
@@ -95,6 +96,8 @@ export async function addTask(q: Queryable, task: NewTask): Promise<string> {
     task.title,
     task.detail ?? null,
     deps,
+    // Made here: gen_random_uuid() costs the statement more than the rest of the row's values.
+    randomUUID(),
   ]);
   if (!row?.id) {
     throw new AgentError(
@@ -126,7 +129,10 @@ const READY_EXISTS = (tree: string) => `exists (
    where t.tree_id = ${tree} and t.state = 'pending'
      and not exists (select 1 from tasks d where d.id = any(t.depends_on) and d.state <> 'done'))`;
 
-/** $1 tree, $2 creator (null: the person), $3 title, $4 detail, $5 dependencies (uuid[]). */
+/**
+ * $1 tree, $2 creator (null: the person), $3 title, $4 detail, $5 dependencies (uuid[]), $6 the
+ * new task's id.
+ */
 const ADD_TASK: Prepared = {
   name: "warren_task_add",
   text: `
@@ -137,7 +143,7 @@ const ADD_TASK: Prepared = {
     ), missing as (
       select coalesce(array_agg(id::text), '{}') as ids from found where state is null
     ), nt as (
-      select gen_random_uuid() as id, $3::text as title, $4::text as detail,
+      select $6::uuid as id, $3::text as title, $4::text as detail,
              $5::uuid[] as depends_on
        where (select cardinality(ids) = 0 from missing)
     ), hw as (
@@ -184,10 +190,10 @@ const ADD_TASK: Prepared = {
       -- The board's one NOTIFY for this add (the tasks_notify trigger tells updates only): the
       -- handed claim's result, for its claimer (and a change for every watcher), or \`pending\`.
       select pg_notify('${taskChannel("")}' || $1::text, coalesce(
-               (select json_build_object(
-                         'key', hw.key, 'event', he.id,
-                         'result', case when octet_length(he.content) <= ${HANDOFF_RESULT_BYTES}
-                                        then he.content::json end)::text
+               -- The recorded content is JSON already: spliced in, not parsed and printed again.
+               (select '{"key":' || to_json(hw.key)::text || ',"event":' || he.id::text ||
+                       case when octet_length(he.content) <= ${HANDOFF_RESULT_BYTES}
+                            then ',"result":' || he.content else '' end || '}'
                   from he, hw),
                'pending'))
         from ins

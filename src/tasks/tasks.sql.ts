@@ -54,8 +54,12 @@ export const tasks = pgTable(
     index("tasks_claimed_by_idx")
       .on(t.claimed_by)
       .where(sql`state = 'claimed'`),
-    uniqueIndex("tasks_claim_key_idx").on(t.claim_key),
-    uniqueIndex("tasks_done_key_idx").on(t.done_key),
+    uniqueIndex("tasks_claim_key_idx")
+      .on(t.claim_key)
+      .where(sql`claim_key is not null`),
+    uniqueIndex("tasks_done_key_idx")
+      .on(t.done_key)
+      .where(sql`done_key is not null`),
     check("tasks_state_check", sql`state in ('pending', 'claimed', 'done', 'failed')`),
   ],
 );
