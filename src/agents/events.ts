@@ -131,6 +131,42 @@ const TOOL_RESULT_DURABLE: Prepared = {
   text: toolResultText(true),
 };
 
+/**
+ * Records a call's result unless the call has one already (an interrupt or a resume answering a
+ * call that may have been answered meanwhile), and counts the call only with a result it records,
+ * in one statement: a call answered by whoever stopped it counts once, as if its tool had.
+ * Returns whether it recorded one.
+ */
+export async function appendToolResultOnce(
+  q: Queryable,
+  agentId: string,
+  content: string,
+  data: Record<string, unknown>,
+  stamp: EventStamp & { key: string },
+): Promise<boolean> {
+  const values = eventValues(agentId, "tool_result", content, data, stamp);
+  const rows = await runPrepared<{ id: string }>(q, TOOL_RESULT_ONCE, [
+    agentId,
+    values.content,
+    jsonOrNull(values.data),
+    values.key,
+    values.epoch,
+  ]);
+  return rows.length > 0;
+}
+
+const TOOL_RESULT_ONCE: Prepared = {
+  name: "warren_tool_result_once",
+  text: `
+  with ins as (
+    insert into events (agent_id, kind, content, data, key, epoch)
+    values ($1::uuid, 'tool_result', $2::text, $3::jsonb, $4::text, $5::bigint)
+    on conflict (agent_id, key) where key is not null do nothing
+    returning id
+  ), ${countedCte("$1", "$5", "exists (select 1 from ins)")}
+  select id from ins`,
+};
+
 export async function countToolCall(
   q: Pick<Queryable, "execute">,
   agentId: string,

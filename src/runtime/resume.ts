@@ -1,7 +1,7 @@
 // Calls left without a result when a run starts: a `wait` (in flight when its worker died, or the
 // person's /wait) is resumed with its remaining time; any other call is answered `interrupted`.
 import type { AgentRow } from "../agents/agents.sql.js";
-import { appendEvent, appendEventOnce } from "../agents/events.js";
+import { appendEvent, appendToolResultOnce } from "../agents/events.js";
 import { eventKey } from "../agents/event-keys.js";
 import type { Db } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
@@ -99,8 +99,8 @@ export async function resumeDanglingCalls(
 ): Promise<void> {
   const dangling = await findDanglingCalls(deps.db, agent.id);
   if (!dangling) return;
-  // Keyed and fenced like every result: a stale worker writes none, and a call answered
-  // meanwhile keeps its answer.
+  // Keyed, fenced and counted like every result: a stale worker writes none, and a call answered
+  // meanwhile keeps its answer and its count.
   const epoch = deps.fence ? { epoch: deps.fence.epoch } : {};
   // Calls that can safely run now: an effect (fork, send, kill) commits with its keyed result, so
   // one without a result did nothing and runs now, once; a call that was waiting for a person's
@@ -117,13 +117,12 @@ export async function resumeDanglingCalls(
       );
       continue;
     }
-    await appendEventOnce(
+    await appendToolResultOnce(
       deps.db,
       agent.id,
-      "tool_result",
       INTERRUPTED_RESULT,
       { tool_call_id: call.id, name: call.name, interrupted: true },
-      { key: eventKey.toolResult(dangling.eventId, call.id), ...epoch },
+      { key, ...epoch },
     );
   }
   const waits = dangling.calls

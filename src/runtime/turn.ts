@@ -2,7 +2,7 @@
 // decides (call the model, run tools, take pending mail, or go idle), so a process that crashed
 // mid-turn is resumed by whoever claims the agent next.
 import type { AgentRow } from "../agents/agents.sql.js";
-import { appendEvent, appendEventOnce } from "../agents/events.js";
+import { appendEvent, appendToolResultOnce } from "../agents/events.js";
 import { eventKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
 import { getAgent } from "../agents/refs.js";
@@ -493,8 +493,8 @@ async function handleStop(deps: TurnDeps, agent: AgentRow, reason: StopReason): 
 
 /**
  * Gives every tool call of the last assistant message that has no result an `interrupted`
- * result (interrupts), so the model sees each call answered. Keyed like any result: a call
- * answered meanwhile keeps its answer.
+ * result (interrupts), so the model sees each call answered. Keyed and counted like any result:
+ * a call answered meanwhile keeps its answer and its count.
  */
 export async function closeDanglingCalls(
   db: Db,
@@ -504,10 +504,9 @@ export async function closeDanglingCalls(
 ): Promise<number> {
   const dangling = await findDanglingCalls(db, agentId);
   for (const call of dangling?.calls ?? []) {
-    await appendEventOnce(
+    await appendToolResultOnce(
       db,
       agentId,
-      "tool_result",
       content,
       { tool_call_id: call.id, name: call.name, interrupted: true },
       {

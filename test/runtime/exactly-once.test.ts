@@ -13,7 +13,8 @@ import type { Db } from "../../src/db/client.js";
 import { waitForMail } from "../../src/mail/wait.js";
 import { claimNext, heartbeat } from "../../src/runtime/leases.js";
 import { setActivity } from "../../src/feed/publish.js";
-import { runAgent } from "../../src/runtime/turn.js";
+import { recordAnswer } from "../../src/runtime/record-answer.js";
+import { closeDanglingCalls, runAgent } from "../../src/runtime/turn.js";
 import { useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
 import { startFakeModel, type FakeModel } from "../support/fake-model.js";
@@ -184,6 +185,91 @@ describe("a turn resumed after its worker stopped", () => {
     await first;
     await runAgent(deps, id, new AbortController().signal);
     expect(await count(sql`select turns as n from agents where id = ${id}`)).toBe(1);
+  });
+});
+
+describe("a call answered for a worker that stopped (a takeover, an interrupt)", () => {
+  /** A root claimed by w1 whose answer (a bash call, its turn's first) w1 recorded. */
+  async function answeredWithCall(name: string) {
+    const { db } = database();
+    const { id, epoch } = await claimedRoot(name, "w1");
+    const prompt = await appendEvent(db, id, "user", "run a command");
+    const call = { id: "call_bash", name: "bash", arguments: '{"command":"echo hi"}' };
+    const answer = await recordAnswer(
+      db,
+      { id, tree_id: prompt.tree_id },
+      {
+        text: "",
+        data: { tool_calls: [call] },
+        usage: { inputTokens: 1, outputTokens: 1 },
+        calls: [call],
+        activity: null,
+        turnStart: prompt.id,
+      },
+      { key: eventKey.assistant(prompt.id), epoch, owner: "w1" },
+    );
+    return { id, epoch, resultKey: eventKey.toolResult(answer.row.id, call.id) };
+  }
+
+  const counters = async (id: string) =>
+    (
+      await database().db.execute<{ turns: number; tool_calls: number }>(
+        sql`select turns, tool_calls from agents where id = ${id}`,
+      )
+    ).rows[0];
+
+  it("is counted once when the worker that took the agent over answers it", async () => {
+    const { db } = database();
+    const { id, epoch, resultKey } = await answeredWithCall("taken-mid-call");
+    // w1's event loop stalled past its lease while the command ran: w2 claims the agent, answers
+    // the call `interrupted` and finishes the turn.
+    const newer = await takeOver(id, "w2");
+    fake.script({
+      agent: "taken-mid-call",
+      match: (req) => req.lastMessage?.role === "tool",
+      reply: { text: "done" },
+    });
+    await runAgent(
+      fakeTurnDeps(db, bus(), fake.baseURL, { owner: "w2", epoch: newer }),
+      id,
+      new AbortController().signal,
+    );
+    fake.assertAllUsed();
+    // w1 wakes with the command's output: refused (stale epoch, and the call has its result).
+    const late = appendToolResult(
+      db,
+      id,
+      '"hi"',
+      { tool_call_id: "call_bash", name: "bash" },
+      { key: resultKey, epoch },
+    );
+    await expect(late).rejects.toSatisfy((err) => isLeaseLost(err) || isDuplicateKey(err));
+    expect(
+      await count(sql`select count(*)::int as n from events
+                       where agent_id = ${id} and kind = 'tool_result'`),
+    ).toBe(1);
+    expect(await counters(id)).toEqual({ turns: 1, tool_calls: 1 });
+  });
+
+  it("is counted once when an interrupt answers it, however often that is tried", async () => {
+    const { db } = database();
+    const { id, epoch, resultKey } = await answeredWithCall("interrupted-mid-call");
+    const note = JSON.stringify({ error: { code: "INTERNAL", message: "interrupted" } });
+    await closeDanglingCalls(db, id, note, { owner: "w1", epoch });
+    // The command's own result, a moment late, is refused by the call's key.
+    const late = appendToolResult(
+      db,
+      id,
+      '"hi"',
+      { tool_call_id: "call_bash" },
+      {
+        key: resultKey,
+        epoch,
+      },
+    );
+    await expect(late).rejects.toSatisfy(isDuplicateKey);
+    await closeDanglingCalls(db, id, note, { owner: "w1", epoch });
+    expect(await counters(id)).toEqual({ turns: 1, tool_calls: 1 });
   });
 });
 
