@@ -12,6 +12,7 @@ import { sendMailIn } from "../../src/mail/send-fenced.js";
 import { waitForMail, type WaitRequest } from "../../src/mail/wait.js";
 import { sleep, useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
+import { hold } from "../support/hold.js";
 import { blockedOrSettled } from "../support/locks.js";
 
 const database = useTestDatabase();
@@ -148,16 +149,13 @@ describe("handoff", () => {
     const { key, waiting } = keyedWait(parent.id);
     await registered(parent.id, key);
     // A send mid-handoff, held open: it has locked the registration (handoff.ts `hw`).
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const inside = new Promise<void>((resolve) => (locked = resolve));
+    const open = hold();
     const handing = db.transaction(async (tx) => {
       await tx.execute(
         sql`select 1 from mail_waits where agent_id = ${parent.id} and key = ${key} for update`,
       );
-      locked();
-      await gate;
+      open.reached();
+      await open.released;
       await tx.execute(sql`
         insert into events (agent_id, kind, content, data, key)
         values (${parent.id}, 'tool_result', '{"from":"human","from_name":"human","message":"mine"}',
@@ -166,13 +164,13 @@ describe("handoff", () => {
         sql`update mail_waits set key = null where agent_id = ${parent.id} and key = ${key}`,
       );
     });
-    await inside;
+    await open.atPoint;
     // Other mail wakes the wait (this send skips the locked registration), whose look must wait
     // for the registration before it records anything under the call's key.
     const other = await send("other");
     expect(other.handed).toBe(false);
     expect(await blockedOrSettled(db, waiting)).toBe("blocked");
-    release();
+    open.release();
     await handing;
     expect((await waiting).result).toEqual({ from: "human", from_name: "human", message: "mine" });
     expect((await mailRow(other.mailId)).consumed_by_event).toBeNull();

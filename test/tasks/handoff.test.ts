@@ -16,6 +16,7 @@ import { taskClaimTool } from "../../src/tools/task-claim.js";
 import type { ToolOutcome } from "../../src/tools/tool.js";
 import { useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
+import { hold } from "../support/hold.js";
 import { blockedOrSettled } from "../support/locks.js";
 import { toolContext } from "../support/tool-context.js";
 
@@ -189,7 +190,6 @@ describe("an add hands nothing", () => {
       insert into tasks (tree_id, title) values (${rootId}, 'older') returning id`);
     const newer = await add("newer");
     expect(await task(newer)).toMatchObject({ state: "pending", handed: false });
-    expect(await registrations()).toBe(1);
     // The add's NOTIFY wakes the claimer, which claims the oldest.
     expect(value(await claim).task_id).toBe(older.rows[0]!.id);
     expect(await task(newer)).toMatchObject({ state: "pending" });
@@ -269,16 +269,13 @@ describe("a claim racing a handoff to it", () => {
   it("waits for the add holding its registration, then returns the handed task and claims no other", async () => {
     const { claim, key } = await blockedClaim(workerIds[0]!);
     // An add mid-handoff, held open: it has locked the registration (ADD_TASK `hw`).
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let locked!: () => void;
-    const inside = new Promise<void>((resolve) => (locked = resolve));
+    const open = hold();
     const handing = db.transaction(async (tx) => {
       await tx.execute(
         sql`select 1 from task_waits where agent_id = ${workerIds[0]!} and key = ${key} for update`,
       );
-      locked();
-      await gate;
+      open.reached();
+      await open.released;
       await tx.execute(sql`
         insert into events (agent_id, kind, content, data, key)
         values (${workerIds[0]!}, 'tool_result', '{"task_id":"mine"}', '{}', ${key})`);
@@ -286,13 +283,13 @@ describe("a claim racing a handoff to it", () => {
         sql`update task_waits set key = null where agent_id = ${workerIds[0]!} and key = ${key}`,
       );
     });
-    await inside;
+    await open.atPoint;
     // Another add (it skips the locked registration) wakes the claim, whose look must wait for
     // the registration before it records anything under the call's key.
     const other = await add("other");
     expect(await task(other)).toMatchObject({ state: "pending" });
     expect(await blockedOrSettled(db, claim)).toBe("blocked");
-    release();
+    open.release();
     await handing;
     expect(value(await claim)).toEqual({ task_id: "mine" });
     expect(await task(other)).toMatchObject({ state: "pending", claimed_by: null });
