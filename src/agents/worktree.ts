@@ -15,6 +15,7 @@ import { sql } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
 import type { WorktreeInfo } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
+import { OID, readRepository, type Repository } from "./repository.js";
 
 export const WORKTREES_DIR = path.join(".warren", "worktrees");
 const EXCLUDE_LINE = "/.warren/worktrees/";
@@ -86,7 +87,23 @@ export async function planWorktree(cwd: string, name: string, childId: string) {
   const invalid = (reason: string) =>
     new AgentError("INVALID_ARGS", `isolation "worktree" needs a git repository: ${reason}`);
   if (!fs.existsSync(cwd)) throw invalid(`working directory ${cwd} does not exist`);
-  // One git process for the three answers: the top level, the common git dir, HEAD's commit.
+  // Read from the repository's files in the usual layouts; git is asked only about the others.
+  const found = readRepository(cwd) ?? (await askGit(cwd));
+  if (!found) throw invalid(`${cwd} is not inside a git working tree`);
+  const { repo, common, base } = found;
+  if (!base) throw invalid(`${repo} has no commit yet`);
+  const leaf = `${slug(name)}-${childId.slice(0, 8)}`;
+  return {
+    repo,
+    common,
+    base,
+    path: path.join(repo, WORKTREES_DIR, leaf),
+    branch: `warren/${leaf}`,
+  };
+}
+
+/** `readRepository`'s answers from one git process; undefined outside a working tree. */
+async function askGit(cwd: string): Promise<Repository | undefined> {
   const r = await git(cwd, [
     "rev-parse",
     "--path-format=absolute",
@@ -95,20 +112,8 @@ export async function planWorktree(cwd: string, name: string, childId: string) {
     "HEAD",
   ]);
   const [repo, common, head] = r.stdout.split("\n").map((l) => l.trim());
-  if (!repo || !common || (r.code !== 0 && !/HEAD/.test(r.stderr))) {
-    throw invalid(`${cwd} is not inside a git working tree`);
-  }
-  if (r.code !== 0 || !head || !/^[0-9a-f]{40,64}$/.test(head)) {
-    throw invalid(`${repo} has no commit yet`);
-  }
-  const leaf = `${slug(name)}-${childId.slice(0, 8)}`;
-  return {
-    repo,
-    common,
-    base: head,
-    path: path.join(repo, WORKTREES_DIR, leaf),
-    branch: `warren/${leaf}`,
-  };
+  if (!repo || !common || (r.code !== 0 && !/HEAD/.test(r.stderr))) return undefined;
+  return { repo, common, base: r.code === 0 && head && OID.test(head) ? head : undefined };
 }
 
 /** Adds `.warren/worktrees/` to the repository's `info/exclude` once. */

@@ -1,6 +1,7 @@
 // The worktree half of `fork {isolation: "worktree"}` (issue 30): the child's id from the call's
 // key, its worktree made (or, when an earlier attempt committed the fork, found) before the fork
 // commits; undone when the database refuses the fork. See src/agents/worktree.ts.
+import fs from "node:fs";
 import { sql } from "drizzle-orm";
 import type { WorktreeInfo } from "../agents/agents.sql.js";
 import {
@@ -33,7 +34,10 @@ async function rowExists(ctx: AgentToolContext, id: string): Promise<boolean> {
 export async function isolatedFork(ctx: AgentToolContext, name: string): Promise<Isolated> {
   const id = childIdFor(ctx.agent.id, resultStamp(ctx).key);
   const plan = await planWorktree(ctx.cwd, name, id);
-  const worktree = await createWorktree(plan, await rowExists(ctx, id), worktreeTestHooks);
+  // Whether the row owns the worktree matters only when its path exists (createWorktree reuses it
+  // then): a first attempt, the common case, skips the query.
+  const owned = fs.existsSync(plan.path) && (await rowExists(ctx, id));
+  const worktree = await createWorktree(plan, owned, worktreeTestHooks);
   return {
     id,
     worktree,

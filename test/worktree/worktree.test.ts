@@ -115,6 +115,32 @@ describe("fork with isolation worktree", () => {
     expect(exclude.split("\n").filter((l) => l === "/.warren/worktrees/")).toHaveLength(1);
   });
 
+  it("runs one git process: `git worktree add` (the repository is read from its files)", async () => {
+    const { db } = database();
+    const dir = repo();
+    const root = await createTree(db, { name: "root", cwd: dir });
+    // A `git` first on PATH that logs each run and hands it to the real one.
+    const shim = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-git-shim-")));
+    dirs.push(shim);
+    const log = path.join(shim, "log");
+    const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    fs.writeFileSync(
+      path.join(shim, "git"),
+      `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${real}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    const before = process.env.PATH;
+    process.env.PATH = `${shim}${path.delimiter}${before}`;
+    try {
+      await forked(root.id, dir, "counted");
+    } finally {
+      process.env.PATH = before;
+    }
+    const runs = fs.readFileSync(log, "utf8").trim().split("\n");
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatch(/^-C \S+ worktree add -q -b warren\/counted-/);
+  });
+
   it("the same call again answers with the first's result and makes no second worktree", async () => {
     const { db } = database();
     const dir = repo();

@@ -1,0 +1,160 @@
+// Reading a repository from its files (src/agents/repository.ts), on real git repositories in temp
+// directories: in each known layout the answers are git's own (`git rev-parse`), and the unusual
+// layouts answer "ask git".
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { readRepository } from "../../src/agents/repository.js";
+import { planWorktree } from "../../src/agents/worktree.js";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+afterEach(() => {
+  delete process.env.GIT_DIR;
+});
+
+function g(cwd: string, ...args: string[]): string {
+  return execFileSync("git", ["-C", cwd, ...args], { encoding: "utf8" }).trim();
+}
+
+function tempDir(): string {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-repo-")));
+  dirs.push(dir);
+  return dir;
+}
+
+/** A repository in a fresh temp dir (`<tmp>/r`), with one commit unless `unborn`. */
+function repo(unborn = false): string {
+  const dir = path.join(tempDir(), "r");
+  fs.mkdirSync(dir);
+  g(dir, "init", "-q", "-b", "main");
+  if (unborn) return dir;
+  fs.writeFileSync(path.join(dir, "a.txt"), "a\n");
+  g(dir, "add", "-A");
+  g(dir, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", "init");
+  return dir;
+}
+
+/** What git answers in `cwd`. */
+function revParse(cwd: string) {
+  const [repo, common, base] = g(
+    cwd,
+    "rev-parse",
+    "--path-format=absolute",
+    "--show-toplevel",
+    "--git-common-dir",
+    "HEAD",
+  ).split("\n");
+  return { repo, common, base };
+}
+
+describe("readRepository gives git's answers", () => {
+  it("a plain repository, at its top and from a subdirectory", () => {
+    const dir = repo();
+    const sub = path.join(dir, "x", "y");
+    fs.mkdirSync(sub, { recursive: true });
+    expect(readRepository(dir)).toEqual(revParse(dir));
+    expect(readRepository(sub)).toEqual(revParse(sub));
+    expect(readRepository(sub)?.repo).toBe(dir);
+  });
+
+  it("through a symlink to the repository: real paths", () => {
+    const dir = repo();
+    const link = path.join(tempDir(), "link");
+    fs.symlinkSync(dir, link);
+    expect(readRepository(link)).toEqual(revParse(link));
+    expect(readRepository(link)?.repo).toBe(dir);
+  });
+
+  it("HEAD on a packed ref, and on a symbolic ref", () => {
+    const dir = repo();
+    g(dir, "pack-refs", "--all");
+    expect(fs.existsSync(path.join(dir, ".git", "refs", "heads", "main"))).toBe(false);
+    expect(readRepository(dir)).toEqual(revParse(dir));
+    g(dir, "symbolic-ref", "refs/heads/alias", "refs/heads/main");
+    g(dir, "symbolic-ref", "HEAD", "refs/heads/alias");
+    expect(readRepository(dir)).toEqual(revParse(dir));
+  });
+
+  it("a detached HEAD", () => {
+    const dir = repo();
+    g(dir, "checkout", "-q", "--detach");
+    fs.writeFileSync(path.join(dir, "a.txt"), "b\n");
+    g(dir, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qam", "detached");
+    const read = readRepository(dir);
+    expect(read).toEqual(revParse(dir));
+    expect(read?.base).not.toBe(g(dir, "rev-parse", "main"));
+  });
+
+  it("a linked worktree (git worktree add), on a loose and on a packed branch", () => {
+    const dir = repo();
+    const wt = path.join(path.dirname(dir), "wt");
+    g(dir, "worktree", "add", "-q", "-b", "side", wt);
+    fs.mkdirSync(path.join(wt, "sub"));
+    for (const cwd of [wt, path.join(wt, "sub")]) {
+      expect(readRepository(cwd)).toEqual(revParse(cwd));
+      expect(readRepository(cwd)?.common).toBe(path.join(dir, ".git"));
+    }
+    g(dir, "pack-refs", "--all");
+    expect(readRepository(wt)).toEqual(revParse(wt));
+  });
+
+  it("a `.git` file with a relative gitdir and no commondir (as a submodule's)", () => {
+    const dir = repo();
+    const elsewhere = path.join(path.dirname(dir), "elsewhere");
+    fs.mkdirSync(elsewhere);
+    fs.renameSync(path.join(dir, ".git"), path.join(elsewhere, "r.git"));
+    fs.writeFileSync(path.join(dir, ".git"), "gitdir: ../elsewhere/r.git\n");
+    const read = readRepository(dir);
+    expect(read).toEqual(revParse(dir));
+    expect(read?.common).toBe(path.join(elsewhere, "r.git"));
+  });
+
+  it("an unborn branch: no commit, and the fork is refused as before", async () => {
+    const dir = repo(true);
+    const [top, common] = g(
+      dir,
+      "rev-parse",
+      "--path-format=absolute",
+      "--show-toplevel",
+      "--git-common-dir",
+    ).split("\n");
+    expect(readRepository(dir)).toEqual({ repo: top, common, base: undefined });
+    const plan = planWorktree(dir, "a", "00000000-0000-4000-8000-000000000000");
+    await expect(plan).rejects.toMatchObject({ code: "INVALID_ARGS" });
+    await expect(plan).rejects.toThrow(`${dir} has no commit yet`);
+  });
+});
+
+describe("unusual layouts ask git", () => {
+  it("GIT_DIR set: git answers, and the plan is still right", async () => {
+    const dir = repo();
+    process.env.GIT_DIR = path.join(dir, ".git");
+    expect(readRepository(dir)).toBeUndefined();
+    const plan = await planWorktree(dir, "a", "00000000-0000-4000-8000-000000000000");
+    expect(plan).toMatchObject(revParse(dir));
+  });
+
+  it("core.worktree, core.bare, refStorage, an odd HEAD, a bare repository", () => {
+    const settings = [
+      ["core.worktree", "/elsewhere"],
+      ["core.bare", "true"],
+      ["extensions.refStorage", "files"],
+    ];
+    for (const [key, value] of settings) {
+      const dir = repo();
+      g(dir, "config", key!, value!);
+      expect(readRepository(dir)).toBeUndefined();
+    }
+    const odd = repo();
+    fs.writeFileSync(path.join(odd, ".git", "HEAD"), "ref: refs/heads/../../config\n");
+    expect(readRepository(odd)).toBeUndefined();
+    const bare = path.join(tempDir(), "bare.git");
+    execFileSync("git", ["init", "-q", "--bare", bare]);
+    expect(readRepository(bare)).toBeUndefined();
+  });
+});
