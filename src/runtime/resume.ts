@@ -3,6 +3,7 @@
 import type { AgentRow } from "../agents/agents.sql.js";
 import { appendEvent, appendToolResultOnce } from "../agents/events.js";
 import { eventKey } from "../agents/event-keys.js";
+import { DEFAULT_CLAIM_TIMEOUT } from "../tools/task-claim.js";
 import type { Db } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { ToolCall } from "../llm/model.js";
@@ -112,7 +113,10 @@ export async function resumeDanglingCalls(
       // A claim that was waiting claimed nothing: it waits again for the time it has left.
       rerun.push(
         call.name === "task_claim"
-          ? { ...call, arguments: remainingWait(call.arguments, dangling.ageSeconds) }
+          ? {
+              ...call,
+              arguments: remainingWait(call.arguments, dangling.ageSeconds, DEFAULT_CLAIM_TIMEOUT),
+            }
           : call,
       );
       continue;
@@ -163,12 +167,29 @@ export async function resumeDanglingCalls(
   );
 }
 
-/** The arguments of a resumed wait: its timeout less the seconds already spent (never below 0). */
-function remainingWait(argumentsText: string, spentSeconds: number): string {
-  const timeout = waitTimeout(argumentsText);
-  if (timeout === undefined) return argumentsText; // malformed: the wait tool answers INVALID_ARGS
+/**
+ * The arguments of a resumed wait or claim: its timeout (a claim's default when it named none)
+ * less the seconds already spent, never below 0. Malformed arguments are left for the tool to
+ * refuse.
+ */
+export function remainingWait(
+  argumentsText: string,
+  spentSeconds: number,
+  defaultTimeout?: number,
+): string {
+  let args: unknown;
+  try {
+    args = JSON.parse(argumentsText) ?? {};
+  } catch {
+    return argumentsText;
+  }
+  if (typeof args !== "object" || Array.isArray(args)) return argumentsText;
+  const given = (args as { timeout?: unknown }).timeout;
+  const timeout =
+    typeof given === "number" ? given : given === undefined ? defaultTimeout : undefined;
+  if (timeout === undefined) return argumentsText;
   const left = Math.max(0, Math.round((timeout - spentSeconds) * 10) / 10);
-  return JSON.stringify({ ...(JSON.parse(argumentsText) as object), timeout: left });
+  return JSON.stringify({ ...args, timeout: left });
 }
 
 function waitTimeout(argumentsText: string): number | undefined {
