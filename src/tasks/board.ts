@@ -214,8 +214,12 @@ const BLOCKED_CTE = (treeId: string) => sql`
      where t.tree_id = ${treeId} and t.state = 'pending'
   )`;
 
-/** What a claim answered: its recorded result, or nothing yet (others hold what it may wait for). */
-export type ClaimAnswer = { eventId: number; content: string } | undefined;
+/**
+ * What a claim answered: its recorded result; or nothing yet, either because others hold what it
+ * may wait for, or (`contended`) because a ready task was there but locked by another claimer,
+ * which may yet roll back without a NOTIFY: look again soon.
+ */
+export type ClaimAnswer = { eventId: number; content: string } | "contended" | undefined;
 
 /**
  * Claims the oldest pending task of the tree whose dependencies are all done (SKIP LOCKED: two
@@ -223,7 +227,7 @@ export type ClaimAnswer = { eventId: number; content: string } | undefined;
  * `tool_result`, in one statement: the task with its dependencies' results, `{"status":"empty"}`
  * when nothing is open at all (no claimed task, no pending one that is not blocked), or, when
  * `final`, `{"status":"timeout"}`. Otherwise (others hold tasks that may yet make one claimable)
- * nothing is written and undefined returned. The caller's lease is checked in it (LeaseLost,
+ * nothing is written and undefined returned, or "contended" when a ready task was skipped locked. The caller's lease is checked in it (LeaseLost,
  * AGENT_DEAD); a result recorded under the call's key already is the answer, and nothing is
  * claimed (a retry after a lost reply).
  */
@@ -249,6 +253,7 @@ export async function claimTask(
     held: boolean | null;
     event_id: string | null;
     content: string | null;
+    contended: boolean | null;
   }>(q, CLAIM_TASK, [
     claim.agentId,
     claim.treeId,
@@ -263,7 +268,7 @@ export async function claimTask(
   if (row?.event_id) return { eventId: Number(row.event_id), content: row.content! };
   if (row?.state === "dead") throw new AgentError("AGENT_DEAD", "you are dead");
   if (!row?.held) throw new LeaseLost(claim.agentId);
-  return undefined;
+  return row.contended ? "contended" : undefined;
 }
 
 /**
@@ -341,7 +346,10 @@ const CLAIM_TASK: Prepared = {
     ), ${countedCte("$1", "$5", "exists (select 1 from e)")}
     select (select state from caller) as state, (select held from caller) as held,
            coalesce((select id from e), (select id from recorded))::text as event_id,
-           coalesce((select content from e), (select content from recorded)) as content
+           coalesce((select content from e), (select content from recorded)) as content,
+           -- Nothing answered, yet a ready task is there: another claimer holds it locked.
+           not exists (select 1 from e) and (select ok from may)
+             and ${READY_EXISTS("$2::uuid")} as contended
       from (select count(*) from counted) as c`,
 };
 

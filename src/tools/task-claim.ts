@@ -66,6 +66,9 @@ export const taskClaimTool: Tool<AgentToolContext> = {
 
 const NOT_YET: ToolOutcome = { ok: true, value: "not yet" };
 
+/** How soon a claim that skipped a locked ready task looks again. */
+const CONTENDED_RECHECK_MS = 200;
+
 async function claimWhenReady(ctx: AgentToolContext, timeout: number): Promise<ToolOutcome> {
   const deadline = Date.now() + timeout * 1000;
   const stamp = resultStamp(ctx);
@@ -92,6 +95,7 @@ async function claimWhenReady(ctx: AgentToolContext, timeout: number): Promise<T
   ctx.signal.addEventListener("abort", wake);
   let waiting = false;
   let registered = false;
+  let contended = false;
   let settled = false;
   try {
     while (true) {
@@ -124,7 +128,8 @@ async function claimWhenReady(ctx: AgentToolContext, timeout: number): Promise<T
             final,
             register,
           });
-          if (!answer) return NOT_YET;
+          contended = answer === "contended";
+          if (!answer || answer === "contended") return NOT_YET;
           return { ok: true, value: JSON.parse(answer.content), recordedEventId: answer.eventId };
         });
         if (outcome !== NOT_YET) {
@@ -140,7 +145,13 @@ async function claimWhenReady(ctx: AgentToolContext, timeout: number): Promise<T
         ctx.onBlocked?.();
       }
       await new Promise<void>((resolve) => {
-        const recheck = ctx.bus.listening() ? RECHECK_MS : UNLISTENED_POLL_MS;
+        // A ready task skipped locked is looked at again soon: its claimer may roll back, and a
+        // rollback sends no NOTIFY.
+        const recheck = contended
+          ? CONTENDED_RECHECK_MS
+          : ctx.bus.listening()
+            ? RECHECK_MS
+            : UNLISTENED_POLL_MS;
         const timer = setTimeout(
           () => {
             dirty = true;

@@ -15,6 +15,7 @@ import { taskListTool } from "../../src/tools/task-list.js";
 import type { ToolOutcome } from "../../src/tools/tool.js";
 import { useTestDatabase } from "../support/db.js";
 import { useBus } from "../support/agents.js";
+import { hold } from "../support/hold.js";
 import { toolContext } from "../support/tool-context.js";
 
 const database = useTestDatabase();
@@ -230,6 +231,30 @@ describe("a waiting claimer", () => {
     await new Promise((r) => setTimeout(r, 100));
     const added = await add("new");
     expect(value(await claim).task_id).toBe(added);
+  });
+
+  it("looks again soon at a ready task it skipped locked: its claimer may roll back", async () => {
+    const { db } = database();
+    const a = await add("a");
+    // Another claimer mid-claim holds the task locked, then rolls back (which NOTIFYs nothing).
+    const open = hold();
+    const locking = db
+      .transaction(async (tx) => {
+        await tx.execute(sql`select 1 from tasks where id = ${a} for update`);
+        open.reached();
+        await open.released;
+        tx.rollback();
+      })
+      .catch(() => undefined);
+    await open.atPoint;
+    const claim = taskClaimTool.run({ timeout: 30 }, await call(workerIds[0]!));
+    await new Promise((r) => setTimeout(r, 300));
+    const started = Date.now();
+    open.release();
+    await locking;
+    expect(value(await claim).task_id).toBe(a);
+    // Far below the 15 s safety re-check.
+    expect(Date.now() - started).toBeLessThan(2000);
   });
 
   it("stops at once when interrupted", async () => {
