@@ -183,15 +183,31 @@ function commonPrefix(a: string, b: string): number {
 /**
  * A server's prefix cache: the longest prefix of a request that any earlier request had, in
  * whole tokens (a partly matched token is not cached).
+ *
+ * Earlier requests are kept sorted (by UTF-16 code unit, as `<` and commonPrefix compare), so
+ * the longest shared prefix is with one of the two neighbours where `text` sorts in: a lookup
+ * costs a binary search, not a comparison with every earlier request (which made a run of
+ * 1,000 requests spend seconds here, blocking the test's event loop, and grow with each one).
  */
 export class PrefixCache {
   private readonly seen: string[] = [];
 
   /** Looks `text` up, then remembers it. */
   serve(text: string): { promptTokens: number; cachedTokens: number } {
-    let longest = 0;
-    for (const earlier of this.seen) longest = Math.max(longest, commonPrefix(text, earlier));
-    this.seen.push(text);
+    let low = 0;
+    let high = this.seen.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.seen[mid]! < text) low = mid + 1;
+      else high = mid;
+    }
+    const before = this.seen[low - 1];
+    const after = this.seen[low];
+    const longest = Math.max(
+      before === undefined ? 0 : commonPrefix(text, before),
+      after === undefined ? 0 : commonPrefix(text, after),
+    );
+    this.seen.splice(low, 0, text);
     return {
       promptTokens: Math.ceil(text.length / CHARS_PER_TOKEN),
       cachedTokens: Math.floor(longest / CHARS_PER_TOKEN),
