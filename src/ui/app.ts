@@ -78,6 +78,8 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       const painted = painter.paint(view, spinnerFrame);
       if (typeof painted === "number") return painted;
       view = painted;
+      afterFirstFrame?.();
+      afterFirstFrame = undefined;
     },
   });
   const update = (event: ViewEvent) => {
@@ -126,16 +128,20 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       (layout.screen.program as unknown as { _twrite(text: string): void })._twrite(sequence),
   });
   // The first screen's database, sandbox and model server lines (cli/health.ts), and the one
-  // line said when `auto` finds no working bubblewrap.
+  // line said when `auto` finds no working bubblewrap. They start once the first frame is out:
+  // the bubblewrap probe is a process to spawn and the model server's a first fetch (loading
+  // Node's undici), tens of milliseconds the frame does not wait for.
   let checks: WelcomeInfo["checks"];
-  void firstScreenChecks(config, options.env).then((lines) => {
+  const runChecks = async () => {
+    const lines = await firstScreenChecks(config, options.env);
     checks = lines;
     const unconfined = lines.find((l) => l.label === "sandbox" && !l.ok);
     if (unconfined && config.sandbox.mode === "auto") {
       controller.notice(`sandbox ${unconfined.text}`, "error");
     }
     clock.request();
-  });
+  };
+  let afterFirstFrame: (() => void) | undefined = () => setImmediate(() => void runChecks());
   const painter = createPainter({
     layout,
     controller,
