@@ -4,7 +4,8 @@
 //
 // The first frame comes first: the TUI's code loads while the database opens, the listener
 // connects while the tree is read and the first frame is drawn (the feed waits for it, not the
-// frame), and the worker threads (seconds of loading on other cores) start once the TUI is up.
+// frame), and the worker threads (seconds of loading on other cores) start once the TUI is up,
+// their module loaded only then. `npm run bench -- --only startup` times it.
 import { eq } from "drizzle-orm";
 import { agents, type AgentRow } from "../agents/agents.sql.js";
 import { createTree } from "../agents/tree.js";
@@ -13,6 +14,7 @@ import { listenUrlFor, loadConfig, type Config } from "../config/config.js";
 import type { ApproveMode } from "../config/policy.js";
 import { closeDb, type Db } from "../db/client.js";
 import type { Tui } from "../ui/app.js";
+import type { Runtime } from "../runtime/pool.js";
 import type { Io } from "./command.js";
 import { treeOrLatest, withDatabase } from "./scope.js";
 
@@ -23,16 +25,17 @@ export interface StartOptions {
   approve?: ApproveMode;
 }
 
-/** The TUI's modules, loaded only for the TUI and while the database opens. */
+/**
+ * The modules the first frame needs, loaded only for the TUI and while the database opens (the
+ * worker pool's loads after the frame).
+ */
 function loadTuiModules() {
   return Promise.all([
     import("../bus/bus.js"),
-    import("../runtime/pool.js"),
     import("../ui/app.js"),
     import("../ui/failure.js"),
-  ]).then(([bus, pool, app, failure]) => ({
+  ]).then(([bus, app, failure]) => ({
     createBus: bus.createBus,
-    startRuntime: pool.startRuntime,
     startTui: app.startTui,
     describeFailure: failure.describeFailure,
   }));
@@ -141,9 +144,9 @@ function createWarningRelay(): WarningRelay {
 /** The TUI on `root`, with this process's worker threads running the tree's agents once it is up. */
 async function runTuiSession(session: Session, modules: TuiModules): Promise<void> {
   const { db, url, config, root, io, bus } = session;
-  const { startRuntime, startTui, describeFailure } = modules;
+  const { startTui, describeFailure } = modules;
   let hungUp = false;
-  let runtime: ReturnType<typeof startRuntime> | undefined;
+  let runtime: Promise<Runtime> | undefined;
   try {
     const tui = await startTui({
       db,
@@ -157,13 +160,9 @@ async function runTuiSession(session: Session, modules: TuiModules): Promise<voi
     });
     session.warnings.showIn(tui.warn);
     // The first frame is on the screen: now the threads may load (they take seconds of CPU).
-    runtime = startRuntime({
-      url,
-      config,
-      treeId: root.id,
-      yieldToMain: true,
-      onWarning: tui.warn,
-    });
+    runtime = import("../runtime/pool.js").then(({ startRuntime }) =>
+      startRuntime({ url, config, treeId: root.id, yieldToMain: true, onWarning: tui.warn }),
+    );
     runtime.catch((error: unknown) =>
       tui.warn({
         kind: "notice",

@@ -7,15 +7,24 @@
 // where <project> is the git repository root of the working directory (else the directory
 // itself). A file that cannot be used is one warning line naming the file and line, never a crash.
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
-import { LineCounter, parseDocument, isMap, isScalar, type Pair } from "yaml";
+import type * as Yaml from "yaml";
 import type { Budget } from "../agents/agents.sql.js";
 import { validatePolicy } from "./policy.js";
 import type { Profile } from "./profile.js";
 import { repositoryRoot, warrenConfigDir } from "../runtime/instructions.js";
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * The YAML parser, loaded when an agent file is read: it is ~290 KB of code that every start
+ * (the config is read by every command) would otherwise load for nothing. Required, since
+ * loadConfig is synchronous; bundled code finds it in node_modules (a dependency).
+ */
+let yaml: typeof Yaml | undefined;
+const loadYaml = () => (yaml ??= createRequire(import.meta.url)("yaml") as typeof Yaml);
 
 /** Claude Code's tool names → warren's. warren's own names are taken as they are. */
 const CLAUDE_TOOLS: Record<string, string> = {
@@ -138,6 +147,7 @@ export function parseAgentFile(
   const yamlText = text.slice(open[0].length, open[0].length + close.index);
   const body = text.slice(open[0].length + close.index + close[0].length).replace(/^\n/, "");
   // Line numbers in the file: the front matter starts on line 2.
+  const { LineCounter, parseDocument, isMap, isScalar } = loadYaml();
   const lines = new LineCounter();
   const doc = parseDocument(yamlText, { lineCounter: lines, prettyErrors: false });
   if (doc.errors.length > 0) {
@@ -145,12 +155,12 @@ export function parseAgentFile(
     const line = lines.linePos(error.pos[0]).line + 1;
     return warn(line, `invalid front matter: ${error.message.split("\n")[0]}`);
   }
-  const lineOf = (pair: Pair | undefined): number => {
+  const lineOf = (pair: Yaml.Pair | undefined): number => {
     const range = (pair?.key as { range?: [number, number, number] } | undefined)?.range;
     return range ? lines.linePos(range[0]).line + 1 : 2;
   };
   if (!isMap(doc.contents)) return warn(2, "the front matter must be a YAML mapping of fields");
-  const pairs = new Map<string, Pair>();
+  const pairs = new Map<string, Yaml.Pair>();
   for (const pair of doc.contents.items) {
     const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
     pairs.set(key, pair);

@@ -1,7 +1,6 @@
 // The worker-thread pool: agent turns never run on the main thread (which draws the TUI). A thread
 // that dies after it started is replaced, so its agents are resumed (their leases expire and the
 // new thread's scheduler claims them).
-import { startCatalogRefresh } from "../mcp/refresh.js";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -161,7 +160,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
 
   // The MCP servers' tool lists, fetched in the background: no turn waits for them (mcp/catalog.ts).
-  const refresh = startCatalogRefresh(options.url, options.config.mcpServers, warn);
+  // Loaded only with servers configured: the MCP SDK (ajv, zod) is ~1 MB of modules.
+  const servers = options.config.mcpServers;
+  const refresh =
+    servers && Object.keys(servers).length > 0
+      ? (await import("../mcp/refresh.js")).startCatalogRefresh(options.url, servers, warn)
+      : undefined;
   try {
     await Promise.all(Array.from({ length: threads }, (_, i) => spawn(i)));
   } catch (err) {

@@ -11,8 +11,6 @@ import type { Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { wordWarning } from "../db/warning.js";
 import { isAllowed, rememberAllow } from "../mcp/allow.js";
-import { refreshCatalog } from "../mcp/catalog.js";
-import { listServers, listingLines } from "../mcp/listing.js";
 import { allowLines } from "../mcp/project.js";
 import { sendInput } from "../mail/input.js";
 import { sendMail } from "../mail/send.js";
@@ -193,6 +191,8 @@ export function createActions(options: ActionsOptions): Actions {
     if (isAllowed(project.allow)) return say(`${project.file} is allowed already (/mcp lists it)`);
     rememberAllow(project.allow);
     say([`allowed ${project.file}; its servers may start:`, ...allowLines(project)].join("\n"));
+    const { refreshCatalog } = await import("../mcp/catalog.js");
+    const { listServers, listingLines } = await import("../mcp/listing.js");
     await refreshCatalog(options.db, project.servers, (w) => complain(wordWarning(w)));
     return say(listingLines(await listServers(options.db, project.servers)).join("\n"));
   }
@@ -214,6 +214,8 @@ export function createActions(options: ActionsOptions): Actions {
         return say(options.treeLines().join("\n"));
       case "mcp": {
         if (command.allow) return allowProject();
+        // The MCP modules (and their SDK, ~1 MB) load on first use, not before the first frame.
+        const { listServers, listingLines } = await import("../mcp/listing.js");
         const listing = await listServers(options.db, options.config.mcpServers ?? {});
         return say(listingLines(listing).join("\n"));
       }

@@ -56,12 +56,16 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   const { db, bus, config, root, stdin, stdout } = options;
   const theme: Theme = { color: !options.env.NO_COLOR, ascii: asciiWanted(options.env) };
   const layout = createLayout({ output: stdout, ascii: theme.ascii });
-  // The first frame (the status bar and the prompt) is drawn while the feed opens and the history
-  // loads; the controller starts once the feed is open.
-  const feed = Promise.resolve(bus).then((listener) => openFeed(db, listener, root.id));
+  // The first frame (the status bar and the prompt) is drawn first; the feed opens (and the
+  // history loads) once it is out, the listener connecting meanwhile. The controller starts once
+  // the feed is open.
+  let frameDrawn: (() => void) | undefined;
+  const firstFrame = new Promise<void>((resolve) => (frameDrawn = resolve));
+  const listener = firstFrame.then(() => bus);
+  const feed = listener.then((l) => openFeed(db, l, root.id));
   // The task board's rows, for /tasks and the status bar's count, live.
-  const taskWatch = Promise.resolve(bus).then((listener) =>
-    watchTasks(db, listener, root.id, (tasks) => update({ type: "tasks", tasks })),
+  const taskWatch = listener.then((l) =>
+    watchTasks(db, l, root.id, (tasks) => update({ type: "tasks", tasks })),
   );
   taskWatch.catch(() => undefined);
   feed.catch(() => undefined); // seen by controller.start()
@@ -78,6 +82,9 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       const painted = painter.paint(view, spinnerFrame);
       if (typeof painted === "number") return painted;
       view = painted;
+      // Out once blessed has written it: it flushes its buffer on the next turn of the loop.
+      if (frameDrawn) setImmediate(frameDrawn);
+      frameDrawn = undefined;
     },
   });
   const update = (event: ViewEvent) => {
@@ -126,16 +133,19 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
       (layout.screen.program as unknown as { _twrite(text: string): void })._twrite(sequence),
   });
   // The first screen's database, sandbox and model server lines (cli/health.ts), and the one
-  // line said when `auto` finds no working bubblewrap.
+  // line said when `auto` finds no working bubblewrap. They start once the first frame and the
+  // history are shown: the bubblewrap probe is a process to spawn and the model server's a first
+  // fetch (loading Node's undici), tens of milliseconds that neither waits for.
   let checks: WelcomeInfo["checks"];
-  void firstScreenChecks(config, options.env).then((lines) => {
+  const runChecks = async () => {
+    const lines = await firstScreenChecks(config, options.env);
     checks = lines;
     const unconfined = lines.find((l) => l.label === "sandbox" && !l.ok);
     if (unconfined && config.sandbox.mode === "auto") {
       controller.notice(`sandbox ${unconfined.text}`, "error");
     }
     clock.request();
-  });
+  };
   const painter = createPainter({
     layout,
     controller,
@@ -176,6 +186,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   async function quit(): Promise<void> {
     if (closed) return;
     closed = true;
+    frameDrawn?.(); // no frame came: what waits for one goes on, to be closed
     clearInterval(ticker);
     clock.close();
     terminal.detach();
@@ -212,6 +223,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   if (options.typedAhead) terminal.type(options.typedAhead);
   typedMeanwhile.forEach(dispatch.key);
   clock.request();
+  setImmediate(() => void runChecks());
 
   const noticed = new Map<string, number>();
   return {

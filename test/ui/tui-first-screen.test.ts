@@ -33,4 +33,18 @@ describe("the first screen in a terminal", { retry: 1 }, () => {
     expect(after).not.toContain("/capture then /fork");
     expect(after).not.toContain("directory");
   });
+
+  it("says bash runs unconfined when bubblewrap is missing, once the screen is up", async () => {
+    // The checks (a spawned probe, a fetch) run after the first frame and the history.
+    const env = warrenEnv({
+      databaseUrl: database().url,
+      modelUrl: model().baseURL,
+      extra: { WARREN_BWRAP: "/nonexistent/bwrap" },
+    });
+    const t = await startTerminal({ env, args: ["--new"], width: 100, height: 30 });
+    terminals.push(t);
+    const screen = await t.waitFor("sandbox unavailable (/nonexistent/bwrap not found)");
+    expect(screen).toContain("bash runs unconfined; install bubblewrap");
+    expect(screen).toContain("❯");
+  });
 });

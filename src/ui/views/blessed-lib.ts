@@ -3,7 +3,7 @@
 // 20 ms of start-up before the first frame. Its terminal capabilities are compiled when first used.
 import { createRequire } from "node:module";
 import path from "node:path";
-import type { Widgets } from "blessed";
+import type { BlessedProgram, Widgets } from "blessed";
 import { compileTerminfoOnUse, type TputPrototype } from "./blessed-terminfo.js";
 
 const require = createRequire(import.meta.url);
@@ -14,9 +14,48 @@ compileTerminfoOnUse(
 );
 
 /** Each widget module exports its constructor, which also works without `new`. */
-export const screen = require("blessed/lib/widgets/screen.js") as (
+const createScreen = require("blessed/lib/widgets/screen.js") as (
   options: Widgets.IScreenOptions,
 ) => Widgets.Screen;
+
+/** blessed's terminal program (each screen has one). */
+const createProgram = require("blessed/lib/program.js") as (
+  options: Record<string, unknown>,
+) => BlessedProgram;
+
+/**
+ * blessed's screen. Inside tmux, blessed's program runs `tmux -V` synchronously as it is made,
+ * only to tell tmux 1.x (2015) from later: a process spawned before the first frame. There the
+ * program is made as the screen would make it, but with $TMUX out of sight, and is then told it
+ * runs in tmux 2 or later before the screen (which sets the terminal up through it) is made.
+ */
+export function screen(options: Widgets.IScreenOptions): Widgets.Screen {
+  const tmux = process.env.TMUX;
+  if (tmux === undefined) return createScreen(options);
+  delete process.env.TMUX;
+  let program: BlessedProgram;
+  try {
+    // blessed/lib/widgets/screen.js's own options for the program it makes.
+    program = createProgram({
+      input: options.input,
+      output: options.output,
+      log: options.log,
+      debug: options.debug,
+      dump: options.dump,
+      terminal: options.terminal,
+      resizeTimeout: options.resizeTimeout,
+      forceUnicode: options.forceUnicode,
+      tput: true,
+      buffer: true,
+      zero: true,
+    });
+  } finally {
+    process.env.TMUX = tmux;
+  }
+  Object.assign(program, { tmux: true, tmuxVersion: 2 });
+  return createScreen({ ...options, program });
+}
+
 export const box = require("blessed/lib/widgets/box.js") as (
   options: Widgets.BoxOptions,
 ) => Widgets.BoxElement;
