@@ -219,8 +219,9 @@ describe("bash in a warm sandbox", () => {
     });
     const exited = new Promise((resolve) => host.once("exit", resolve));
     try {
+      // `started` is written before `sleep b` is running: wait for the process itself.
       const deadline = Date.now() + 10_000;
-      while (!existsSync(path.join(dir, "started"))) {
+      while (!existsSync(path.join(dir, "started")) || processesWith(`sleep ${b}`).length === 0) {
         if (Date.now() > deadline) throw new Error("the command never started");
         await new Promise((r) => setTimeout(r, 20));
       }
