@@ -199,7 +199,7 @@ const ADD_TASK: Prepared = {
         from ins
     )
     select (select id::text from ins) as id, (select ids from missing) as missing,
-           exists (select 1 from he) as handed, (select count(*) from told) as told`,
+           (select count(*) from told) as told`,
 };
 
 /**

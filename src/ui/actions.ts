@@ -191,8 +191,10 @@ export function createActions(options: ActionsOptions): Actions {
     if (isAllowed(project.allow)) return say(`${project.file} is allowed already (/mcp lists it)`);
     rememberAllow(project.allow);
     say([`allowed ${project.file}; its servers may start:`, ...allowLines(project)].join("\n"));
-    const { refreshCatalog } = await import("../mcp/catalog.js");
-    const { listServers, listingLines } = await import("../mcp/listing.js");
+    const [{ refreshCatalog }, { listServers, listingLines }] = await Promise.all([
+      import("../mcp/catalog.js"),
+      import("../mcp/listing.js"),
+    ]);
     await refreshCatalog(options.db, project.servers, (w) => complain(wordWarning(w)));
     return say(listingLines(await listServers(options.db, project.servers)).join("\n"));
   }
