@@ -1,7 +1,7 @@
 // A worktree fork (issue 30): `fork {isolation: "worktree"}` through the fork tool on a
 // 100-file repository, beside a plain fork through the same tool and `git worktree add` alone,
-// alternating in the same run. Goal: a worktree fork costs at most one `git worktree add` beyond
-// a plain fork (the row's reference is their sum).
+// alternating in the same run, each round in a rotated order. Goal: a worktree fork costs at
+// most one `git worktree add` beyond a plain fork (the row's reference is their sum).
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -76,10 +76,14 @@ export async function worktreeFork(context: BenchContext): Promise<BenchRow[]> {
     const isolated: number[] = [];
     const plain: number[] = [];
     const alone: number[] = [];
+    const steps = [
+      async () => isolated.push(await fork(true)),
+      async () => plain.push(await fork(false)),
+      async () => alone.push(addAlone()),
+    ];
     for (let r = 0; r < ROUNDS && !signal.aborted; r++) {
-      isolated.push(await fork(true));
-      plain.push(await fork(false));
-      alone.push(addAlone());
+      // Each round starts with the next of the three: none always runs first or after another.
+      for (let k = 0; k < steps.length; k++) await steps[(r + k) % steps.length]!();
       log(
         `worktree-fork: round ${r + 1}: ${isolated.at(-1)!.toFixed(1)} ms isolated, ` +
           `${plain.at(-1)!.toFixed(1)} ms plain, ${alone.at(-1)!.toFixed(1)} ms git worktree add`,

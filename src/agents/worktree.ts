@@ -15,7 +15,7 @@ import { sql } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
 import type { WorktreeInfo } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
-import { OID, readRepository, type Repository } from "./repository.js";
+import { createBranch, OID, readRepository, type Repository } from "./repository.js";
 
 export const WORKTREES_DIR = path.join(".warren", "worktrees");
 const EXCLUDE_LINE = "/.warren/worktrees/";
@@ -88,7 +88,8 @@ export async function planWorktree(cwd: string, name: string, childId: string) {
     new AgentError("INVALID_ARGS", `isolation "worktree" needs a git repository: ${reason}`);
   if (!fs.existsSync(cwd)) throw invalid(`working directory ${cwd} does not exist`);
   // Read from the repository's files in the usual layouts; git is asked only about the others.
-  const found = readRepository(cwd) ?? (await askGit(cwd));
+  const read = readRepository(cwd);
+  const found = read ?? (await askGit(cwd));
   if (!found) throw invalid(`${cwd} is not inside a git working tree`);
   const { repo, common, base } = found;
   if (!base) throw invalid(`${repo} has no commit yet`);
@@ -99,6 +100,8 @@ export async function planWorktree(cwd: string, name: string, childId: string) {
     base,
     path: path.join(repo, WORKTREES_DIR, leaf),
     branch: `warren/${leaf}`,
+    /** Read from its files: its refs are files too, and the branch may be written as one. */
+    refsInFiles: read !== undefined,
   };
 }
 
@@ -134,11 +137,16 @@ async function branchExists(repo: string, branch: string): Promise<boolean> {
   return (await git(repo, ["rev-parse", "--verify", "-q", `refs/heads/${branch}`])).code === 0;
 }
 
+function branchFile(common: string, branch: string): string {
+  return path.join(common, "refs", "heads", ...branch.split("/"));
+}
+
 /** Whether anything of `branch` or the worktree `leaf` may exist, read from files (no git run). */
 function maybeLeftover(common: string, wtPath: string, branch: string): boolean {
   if (fs.existsSync(wtPath)) return true;
   if (fs.existsSync(path.join(common, "worktrees", path.basename(wtPath)))) return true;
-  if (fs.existsSync(path.join(common, "refs", "heads", ...branch.split("/")))) return true;
+  const ref = branchFile(common, branch);
+  if (fs.existsSync(ref) || fs.existsSync(`${ref}.lock`)) return true;
   try {
     return fs
       .readFileSync(path.join(common, "packed-refs"), "utf8")
@@ -149,7 +157,14 @@ function maybeLeftover(common: string, wtPath: string, branch: string): boolean 
 }
 
 /** Removes a worktree and its branch, whatever state a crash left them in. */
-export async function removeWorktree(repo: string, wtPath: string, branch: string): Promise<void> {
+export async function removeWorktree(
+  repo: string,
+  wtPath: string,
+  branch: string,
+  common?: string,
+): Promise<void> {
+  // The branch's lock, left by a crash while createBranch wrote it (the name is this agent's).
+  if (common) fs.rmSync(`${branchFile(common, branch)}.lock`, { force: true });
   // `git worktree add` locks the entry while it works: a crash there leaves it locked.
   await git(repo, ["worktree", "unlock", wtPath]);
   await git(repo, ["worktree", "remove", "--force", "--force", wtPath]);
@@ -162,6 +177,7 @@ export async function removeWorktree(repo: string, wtPath: string, branch: strin
 
 /** Test hooks: a step that fails as a crash would stop there (tests only). */
 export interface CreateHooks {
+  afterBranch?: () => void | Promise<void>;
   afterAdd?: () => void | Promise<void>;
 }
 
@@ -172,7 +188,7 @@ export interface CreateHooks {
  * creating removes what was made.
  */
 export async function createWorktree(
-  plan: WorktreeInfo & { common: string },
+  plan: WorktreeInfo & { common: string; refsInFiles?: boolean },
   owned: boolean,
   hooks: CreateHooks = {},
 ): Promise<WorktreeInfo> {
@@ -180,17 +196,23 @@ export async function createWorktree(
   const info: WorktreeInfo = { path: wtPath, branch, base, repo };
   if (owned && fs.existsSync(wtPath) && (await branchExists(repo, branch))) return info;
   excludeWorktrees(common);
-  if (maybeLeftover(common, wtPath, branch)) await removeWorktree(repo, wtPath, branch);
+  if (maybeLeftover(common, wtPath, branch)) await removeWorktree(repo, wtPath, branch, common);
   try {
     fs.mkdirSync(path.dirname(wtPath), { recursive: true });
+    // The branch written as a file saves `git worktree add -b` its `git branch` process; where
+    // that cannot be done plainly, git makes it (and says why it cannot, if so).
+    const branched = plan.refsInFiles === true && createBranch(common, branch, base);
+    await hooks.afterBranch?.();
     await gitOk(
       repo,
-      ["worktree", "add", "-q", "-b", branch, wtPath, base],
+      branched
+        ? ["worktree", "add", "-q", wtPath, branch]
+        : ["worktree", "add", "-q", "-b", branch, wtPath, base],
       (r) => new AgentError("INVALID_ARGS", `git worktree add failed: ${r}`),
     );
     await hooks.afterAdd?.();
   } catch (err) {
-    await removeWorktree(repo, wtPath, branch).catch(() => undefined);
+    await removeWorktree(repo, wtPath, branch, common).catch(() => undefined);
     throw err;
   }
   return info;

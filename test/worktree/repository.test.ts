@@ -1,12 +1,13 @@
 // Reading a repository from its files (src/agents/repository.ts), on real git repositories in temp
 // directories: in each known layout the answers are git's own (`git rev-parse`), and the unusual
-// layouts answer "ask git".
+// layouts answer "ask git". A branch written as a file is one git reads as its own, and where a
+// name is taken in any form git would refuse, nothing is written and git is left to say why.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { readRepository } from "../../src/agents/repository.js";
+import { createBranch, readRepository } from "../../src/agents/repository.js";
 import { planWorktree } from "../../src/agents/worktree.js";
 
 const dirs: string[] = [];
@@ -156,5 +157,62 @@ describe("unusual layouts ask git", () => {
     const bare = path.join(tempDir(), "bare.git");
     execFileSync("git", ["init", "-q", "--bare", bare]);
     expect(readRepository(bare)).toBeUndefined();
+  });
+});
+
+describe("createBranch writes a branch as git would", () => {
+  const common = (dir: string) => path.join(dir, ".git");
+
+  it("a loose ref git reads, lists and deletes as its own; no lock left", () => {
+    const dir = repo();
+    const head = g(dir, "rev-parse", "HEAD");
+    expect(createBranch(common(dir), "warren/a-12345678", head)).toBe(true);
+    expect(g(dir, "rev-parse", "--verify", "-q", "refs/heads/warren/a-12345678")).toBe(head);
+    expect(g(dir, "branch", "--format=%(refname:short)").split("\n").sort()).toEqual([
+      "main",
+      "warren/a-12345678",
+    ]);
+    expect(g(dir, "fsck", "--no-progress")).toBe("");
+    expect(fs.readdirSync(path.join(dir, ".git", "refs", "heads", "warren"))).toEqual([
+      "a-12345678",
+    ]);
+    g(dir, "branch", "-D", "warren/a-12345678");
+    expect(g(dir, "branch", "--format=%(refname:short)")).toBe("main");
+  });
+
+  it("writes nothing where git would refuse or decide: taken loose, packed, above, below", () => {
+    const dir = repo();
+    const head = g(dir, "rev-parse", "HEAD");
+    const heads = path.join(dir, ".git", "refs", "heads");
+    const only = () => g(dir, "for-each-ref", "--format=%(refname)", "refs/heads/").split("\n");
+    g(dir, "branch", "taken");
+    expect(createBranch(common(dir), "taken", head)).toBe(false);
+    g(dir, "branch", "warren");
+    expect(createBranch(common(dir), "warren/x", head)).toBe(false); // a loose ref above
+    g(dir, "pack-refs", "--all");
+    expect(fs.existsSync(path.join(heads, "warren"))).toBe(false);
+    expect(createBranch(common(dir), "warren/x", head)).toBe(false); // a packed ref above
+    expect(createBranch(common(dir), "taken", head)).toBe(false); // packed
+    g(dir, "branch", "deep/er/one");
+    g(dir, "pack-refs", "--all");
+    expect(createBranch(common(dir), "deep/er", head)).toBe(false); // a packed ref below
+    expect(createBranch(common(dir), "bad..name", head)).toBe(false);
+    expect(createBranch(common(dir), "fine", "not-an-oid")).toBe(false);
+    expect(only().sort()).toEqual(
+      ["refs/heads/deep/er/one", "refs/heads/main", "refs/heads/taken", "refs/heads/warren"].sort(),
+    );
+  });
+
+  it("leaves a lock another writer holds, and a shared repository, to git", () => {
+    const dir = repo();
+    const head = g(dir, "rev-parse", "HEAD");
+    const lock = path.join(dir, ".git", "refs", "heads", "held.lock");
+    fs.writeFileSync(lock, "");
+    expect(createBranch(common(dir), "held", head)).toBe(false);
+    expect(fs.existsSync(lock)).toBe(true);
+    const shared = repo();
+    g(shared, "config", "core.sharedRepository", "group");
+    expect(createBranch(common(shared), "b", head)).toBe(false);
+    expect(g(shared, "branch", "--format=%(refname:short)")).toBe("main");
   });
 });

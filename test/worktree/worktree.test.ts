@@ -37,6 +37,7 @@ afterAll(async () => {
 });
 afterEach(() => {
   delete worktreeTestHooks.afterAdd;
+  delete worktreeTestHooks.afterBranch;
 });
 
 function g(cwd: string, ...args: string[]): string {
@@ -115,7 +116,7 @@ describe("fork with isolation worktree", () => {
     expect(exclude.split("\n").filter((l) => l === "/.warren/worktrees/")).toHaveLength(1);
   });
 
-  it("runs one git process: `git worktree add` (the repository is read from its files)", async () => {
+  it("runs one git process: `git worktree add` of a branch written as a file (the repository is read from its files)", async () => {
     const { db } = database();
     const dir = repo();
     const root = await createTree(db, { name: "root", cwd: dir });
@@ -138,7 +139,7 @@ describe("fork with isolation worktree", () => {
     }
     const runs = fs.readFileSync(log, "utf8").trim().split("\n");
     expect(runs).toHaveLength(1);
-    expect(runs[0]).toMatch(/^-C \S+ worktree add -q -b warren\/counted-/);
+    expect(runs[0]).toMatch(/^-C \S+ worktree add -q \S+ warren\/counted-[0-9a-f]{8}$/);
   });
 
   it("the same call again answers with the first's result and makes no second worktree", async () => {
@@ -220,6 +221,50 @@ describe("a crash while a worktree is made", () => {
     expect(worktreeDirs(dir)).toEqual([]);
     expect(branches(dir)).toEqual(["main"]);
     expect(g(dir, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
+  });
+
+  it("a failure right after the branch is written leaves no branch and no lock", async () => {
+    const { db } = database();
+    const dir = repo();
+    const root = await createTree(db, { name: "root", cwd: dir });
+    worktreeTestHooks.afterBranch = () => {
+      expect(branches(dir)).toHaveLength(2);
+      throw new Error("injected crash after the branch");
+    };
+    const outcome = await forkIsolated(root.id, dir, "early");
+    expect(outcome.ok).toBe(false);
+    expect(worktreeDirs(dir)).toEqual([]);
+    expect(branches(dir)).toEqual(["main"]);
+    const left = path.join(dir, ".git", "refs", "heads", "warren");
+    expect(fs.existsSync(left) ? fs.readdirSync(left) : []).toEqual([]);
+  });
+
+  it("a branch lock left by a killed attempt is cleared on retry", async () => {
+    const { db } = database();
+    const dir = repo();
+    const root = await createTree(db, { name: "root", cwd: dir });
+    const id = childIdFor(root.id, eventKey.toolResult(0, "call_lock"));
+    const plan = await planWorktree(dir, "locked", id);
+    const lock = path.join(dir, ".git", "refs", "heads", `${plan.branch}.lock`);
+    fs.mkdirSync(path.dirname(lock), { recursive: true });
+    fs.writeFileSync(lock, "half");
+    const made = await forkIsolated(root.id, dir, "locked", "call_lock");
+    expect(made.ok).toBe(true);
+    expect(fs.existsSync(lock)).toBe(false);
+    expect(branches(dir)).toEqual(["main", plan.branch].sort());
+  });
+
+  it("where git must make the branch (a packed `warren` branch is in the way), it says why", async () => {
+    const { db } = database();
+    const dir = repo();
+    const root = await createTree(db, { name: "root", cwd: dir });
+    g(dir, "branch", "warren");
+    g(dir, "pack-refs", "--all");
+    const outcome = await forkIsolated(root.id, dir, "blocked");
+    expect(outcome.ok).toBe(false);
+    expect(JSON.stringify(outcome)).toMatch(/INVALID_ARGS.*git worktree add failed.*warren/);
+    expect(worktreeDirs(dir)).toEqual([]);
+    expect(branches(dir)).toEqual(["main", "warren"]);
   });
 
   it("leftovers of a killed attempt (locked entry, half checkout, branch) are cleared on retry", async () => {
