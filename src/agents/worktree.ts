@@ -15,6 +15,7 @@ import { sql } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
 import type { WorktreeInfo } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
+import { buildToolEnv } from "../tools/shell-env.js";
 import { createBranch, OID, readRepository, type Repository } from "./repository.js";
 
 export const WORKTREES_DIR = path.join(".warren", "worktrees");
@@ -26,13 +27,39 @@ export interface GitResult {
   stderr: string;
 }
 
-/** Runs git with `args` in `cwd`; never throws for a non-zero exit (see `code`). */
-export function git(cwd: string, args: string[], env?: NodeJS.ProcessEnv): Promise<GitResult> {
+/**
+ * What every git run of warren's own is given, since it runs outside the sandbox: a repository an
+ * agent can write (its `.git` in the agent's working directory, or one it made with `git init`)
+ * must not make it run a program the agent planted. So no hooks, no fsmonitor, no signing
+ * program; the filter and merge drivers the repository's own config defines are turned off
+ * (repositoryDrivers; the person's global ones stay); and the environment is the one `bash`
+ * gets, plus git's own variables, never warren's secrets.
+ */
+const HARDENED = [
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "commit.gpgSign=false",
+  "-c",
+  "tag.gpgSign=false",
+];
+
+function gitEnv(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = buildToolEnv();
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.startsWith("GIT_")) env[key] = value;
+  }
+  return { ...env, ...extra, GIT_TERMINAL_PROMPT: "0" };
+}
+
+function run(cwd: string, args: string[], env: NodeJS.ProcessEnv): Promise<GitResult> {
   return new Promise((resolve) => {
     execFile(
       "git",
       ["-C", cwd, ...args],
-      { maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env, GIT_TERMINAL_PROMPT: "0" } },
+      { maxBuffer: 64 * 1024 * 1024, env },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
         resolve({ code, stdout: String(stdout), stderr: String(stderr) });
@@ -41,14 +68,78 @@ export function git(cwd: string, args: string[], env?: NodeJS.ProcessEnv): Promi
   });
 }
 
+/**
+ * The filter and merge drivers the repository's own config (and what it includes) defines, as
+ * settings that turn each off: a filter runs nothing, a merge driver's files conflict. Given as
+ * GIT_CONFIG_KEY_<n>/VALUE_<n> pairs, which no name can break out of (a `-c` splits at `=`).
+ * Read from the config file when it plainly has none; otherwise git lists them (one process).
+ */
+async function repositoryDrivers(cwd: string, common?: string): Promise<[string, string][]> {
+  const dir = common ?? readRepository(cwd)?.common;
+  if (dir !== undefined) {
+    let text: string | undefined;
+    try {
+      text = fs.readFileSync(path.join(dir, "config"), "utf8");
+    } catch {
+      text = undefined;
+    }
+    if (text !== undefined && !/filter|merge|include/i.test(text)) return [];
+  }
+  const listed = await run(
+    cwd,
+    [...HARDENED, "config", "--show-scope", "--name-only", "--get-regexp", "^(filter|merge)[.]"],
+    gitEnv(),
+  );
+  const off = new Map<string, string>();
+  for (const line of listed.stdout.split("\n")) {
+    const m = /^(?:local|worktree)\t(filter|merge)\.(.+)\.[^.]+$/i.exec(line);
+    if (!m) continue;
+    const [, kind, name] = m;
+    if (kind!.toLowerCase() === "filter") {
+      for (const key of ["clean", "smudge", "process"]) off.set(`filter.${name}.${key}`, "");
+      off.set(`filter.${name}.required`, "false");
+    } else off.set(`merge.${name}.driver`, "false");
+  }
+  return [...off];
+}
+
+/** `settings` added to the environment's GIT_CONFIG_COUNT list (after any already there). */
+function withSettings(env: NodeJS.ProcessEnv, settings: [string, string][]): NodeJS.ProcessEnv {
+  if (settings.length === 0) return env;
+  const out = { ...env };
+  let n = Number(out.GIT_CONFIG_COUNT ?? 0) || 0;
+  for (const [key, value] of settings) {
+    out[`GIT_CONFIG_KEY_${n}`] = key;
+    out[`GIT_CONFIG_VALUE_${n}`] = value;
+    n++;
+  }
+  out.GIT_CONFIG_COUNT = String(n);
+  return out;
+}
+
+/**
+ * Runs git with `args` in `cwd`, hardened (HARDENED); never throws for a non-zero exit (see
+ * `code`). `common`, when the caller knows it, saves finding the repository's config again.
+ */
+export async function git(
+  cwd: string,
+  args: string[],
+  env?: NodeJS.ProcessEnv,
+  common?: string,
+): Promise<GitResult> {
+  const drivers = await repositoryDrivers(cwd, common);
+  return run(cwd, [...HARDENED, ...args], withSettings(gitEnv(env), drivers));
+}
+
 /** Runs git and returns its trimmed output; a failure throws `fail(first line of stderr)`. */
 export async function gitOk(
   cwd: string,
   args: string[],
   fail: (reason: string) => Error = (r) => new Error(r),
   env?: NodeJS.ProcessEnv,
+  common?: string,
 ): Promise<string> {
-  const r = await git(cwd, args, env);
+  const r = await git(cwd, args, env, common);
   if (r.code !== 0) throw fail(firstLine(r.stderr || r.stdout) || `git ${args[0]} failed`);
   return r.stdout.trim();
 }
@@ -209,6 +300,8 @@ export async function createWorktree(
         ? ["worktree", "add", "-q", wtPath, branch]
         : ["worktree", "add", "-q", "-b", branch, wtPath, base],
       (r) => new AgentError("INVALID_ARGS", `git worktree add failed: ${r}`),
+      undefined,
+      common,
     );
     await hooks.afterAdd?.();
   } catch (err) {
@@ -258,7 +351,9 @@ export async function diffAgainstBase(wt: WorktreeInfo, args: string[]): Promise
     }
     const env = { GIT_INDEX_FILE: tmp };
     await gitOk(wt.path, ["add", "-A"], undefined, env);
-    return await gitOk(wt.path, ["diff", "--cached", ...args, wt.base], undefined, env);
+    // No external diff program and no textconv: both are programs the repository's config names.
+    const plain = ["--no-ext-diff", "--no-textconv"];
+    return await gitOk(wt.path, ["diff", "--cached", ...plain, ...args, wt.base], undefined, env);
   } finally {
     fs.rmSync(tmp, { force: true });
   }

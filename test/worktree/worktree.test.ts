@@ -139,7 +139,8 @@ describe("fork with isolation worktree", () => {
     }
     const runs = fs.readFileSync(log, "utf8").trim().split("\n");
     expect(runs).toHaveLength(1);
-    expect(runs[0]).toMatch(/^-C \S+ worktree add -q \S+ warren\/counted-[0-9a-f]{8}$/);
+    // Hardened as every git run of warren's (test/security/git-planted.test.ts).
+    expect(runs[0]).toMatch(/^-C \S+ (-c \S+ )+worktree add -q \S+ warren\/counted-[0-9a-f]{8}$/);
   });
 
   it("the same call again answers with the first's result and makes no second worktree", async () => {

@@ -1,0 +1,193 @@
+// warren runs git outside the sandbox (a worktree fork, changes, merge, diff, discard) in
+// repositories an agent can write: the `.git` in its working directory, or one it made with
+// `git init`. A hostile model plants a program there, in every place git would run one from,
+// and waits for warren's git to run it with warren's environment: hooks, core.fsmonitor, filter,
+// merge and diff drivers (through an included file, and under a name with `=` in it). None runs;
+// each planted program is shown live first, run by a plain git in the same repository.
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import { afterAll, describe, expect, it } from "vitest";
+import { getAgent } from "../../src/agents/refs.js";
+import { createTree } from "../../src/agents/tree.js";
+import { changesOf } from "../../src/agents/worktree.js";
+import { diffAgent, discardAgent, mergeAgent } from "../../src/agents/worktree-ops.js";
+import { forkTool } from "../../src/tools/fork.js";
+import { useBus } from "../support/agents.js";
+import { useTestDatabase } from "../support/db.js";
+import { toolContext } from "../support/tool-context.js";
+
+const database = useTestDatabase();
+const bus = useBus(() => database().url);
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function g(cwd: string, ...args: string[]): string {
+  return execFileSync("git", ["-C", cwd, ...args], { encoding: "utf8" }).trim();
+}
+
+interface Planted {
+  dir: string;
+  /** Every run of the planted program appends a line here. */
+  marker: string;
+  /** The planted program: logs its run, passes its input (file or stdin) through, as a filter. */
+  evil: string;
+}
+
+/** A repository with shared.txt and f1.txt committed, and a program ready to plant. */
+function plantable(): Planted {
+  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-planted-")));
+  dirs.push(base);
+  const dir = path.join(base, "repo");
+  fs.mkdirSync(dir);
+  const marker = path.join(base, "ran");
+  const evil = path.join(base, "evil.sh");
+  fs.writeFileSync(
+    evil,
+    `#!/bin/sh\necho "$0 $*" >> '${marker}'\nif [ -f "$1" ]; then cat "$1"; else cat; fi\n`,
+    { mode: 0o755 },
+  );
+  g(dir, "init", "-q", "-b", "main");
+  g(dir, "config", "user.email", "t@example.com");
+  g(dir, "config", "user.name", "t");
+  fs.writeFileSync(path.join(dir, "shared.txt"), "one\ntwo\nthree\n");
+  fs.writeFileSync(path.join(dir, "f1.txt"), "file 1\n");
+  g(dir, "add", "-A");
+  g(dir, "commit", "-q", "-m", "init");
+  return { dir, marker, evil };
+}
+
+/** git with every planted program turned off: the test's own steps must not run one either. */
+function inert(cwd: string, ...args: string[]): string {
+  const off: [string, string][] = [
+    ["core.hooksPath", "/dev/null"],
+    ["core.fsmonitor", "false"],
+    ["filter.evil.clean", "cat"],
+    ["filter.evil.smudge", "cat"],
+    ["filter.odd=name.clean", "cat"],
+  ];
+  const env: NodeJS.ProcessEnv = { ...process.env, GIT_CONFIG_COUNT: String(off.length) };
+  off.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return execFileSync("git", ["-C", cwd, ...args], { encoding: "utf8", env }).trim();
+}
+
+function ran(p: Planted): string[] {
+  return fs.existsSync(p.marker) ? fs.readFileSync(p.marker, "utf8").trim().split("\n") : [];
+}
+
+/**
+ * Everything warren's git does for an isolated child, in `p.dir` as the root's working
+ * directory: fork one child and change a file in its worktree, measure, diff and merge it; fork
+ * another and discard it.
+ */
+async function everyGitRun(p: Planted): Promise<void> {
+  const { db } = database();
+  const root = await createTree(db, { name: "root", cwd: p.dir });
+  const fork = async (name: string) => {
+    const ctx = await toolContext(db, bus(), root.id, { cwd: p.dir, toolCallId: `call_${name}` });
+    const outcome = await forkTool.run(
+      { name, prompt: "work", isolation: "worktree" },
+      ctx as never,
+    );
+    if (!outcome.ok) throw new Error(JSON.stringify(outcome.error));
+    return outcome.value as { agent_id: string; worktree: string };
+  };
+  const idle = async (id: string) => {
+    await db.execute(sql`update agents set state = 'idle' where id = ${id}::uuid`);
+    return (await getAgent(db, id))!;
+  };
+  const a = await fork("a");
+  // What the checkout wrote is what was committed (no smudge filter ran over it).
+  expect(fs.readFileSync(path.join(a.worktree, "shared.txt"), "utf8")).toBe("one\ntwo\nthree\n");
+  fs.writeFileSync(path.join(a.worktree, "shared.txt"), "one\ntwo\nthree by a\n");
+  fs.writeFileSync(path.join(a.worktree, "new.txt"), "new\n");
+  const agentA = await idle(a.agent_id);
+  expect(await changesOf(agentA.worktree!)).toMatchObject({ files: 2 });
+  expect(await diffAgent(agentA)).toContain("three by a");
+  // The parent moves on meanwhile: the merge is a real three-way one.
+  fs.writeFileSync(path.join(p.dir, "shared.txt"), "one by root\ntwo\nthree\n");
+  inert(p.dir, "commit", "-q", "-am", "root's edit");
+  // A merge driver turned off makes its files conflict: refused cleanly, or merged.
+  await mergeAgent(db, agentA).catch((err: Error) => expect(err.message).toMatch(/conflicts/));
+  const b = await fork("b");
+  fs.writeFileSync(path.join(b.worktree, "f1.txt"), "doomed\n");
+  await db.execute(sql`update agents set state = 'dead' where id = ${b.agent_id}::uuid`);
+  await discardAgent(db, (await getAgent(db, b.agent_id))!);
+}
+
+describe("a program an agent plants in its repository is not run by warren's git", () => {
+  it("hooks: none of the hooks git runs on checkout, commit, merge or ref updates", async () => {
+    const p = plantable();
+    const hooks = path.join(p.dir, ".git", "hooks");
+    const names = [
+      "post-checkout",
+      "pre-commit",
+      "prepare-commit-msg",
+      "commit-msg",
+      "post-commit",
+      "pre-merge-commit",
+      "post-merge",
+      "reference-transaction",
+      "post-index-change",
+    ];
+    for (const name of names) fs.copyFileSync(p.evil, path.join(hooks, name));
+    fs.chmodSync(hooks, 0o755);
+    for (const name of names) fs.chmodSync(path.join(hooks, name), 0o755);
+    await everyGitRun(p);
+    expect(ran(p)).toEqual([]);
+    // Live: a plain git in the same repository runs them.
+    g(p.dir, "commit", "-q", "--allow-empty", "-m", "plain");
+    expect(ran(p).length).toBeGreaterThan(0);
+  });
+
+  it("core.fsmonitor in the repository's config", async () => {
+    const p = plantable();
+    g(p.dir, "config", "core.fsmonitor", p.evil);
+    await everyGitRun(p);
+    expect(ran(p)).toEqual([]);
+    g(p.dir, "status", "--porcelain");
+    expect(ran(p).length).toBeGreaterThan(0);
+  });
+
+  it("filter, merge and diff drivers, from an included file and under a name with `=`", async () => {
+    const p = plantable();
+    const extra = path.join(p.dir, ".git", "extra.cfg");
+    fs.writeFileSync(
+      extra,
+      [
+        '[filter "evil"]',
+        `\tclean = ${p.evil}`,
+        `\tsmudge = ${p.evil}`,
+        "\trequired = true",
+        '[filter "odd=name"]',
+        `\tclean = ${p.evil}`,
+        '[merge "evil"]',
+        `\tdriver = ${p.evil} %O %A %B`,
+        '[diff "evil"]',
+        `\ttextconv = ${p.evil}`,
+        "",
+      ].join("\n"),
+    );
+    g(p.dir, "config", "include.path", extra);
+    fs.writeFileSync(
+      path.join(p.dir, ".gitattributes"),
+      "*.txt filter=evil merge=evil diff=evil\nnew.txt filter=odd=name\n",
+    );
+    inert(p.dir, "add", "-A");
+    inert(p.dir, "commit", "-q", "-m", "attributes");
+    expect(ran(p)).toEqual([]);
+    await everyGitRun(p);
+    expect(ran(p)).toEqual([]);
+    // Live: a plain `git add` runs the clean filter, the odd-named one included.
+    fs.writeFileSync(path.join(p.dir, "new.txt"), "x\n");
+    g(p.dir, "add", "new.txt");
+    expect(ran(p).length).toBeGreaterThan(0);
+  });
+});
