@@ -49,6 +49,11 @@ export interface WorktreeInfo {
   branch: string;
   base: string;
   repo: string;
+  /**
+   * The repository's git directory it was made in: a worktree made from this agent's (a
+   * grandchild's) must come from the same one, whatever its `.git` file says by then.
+   */
+  common?: string;
   /** Set once `discard` (or reaping) removed the worktree and its branch. */
   removed?: boolean;
   /** What it changed against `base`, as last measured after its tools ran (the panel shows it). */

@@ -173,8 +173,18 @@ export function slug(name: string): string {
   return (s || "agent").slice(0, 40);
 }
 
-/** Where an isolated child of a parent working in `cwd` would work; INVALID_ARGS outside a repo. */
-export async function planWorktree(cwd: string, name: string, childId: string) {
+/**
+ * Where an isolated child of a parent working in `cwd` would work; INVALID_ARGS outside a repo.
+ * A parent that works in a worktree itself (`parentWorktree`) can only give its child one of the
+ * same repository: its `.git` file is the parent's to rewrite, and where it points, warren's git
+ * would write (a branch, the worktree's entry) outside the parent's confinement.
+ */
+export async function planWorktree(
+  cwd: string,
+  name: string,
+  childId: string,
+  parentWorktree?: WorktreeInfo | null,
+) {
   const invalid = (reason: string) =>
     new AgentError("INVALID_ARGS", `isolation "worktree" needs a git repository: ${reason}`);
   if (!fs.existsSync(cwd)) throw invalid(`working directory ${cwd} does not exist`);
@@ -183,6 +193,17 @@ export async function planWorktree(cwd: string, name: string, childId: string) {
   const found = read ?? (await askGit(cwd));
   if (!found) throw invalid(`${cwd} is not inside a git working tree`);
   const { repo, common, base } = found;
+  if (parentWorktree) {
+    const expected =
+      parentWorktree.common ??
+      (readRepository(parentWorktree.repo) ?? (await askGit(parentWorktree.repo)))?.common;
+    if (common !== expected) {
+      throw new AgentError(
+        "INVALID_ARGS",
+        `${cwd} no longer belongs to the repository its worktree was made from (${expected ?? "gone"}): its .git points to ${common}`,
+      );
+    }
+  }
   if (!base) throw invalid(`${repo} has no commit yet`);
   const leaf = `${slug(name)}-${childId.slice(0, 8)}`;
   return {
@@ -284,7 +305,7 @@ export async function createWorktree(
   hooks: CreateHooks = {},
 ): Promise<WorktreeInfo> {
   const { repo, common, path: wtPath, branch, base } = plan;
-  const info: WorktreeInfo = { path: wtPath, branch, base, repo };
+  const info: WorktreeInfo = { path: wtPath, branch, base, repo, common };
   if (owned && fs.existsSync(wtPath) && (await branchExists(repo, branch))) return info;
   excludeWorktrees(common);
   if (maybeLeftover(common, wtPath, branch)) await removeWorktree(repo, wtPath, branch, common);

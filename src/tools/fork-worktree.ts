@@ -33,7 +33,7 @@ async function rowExists(ctx: AgentToolContext, id: string): Promise<boolean> {
 
 export async function isolatedFork(ctx: AgentToolContext, name: string): Promise<Isolated> {
   const id = childIdFor(ctx.agent.id, resultStamp(ctx).key);
-  const plan = await planWorktree(ctx.cwd, name, id);
+  const plan = await planWorktree(ctx.cwd, name, id, ctx.agent.worktree);
   // Whether the row owns the worktree matters only when its path exists (createWorktree reuses it
   // then): a first attempt, the common case, skips the query.
   const owned = fs.existsSync(plan.path) && (await rowExists(ctx, id));

@@ -261,7 +261,7 @@ export function createActions(options: ActionsOptions): Actions {
           { id: string; worktree: Awaited<ReturnType<typeof createWorktree>> } | undefined;
         if (command.worktree) {
           const id = randomUUID();
-          const plan = await planWorktree(parent.cwd ?? process.cwd(), name, id);
+          const plan = await planWorktree(parent.cwd ?? process.cwd(), name, id, parent.worktree);
           isolated = { id, worktree: await createWorktree(plan, false) };
         }
         const child = await forkAgent(

@@ -191,3 +191,51 @@ describe("a program an agent plants in its repository is not run by warren's git
     expect(ran(p).length).toBeGreaterThan(0);
   });
 });
+
+describe("a worktree child's .git, rewritten to point elsewhere", () => {
+  it("gives its own isolated fork no worktree of the other repository, which is left untouched", async () => {
+    const { db } = database();
+    const p = plantable();
+    const other = plantable();
+    const root = await createTree(db, { name: "root", cwd: p.dir });
+    const ctx = await toolContext(db, bus(), root.id, { cwd: p.dir, toolCallId: "call_c" });
+    const made = await forkTool.run(
+      { name: "c", prompt: "work", isolation: "worktree" },
+      ctx as never,
+    );
+    if (!made.ok) throw new Error(JSON.stringify(made.error));
+    const child = made.value as { agent_id: string; worktree: string };
+    const childCtx = await toolContext(db, bus(), child.agent_id, {
+      cwd: child.worktree,
+      toolCallId: "call_gc0",
+    });
+    // Untouched, it gives its own child a worktree of the same repository.
+    const fine = await forkTool.run(
+      { name: "gc0", prompt: "work", isolation: "worktree" },
+      childCtx as never,
+    );
+    expect(fine.ok).toBe(true);
+    expect(g(p.dir, "branch", "--list", "warren/gc0-*")).toMatch(/warren\/gc0-/);
+    // What the child's own bash can do: its worktree, .git file included, is its to write.
+    fs.writeFileSync(
+      path.join(child.worktree, ".git"),
+      `gitdir: ${path.join(other.dir, ".git")}\n`,
+    );
+    const otherGit = () => ({
+      refs: g(other.dir, "for-each-ref", "--format=%(refname)"),
+      worktrees: g(other.dir, "worktree", "list", "--porcelain"),
+      exclude: fs.readFileSync(path.join(other.dir, ".git", "info", "exclude"), "utf8"),
+    });
+    const before = otherGit();
+    const outcome = await forkTool.run({ name: "gc", prompt: "work", isolation: "worktree" }, {
+      ...childCtx,
+      toolCallId: "call_gc",
+    } as never);
+    expect(outcome.ok).toBe(false);
+    expect(JSON.stringify(outcome)).toMatch(
+      /INVALID_ARGS.*no longer belongs to the repository its worktree was made from/,
+    );
+    expect(otherGit()).toEqual(before);
+    expect(fs.readdirSync(path.join(child.worktree, ".warren", "worktrees"))).toHaveLength(1);
+  });
+});
