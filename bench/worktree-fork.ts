@@ -17,7 +17,7 @@ import { row, type BenchContext, type BenchRow } from "./report.js";
 import { median, nowMs } from "./stats.js";
 
 const FILES = 100;
-const ROUNDS = 15;
+const ROUNDS = 31;
 const LIMITS = { ...DEFAULT_LIMITS, maxChildren: 1000, maxAgentsPerTree: 1000 };
 
 function git(cwd: string, ...args: string[]): void {
