@@ -150,8 +150,10 @@ const addTaskText = (plain: boolean) => `
       select $6::uuid as id, $3::text as title, $4::text as detail, $5::uuid[] as depends_on
       ${plain ? "" : "where not exists (select 1 from found where state is null)"}
     ), hw as (
-      -- The claimer waiting longest (task_waits_waiting_idx, in order: the first whose lease is
-      -- current ends the scan); offset 0 keeps its agent a lookup by key, never a scan of agents.
+      -- The claimer waiting longest whose lease is still the one it registered under; offset 0
+      -- keeps its agent a lookup by key, never a scan of agents. (No index orders the board's
+      -- registrations: registering and leaving stay HOT updates, which an index on key or
+      -- registered_at would end, leaving a dead index entry per claim.)
       select w.agent_id, w.key, w.data, w.lease_owner, w.epoch from task_waits w
        where w.tree_id = $1::uuid and w.key is not null
          ${plain ? "" : "and not exists (select 1 from found where state is distinct from 'done')"}

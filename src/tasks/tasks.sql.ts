@@ -71,8 +71,8 @@ export type TaskRow = typeof tasks.$inferSelect;
  * result's data), so that a task_add whose task is ready hands it over in the add's own
  * statement: it records the claim's result under the claim's key, inserts the task claimed and
  * NOTIFYs the result (src/tasks/board.ts, migration 0027). One row per agent, kept: registering
- * sets `key` and leaving clears it, as mail_waits; the registered ones are indexed in the order an
- * add hands tasks over (longest waiting first, migration 0028).
+ * sets `key` and leaving clears it (HOT updates: no index covers either column, nor
+ * registered_at), as mail_waits.
  */
 export const taskWaits = pgTable(
   "task_waits",
@@ -88,9 +88,5 @@ export const taskWaits = pgTable(
     epoch: bigint("epoch", { mode: "number" }),
     registered_at: timestamp("registered_at", { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [
-    index("task_waits_waiting_idx")
-      .on(t.tree_id, t.registered_at)
-      .where(sql`key is not null`),
-  ],
+  (t) => [index("task_waits_tree_idx").on(t.tree_id)],
 );
