@@ -143,6 +143,45 @@ export function createBranch(common: string, name: string, oid: string): boolean
   }
 }
 
+/**
+ * Writes the entry of a linked worktree at `wtPath` on `branch`, as `git worktree add` does before
+ * it checks one out (gitrepository-layout(5): `worktrees/<id>/gitdir`, `commondir`, `HEAD`, and
+ * `locked` while it is made; `<wtPath>/.git` pointing back), in a repository `readRepository`
+ * read. `git worktree add` runs two git processes for this (`symbolic-ref`, `reset --hard`);
+ * with the entry written, a `git reset --hard` in `wtPath` is the only one. Returns the entry's
+ * directory, or undefined with nothing written when it cannot be made plainly (its name or the
+ * path is taken): then git makes it.
+ */
+export function createWorktreeEntry(
+  common: string,
+  wtPath: string,
+  branch: string,
+): string | undefined {
+  const entry = path.join(common, "worktrees", path.basename(wtPath));
+  try {
+    fs.mkdirSync(path.dirname(entry), { recursive: true });
+    fs.mkdirSync(entry);
+  } catch {
+    return undefined;
+  }
+  let made = false;
+  try {
+    // Locked first, as git does: a `git worktree prune` meanwhile leaves a half-made entry alone.
+    fs.writeFileSync(path.join(entry, "locked"), "initializing\n");
+    fs.writeFileSync(path.join(entry, "commondir"), "../..\n");
+    fs.writeFileSync(path.join(entry, "HEAD"), `ref: refs/heads/${branch}\n`);
+    fs.writeFileSync(path.join(entry, "gitdir"), `${path.join(wtPath, ".git")}\n`);
+    fs.mkdirSync(wtPath);
+    made = true;
+    fs.writeFileSync(path.join(wtPath, ".git"), `gitdir: ${entry}\n`);
+    return entry;
+  } catch {
+    fs.rmSync(entry, { recursive: true, force: true });
+    if (made) fs.rmSync(wtPath, { recursive: true, force: true });
+    return undefined;
+  }
+}
+
 function isFile(file: string): boolean {
   return fs.statSync(file, { throwIfNoEntry: false })?.isFile() ?? false;
 }

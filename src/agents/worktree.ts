@@ -16,7 +16,13 @@ import type { Queryable } from "../db/client.js";
 import type { WorktreeInfo } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
 import { buildToolEnv } from "../tools/shell-env.js";
-import { createBranch, OID, readRepository, type Repository } from "./repository.js";
+import {
+  createBranch,
+  createWorktreeEntry,
+  OID,
+  readRepository,
+  type Repository,
+} from "./repository.js";
 
 export const WORKTREES_DIR = path.join(".warren", "worktrees");
 const EXCLUDE_LINE = "/.warren/worktrees/";
@@ -290,6 +296,7 @@ export async function removeWorktree(
 /** Test hooks: a step that fails as a crash would stop there (tests only). */
 export interface CreateHooks {
   afterBranch?: () => void | Promise<void>;
+  afterEntry?: () => void | Promise<void>;
   afterAdd?: () => void | Promise<void>;
 }
 
@@ -311,19 +318,22 @@ export async function createWorktree(
   if (maybeLeftover(common, wtPath, branch)) await removeWorktree(repo, wtPath, branch, common);
   try {
     fs.mkdirSync(path.dirname(wtPath), { recursive: true });
-    // The branch written as a file saves `git worktree add -b` its `git branch` process; where
-    // that cannot be done plainly, git makes it (and says why it cannot, if so).
+    // The branch and the worktree's entry written as files, as git writes them, leave one git
+    // process of the three `git worktree add -b` runs: the checkout. Where either cannot be done
+    // plainly, git does it (and says why it cannot, if so).
+    const fail = (r: string) => new AgentError("INVALID_ARGS", `git worktree add failed: ${r}`);
     const branched = plan.refsInFiles === true && createBranch(common, branch, base);
     await hooks.afterBranch?.();
-    await gitOk(
-      repo,
-      branched
-        ? ["worktree", "add", "-q", wtPath, branch]
-        : ["worktree", "add", "-q", "-b", branch, wtPath, base],
-      (r) => new AgentError("INVALID_ARGS", `git worktree add failed: ${r}`),
-      undefined,
-      common,
-    );
+    const entry = branched ? createWorktreeEntry(common, wtPath, branch) : undefined;
+    if (entry) {
+      await hooks.afterEntry?.();
+      const checkout = ["reset", "--hard", "-q", "--no-recurse-submodules"];
+      await gitOk(wtPath, checkout, fail, undefined, common);
+      fs.rmSync(path.join(entry, "locked"), { force: true });
+    } else {
+      const add = branched ? [wtPath, branch] : ["-b", branch, wtPath, base];
+      await gitOk(repo, ["worktree", "add", "-q", ...add], fail, undefined, common);
+    }
     await hooks.afterAdd?.();
   } catch (err) {
     await removeWorktree(repo, wtPath, branch, common).catch(() => undefined);

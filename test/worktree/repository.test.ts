@@ -7,7 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { createBranch, readRepository } from "../../src/agents/repository.js";
+import { createBranch, createWorktreeEntry, readRepository } from "../../src/agents/repository.js";
 import { planWorktree } from "../../src/agents/worktree.js";
 
 const dirs: string[] = [];
@@ -214,5 +214,57 @@ describe("createBranch writes a branch as git would", () => {
     g(shared, "config", "core.sharedRepository", "group");
     expect(createBranch(common(shared), "b", head)).toBe(false);
     expect(g(shared, "branch", "--format=%(refname:short)")).toBe("main");
+  });
+});
+
+describe("createWorktreeEntry writes a worktree's entry as `git worktree add` does", () => {
+  it("checked out by `git reset --hard`, git sees a worktree on the branch, as one it made", async () => {
+    const dir = repo();
+    const head = g(dir, "rev-parse", "HEAD");
+    const common = path.join(dir, ".git");
+    // One made by git, beside, to compare with.
+    g(dir, "worktree", "add", "-q", "-b", "by-git", path.join(dir, ".w", "by-git"), "HEAD");
+    const wt = path.join(dir, ".w", "by-hand");
+    expect(createBranch(common, "by-hand", head)).toBe(true);
+    const entry = createWorktreeEntry(common, wt, "by-hand");
+    expect(entry).toBe(path.join(common, "worktrees", "by-hand"));
+    g(wt, "reset", "--hard", "-q", "--no-recurse-submodules");
+    fs.rmSync(path.join(entry!, "locked"));
+    // The same files in both entries, the same contents but for the names.
+    const files = (e: string) => fs.readdirSync(path.join(common, "worktrees", e)).sort();
+    expect(files("by-hand")).toEqual(files("by-git"));
+    for (const f of ["commondir", "gitdir", "HEAD"]) {
+      const read = (e: string) =>
+        fs.readFileSync(path.join(common, "worktrees", e, f), "utf8").replaceAll("by-git", "X");
+      expect(read("by-hand").replaceAll("by-hand", "X")).toBe(read("by-git"));
+    }
+    expect(fs.readFileSync(path.join(wt, ".git"), "utf8")).toBe(
+      fs.readFileSync(path.join(dir, ".w", "by-git", ".git"), "utf8").replace("by-git", "by-hand"),
+    );
+    // Git's own view: listed on its branch, clean, the branch taken, kept by prune, removable.
+    const listed = g(dir, "worktree", "list", "--porcelain");
+    expect(listed).toContain(`worktree ${wt}\nHEAD ${head}\nbranch refs/heads/by-hand`);
+    expect(g(wt, "status", "--porcelain")).toBe("");
+    expect(fs.readFileSync(path.join(wt, "a.txt"), "utf8")).toBe("a\n");
+    expect(() => g(dir, "branch", "-D", "by-hand")).toThrow(/checked out|used by worktree/);
+    g(dir, "worktree", "prune");
+    expect(g(dir, "worktree", "list")).toContain(wt);
+    g(dir, "worktree", "remove", wt);
+    expect(fs.existsSync(wt)).toBe(false);
+    expect(fs.existsSync(entry!)).toBe(false);
+  });
+
+  it("writes nothing when the entry's name or the path is taken", () => {
+    const dir = repo();
+    const common = path.join(dir, ".git");
+    fs.mkdirSync(path.join(common, "worktrees", "taken"), { recursive: true });
+    expect(createWorktreeEntry(common, path.join(dir, ".w", "taken"), "b")).toBeUndefined();
+    expect(fs.readdirSync(path.join(common, "worktrees", "taken"))).toEqual([]);
+    const there = path.join(dir, ".w", "there");
+    fs.mkdirSync(there, { recursive: true });
+    fs.writeFileSync(path.join(there, "mine.txt"), "mine\n");
+    expect(createWorktreeEntry(common, there, "b")).toBeUndefined();
+    expect(fs.existsSync(path.join(common, "worktrees", "there"))).toBe(false);
+    expect(fs.readdirSync(there)).toEqual(["mine.txt"]);
   });
 });

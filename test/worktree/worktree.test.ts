@@ -38,6 +38,7 @@ afterAll(async () => {
 afterEach(() => {
   delete worktreeTestHooks.afterAdd;
   delete worktreeTestHooks.afterBranch;
+  delete worktreeTestHooks.afterEntry;
 });
 
 function g(cwd: string, ...args: string[]): string {
@@ -116,7 +117,7 @@ describe("fork with isolation worktree", () => {
     expect(exclude.split("\n").filter((l) => l === "/.warren/worktrees/")).toHaveLength(1);
   });
 
-  it("runs one git process: `git worktree add` of a branch written as a file (the repository is read from its files)", async () => {
+  it("runs one git process, the checkout: the repository is read and the branch and entry written as files", async () => {
     const { db } = database();
     const dir = repo();
     const root = await createTree(db, { name: "root", cwd: dir });
@@ -140,7 +141,9 @@ describe("fork with isolation worktree", () => {
     const runs = fs.readFileSync(log, "utf8").trim().split("\n");
     expect(runs).toHaveLength(1);
     // Hardened as every git run of warren's (test/security/git-planted.test.ts).
-    expect(runs[0]).toMatch(/^-C \S+ (-c \S+ )+worktree add -q \S+ warren\/counted-[0-9a-f]{8}$/);
+    expect(runs[0]).toMatch(
+      /^-C \S+\/\.warren\/worktrees\/counted-[0-9a-f]{8} (-c \S+ )+reset --hard -q --no-recurse-submodules$/,
+    );
   });
 
   it("the same call again answers with the first's result and makes no second worktree", async () => {
@@ -238,6 +241,23 @@ describe("a crash while a worktree is made", () => {
     expect(branches(dir)).toEqual(["main"]);
     const left = path.join(dir, ".git", "refs", "heads", "warren");
     expect(fs.existsSync(left) ? fs.readdirSync(left) : []).toEqual([]);
+  });
+
+  it("a failure right after the worktree's entry is written leaves no entry, worktree or branch", async () => {
+    const { db } = database();
+    const dir = repo();
+    const root = await createTree(db, { name: "root", cwd: dir });
+    worktreeTestHooks.afterEntry = () => {
+      expect(g(dir, "worktree", "list", "--porcelain")).toMatch(/locked initializing/);
+      throw new Error("injected crash after the entry");
+    };
+    const outcome = await forkIsolated(root.id, dir, "entry");
+    expect(outcome.ok).toBe(false);
+    expect(worktreeDirs(dir)).toEqual([]);
+    expect(branches(dir)).toEqual(["main"]);
+    const entries = path.join(dir, ".git", "worktrees");
+    expect(fs.existsSync(entries) ? fs.readdirSync(entries) : []).toEqual([]);
+    expect(g(dir, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
   });
 
   it("a branch lock left by a killed attempt is cleared on retry", async () => {
