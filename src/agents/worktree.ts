@@ -274,6 +274,17 @@ function maybeLeftover(common: string, wtPath: string, branch: string): boolean 
   }
 }
 
+/** Whether the directories from `repo` down to `wtPath`'s parent are real ones, no symlink. */
+function plainPath(repo: string, wtPath: string): boolean {
+  let dir = repo;
+  for (const part of path.relative(repo, path.dirname(wtPath)).split(path.sep)) {
+    dir = path.join(dir, part);
+    const st = fs.lstatSync(dir, { throwIfNoEntry: false });
+    if (st && !st.isDirectory()) return false;
+  }
+  return true;
+}
+
 /** Removes a worktree and its branch, whatever state a crash left them in. */
 export async function removeWorktree(
   repo: string,
@@ -286,7 +297,7 @@ export async function removeWorktree(
   // `git worktree add` locks the entry while it works: a crash there leaves it locked.
   await git(repo, ["worktree", "unlock", wtPath]);
   await git(repo, ["worktree", "remove", "--force", "--force", wtPath]);
-  fs.rmSync(wtPath, { recursive: true, force: true });
+  if (plainPath(repo, wtPath)) fs.rmSync(wtPath, { recursive: true, force: true });
   await git(repo, ["worktree", "prune"]);
   if (await branchExists(repo, branch)) {
     await gitOk(repo, ["branch", "-D", branch], (r) => new Error(`cannot delete ${branch}: ${r}`));
@@ -314,6 +325,14 @@ export async function createWorktree(
   const { repo, common, path: wtPath, branch, base } = plan;
   const info: WorktreeInfo = { path: wtPath, branch, base, repo, common };
   if (owned && fs.existsSync(wtPath) && (await branchExists(repo, branch))) return info;
+  // A symlink on the way (planted by an agent that can write the repository) would have the
+  // worktree made, or a leftover removed, wherever it points.
+  if (!plainPath(repo, wtPath)) {
+    throw new AgentError(
+      "INVALID_ARGS",
+      `${path.dirname(wtPath)} is reached through a symlink; worktrees are made only in the repository itself`,
+    );
+  }
   excludeWorktrees(common);
   if (maybeLeftover(common, wtPath, branch)) await removeWorktree(repo, wtPath, branch, common);
   try {

@@ -12,7 +12,8 @@ import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
 import { getAgent } from "../../src/agents/refs.js";
 import { createTree } from "../../src/agents/tree.js";
-import { changesOf } from "../../src/agents/worktree.js";
+import { eventKey } from "../../src/agents/event-keys.js";
+import { changesOf, childIdFor, planWorktree } from "../../src/agents/worktree.js";
 import { diffAgent, discardAgent, mergeAgent } from "../../src/agents/worktree-ops.js";
 import { forkTool } from "../../src/tools/fork.js";
 import { useBus } from "../support/agents.js";
@@ -237,5 +238,36 @@ describe("a worktree child's .git, rewritten to point elsewhere", () => {
     );
     expect(otherGit()).toEqual(before);
     expect(fs.readdirSync(path.join(child.worktree, ".warren", "worktrees"))).toHaveLength(1);
+  });
+});
+
+describe("a symlink planted where worktrees are made", () => {
+  it("makes the fork fail; nothing is made or removed where it points", async () => {
+    const { db } = database();
+    const p = plantable();
+    const elsewhere = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-elsewhere-")));
+    dirs.push(elsewhere);
+    const root = await createTree(db, { name: "root", cwd: p.dir });
+    // The agent knows its own id and chooses its call's id: it can tell where the worktree
+    // would go, and put a directory of someone else's there, for a "leftover" removal.
+    const plan = await planWorktree(
+      p.dir,
+      "s",
+      childIdFor(root.id, eventKey.toolResult(0, "call_s")),
+    );
+    const victim = path.join(elsewhere, path.basename(plan.path));
+    fs.mkdirSync(victim);
+    fs.writeFileSync(path.join(victim, "f"), "mine\n");
+    fs.mkdirSync(path.join(p.dir, ".warren"));
+    fs.symlinkSync(elsewhere, path.join(p.dir, ".warren", "worktrees"));
+    const ctx = await toolContext(db, bus(), root.id, { cwd: p.dir, toolCallId: "call_s" });
+    const outcome = await forkTool.run(
+      { name: "s", prompt: "work", isolation: "worktree" },
+      ctx as never,
+    );
+    expect(JSON.stringify(outcome)).toMatch(/INVALID_ARGS.*reached through a symlink/);
+    expect(fs.readdirSync(elsewhere)).toEqual([path.basename(plan.path)]);
+    expect(fs.readdirSync(victim)).toEqual(["f"]);
+    expect(g(p.dir, "branch", "--format=%(refname:short)")).toBe("main");
   });
 });
