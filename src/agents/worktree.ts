@@ -203,7 +203,7 @@ export async function planWorktree(
     const expected =
       parentWorktree.common ??
       (readRepository(parentWorktree.repo) ?? (await askGit(parentWorktree.repo)))?.common;
-    if (common !== expected) {
+    if (expected === undefined || realPath(common) !== realPath(expected)) {
       throw new AgentError(
         "INVALID_ARGS",
         `${cwd} no longer belongs to the repository its worktree was made from (${expected ?? "gone"}): its .git points to ${common}`,
@@ -221,6 +221,14 @@ export async function planWorktree(
     /** Read from its files: its refs are files too, and the branch may be written as one. */
     refsInFiles: read !== undefined,
   };
+}
+
+function realPath(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return p;
+  }
 }
 
 /** `readRepository`'s answers from one git process; undefined outside a working tree. */
