@@ -271,3 +271,43 @@ describe("a symlink planted where worktrees are made", () => {
     expect(g(p.dir, "branch", "--format=%(refname:short)")).toBe("main");
   });
 });
+
+describe("warren's git gets bash's environment", () => {
+  it("no secret of warren's reaches it; git's own variables do", async () => {
+    const p = plantable();
+    // A `git` first on PATH that writes down the environment of warren's runs (known by their
+    // first setting) and hands over to the real one.
+    const shim = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-git-env-")));
+    dirs.push(shim);
+    const seen = path.join(shim, "env");
+    const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    fs.writeFileSync(
+      path.join(shim, "git"),
+      `#!/bin/sh\n[ "$4" = core.hooksPath=/dev/null ] && env >> '${seen}'\nexec '${real}' "$@"\n`,
+      { mode: 0o755 },
+    );
+    const saved = { ...process.env };
+    process.env.PATH = `${shim}${path.delimiter}${process.env.PATH}`;
+    process.env.OPENAI_API_KEY = "sk-sentinel-key";
+    process.env.DATABASE_URL = "postgres://sentinel@db/warren";
+    process.env.WARREN_SENTINEL = "sentinel";
+    process.env.GIT_AUTHOR_NAME = "Git Author";
+    try {
+      await everyGitRun(p);
+    } finally {
+      for (const key of [
+        "PATH",
+        "OPENAI_API_KEY",
+        "DATABASE_URL",
+        "WARREN_SENTINEL",
+        "GIT_AUTHOR_NAME",
+      ]) {
+        if (saved[key] === undefined) delete process.env[key];
+        else process.env[key] = saved[key];
+      }
+    }
+    const env = fs.readFileSync(seen, "utf8");
+    expect(env).toContain("GIT_AUTHOR_NAME=Git Author");
+    expect(env).not.toMatch(/sentinel/);
+  });
+});
