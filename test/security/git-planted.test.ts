@@ -19,6 +19,7 @@ import { forkTool } from "../../src/tools/fork.js";
 import { useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
 import { toolContext } from "../support/tool-context.js";
+import { g, gitShim } from "../support/git.js";
 
 const database = useTestDatabase();
 const bus = useBus(() => database().url);
@@ -26,10 +27,6 @@ const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
-
-function g(cwd: string, ...args: string[]): string {
-  return execFileSync("git", ["-C", cwd, ...args], { encoding: "utf8" }).trim();
-}
 
 interface Planted {
   dir: string;
@@ -277,15 +274,9 @@ describe("warren's git gets bash's environment", () => {
     const p = plantable();
     // A `git` first on PATH that writes down the environment of warren's runs (known by their
     // first setting) and hands over to the real one.
-    const shim = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-git-env-")));
-    dirs.push(shim);
-    const seen = path.join(shim, "env");
-    const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-    fs.writeFileSync(
-      path.join(shim, "git"),
-      `#!/bin/sh\n[ "$4" = core.hooksPath=/dev/null ] && env >> '${seen}'\nexec '${real}' "$@"\n`,
-      { mode: 0o755 },
-    );
+    const seen = path.join(os.tmpdir(), `warren-git-env-${process.pid}-${Date.now()}`);
+    const shim = gitShim(`[ "$4" = core.hooksPath=/dev/null ] && env >> '${seen}'`);
+    dirs.push(shim, seen);
     const saved = { ...process.env };
     process.env.PATH = `${shim}${path.delimiter}${process.env.PATH}`;
     process.env.OPENAI_API_KEY = "sk-sentinel-key";

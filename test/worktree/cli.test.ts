@@ -1,6 +1,5 @@
 // `warren diff|merge|discard AGENT` and `warren ls`'s worktrees, through the built command line
 // on a real repository (issue 30).
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -11,6 +10,7 @@ import { useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
 import { toolContext } from "../support/tool-context.js";
 import { runWarren, warrenEnv } from "../support/warren.js";
+import { g } from "../support/git.js";
 
 const database = useTestDatabase();
 const bus = useBus(() => database().url);
@@ -18,10 +18,6 @@ const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
-
-function g(cwd: string, ...args: string[]): string {
-  return execFileSync("git", ["-C", cwd, ...args], { encoding: "utf8" }).trim();
-}
 
 describe("warren diff, merge, discard, ls", () => {
   it("shows, merges and discards a worktree child's change; ls lists the worktrees", async () => {

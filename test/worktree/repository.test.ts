@@ -9,6 +9,7 @@ import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createBranch, createWorktreeEntry, readRepository } from "../../src/agents/repository.js";
 import { planWorktree } from "../../src/agents/worktree.js";
+import { g } from "../support/git.js";
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -17,10 +18,6 @@ afterAll(() => {
 afterEach(() => {
   delete process.env.GIT_DIR;
 });
-
-function g(cwd: string, ...args: string[]): string {
-  return execFileSync("git", ["-C", cwd, ...args], { encoding: "utf8" }).trim();
-}
 
 function tempDir(): string {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-repo-")));

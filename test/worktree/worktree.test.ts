@@ -1,7 +1,6 @@
 // A git worktree per agent (issue 30, SPEC §3 "Worktrees"), on real git repositories in temp
 // directories: forks through the fork tool and the runtime with the fake model, merges, conflicts,
 // discards, a dirty parent tree, outside a repository, and crashes while a worktree is made.
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -22,6 +21,7 @@ import { useTestDatabase } from "../support/db.js";
 import { startFakeModel, type FakeModel } from "../support/fake-model.js";
 import { toolContext } from "../support/tool-context.js";
 import { fakeTurnDeps } from "../support/turn-deps.js";
+import { g, gitShim } from "../support/git.js";
 
 const database = useTestDatabase();
 const bus = useBus(() => database().url);
@@ -40,10 +40,6 @@ afterEach(() => {
   delete worktreeTestHooks.afterBranch;
   delete worktreeTestHooks.afterEntry;
 });
-
-function g(cwd: string, ...args: string[]): string {
-  return execFileSync("git", ["-C", cwd, ...args], { encoding: "utf8" }).trim();
-}
 
 /** A repository with `files` committed files (shared.txt among them). */
 function repo(files = 3): string {
@@ -122,15 +118,9 @@ describe("fork with isolation worktree", () => {
     const dir = repo();
     const root = await createTree(db, { name: "root", cwd: dir });
     // A `git` first on PATH that logs each run and hands it to the real one.
-    const shim = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-git-shim-")));
-    dirs.push(shim);
-    const log = path.join(shim, "log");
-    const real = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
-    fs.writeFileSync(
-      path.join(shim, "git"),
-      `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${real}' "$@"\n`,
-      { mode: 0o755 },
-    );
+    const log = path.join(os.tmpdir(), `warren-git-log-${process.pid}-${Date.now()}`);
+    const shim = gitShim(`printf '%s\\n' "$*" >> '${log}'`);
+    dirs.push(shim, log);
     const before = process.env.PATH;
     process.env.PATH = `${shim}${path.delimiter}${before}`;
     try {
