@@ -15,6 +15,7 @@ import { sql } from "drizzle-orm";
 import type { Queryable } from "../db/client.js";
 import type { WorktreeInfo } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
+import { realPathOf } from "../tools/paths.js";
 import { buildToolEnv } from "../tools/shell-env.js";
 import {
   createBranch,
@@ -203,7 +204,7 @@ export async function planWorktree(
     const expected =
       parentWorktree.common ??
       (readRepository(parentWorktree.repo) ?? (await askGit(parentWorktree.repo)))?.common;
-    if (expected === undefined || realPath(common) !== realPath(expected)) {
+    if (expected === undefined || (await realPathOf(common)) !== (await realPathOf(expected))) {
       throw new AgentError(
         "INVALID_ARGS",
         `${cwd} no longer belongs to the repository its worktree was made from (${expected ?? "gone"}): its .git points to ${common}`,
@@ -221,14 +222,6 @@ export async function planWorktree(
     /** Read from its files: its refs are files too, and the branch may be written as one. */
     refsInFiles: read !== undefined,
   };
-}
-
-function realPath(p: string): string {
-  try {
-    return fs.realpathSync(p);
-  } catch {
-    return p;
-  }
 }
 
 /** `readRepository`'s answers from one git process; undefined outside a working tree. */
@@ -303,10 +296,10 @@ export async function removeWorktree(
   // The branch's lock, left by a crash while createBranch wrote it (the name is this agent's).
   if (common) fs.rmSync(`${branchFile(common, branch)}.lock`, { force: true });
   // `git worktree add` locks the entry while it works: a crash there leaves it locked.
-  await git(repo, ["worktree", "unlock", wtPath]);
-  await git(repo, ["worktree", "remove", "--force", "--force", wtPath]);
+  await git(repo, ["worktree", "unlock", wtPath], undefined, common);
+  await git(repo, ["worktree", "remove", "--force", "--force", wtPath], undefined, common);
   if (plainPath(repo, wtPath)) fs.rmSync(wtPath, { recursive: true, force: true });
-  await git(repo, ["worktree", "prune"]);
+  await git(repo, ["worktree", "prune"], undefined, common);
   if (await branchExists(repo, branch)) {
     await gitOk(repo, ["branch", "-D", branch], (r) => new Error(`cannot delete ${branch}: ${r}`));
   }
