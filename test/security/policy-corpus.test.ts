@@ -5,14 +5,9 @@
 // published bypasses of other agents' command policies (wrappers, quoting, ANSI-C strings,
 // arithmetic evaluation, heredocs fed to shells, `find -exec`, `git -c`).
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  decide,
-  treePattern,
-  treeRulesCover,
-  validatePolicy,
-  type Verdict,
-} from "../../src/config/policy.js";
-import { analyseShell, loadShellParser } from "../../src/config/shell.js";
+import { decide, validatePolicy, type Verdict } from "../../src/policy/policy.js";
+import { treePattern, treeRulesCover } from "../../src/policy/tree-rules.js";
+import { analyseShell, loadShellParser } from "../../src/policy/shell.js";
 
 const README_POLICY = validatePolicy(
   {
