@@ -4,9 +4,16 @@ import { collapse, type ShellAnalysis } from "./shell.js";
 import { commandMatches, commandPattern, matchesPattern, type Patterns } from "./patterns.js";
 import type { ToolRule, Verdict } from "./types.js";
 
-/** Bash: a deny pattern matches any simple command (or the whole line, as before). */
+/**
+ * Bash: a deny pattern matches any simple command (or the whole line, as before), its program
+ * resolved as bash would (the base name of `/usr/bin/rm` or `./rm`). A program the parse cannot
+ * name statically (an expansion, a brace, a glob, a quote or escape in it: `$x`, `{rm,-rf,d}`,
+ * `/bin/r?`, `r''m`) matches every deny pattern; so does a command of the pattern's program whose
+ * words are not all fixed (`rm $opts d`, `rm *` under `rm -rf *`: either may become `-rf`).
+ */
 function shellDenied(shell: ShellAnalysis, subject: string, list: Patterns): boolean {
   if (!list?.length) return false;
+  if (shell.unresolved || shell.commands.some((c) => !c.resolved)) return true;
   const line = collapse(subject);
   const folded = line.normalize("NFKC");
   return list.some((raw) => {
@@ -14,9 +21,20 @@ function shellDenied(shell: ShellAnalysis, subject: string, list: Patterns): boo
     return (
       commandMatches(p, line) ||
       commandMatches(p, folded) ||
-      shell.commands.some((c) => commandMatches(p, c.denyText) || optionsCovered(p, c.words))
+      shell.commands.some(
+        (c) =>
+          commandMatches(p, c.denyText) ||
+          optionsCovered(p, c.words) ||
+          (!c.fixed && c.words[0] === programOf(p)),
+      )
     );
   });
+}
+
+/** A pattern's program when it names one literally (`rm -rf *` → rm), else undefined. */
+function programOf(pattern: string): string | undefined {
+  const first = pattern.split(" ")[0];
+  return first && !first.includes("*") ? first : undefined;
 }
 
 /**
