@@ -4,8 +4,8 @@
 // (together with the sandbox, which bench rows of its own measure). Also the parser's one-time
 // load per process or worker thread, and the decision alone.
 import { spawn } from "node:child_process";
-import { decide, validatePolicy } from "../src/config/policy.js";
-import { loadShellParser } from "../src/config/shell.js";
+import { decide, validatePolicy } from "../src/policy/policy.js";
+import { loadShellParser } from "../src/policy/shell.js";
 import { row, type BenchContext, type BenchRow } from "./report.js";
 import { median, nowMs, percentile } from "./stats.js";
 

@@ -13,7 +13,7 @@ import {
 } from "drizzle-orm/pg-core";
 
 import type { FileAccess, SandboxMode } from "../config/modes.js";
-import type { ApproveMode, Policy } from "../config/policy.js";
+import type { ApproveMode, Policy } from "../policy/policy.js";
 
 export const AGENT_STATES = ["idle", "running", "waiting", "dead"] as const;
 export type AgentState = (typeof AGENT_STATES)[number];

@@ -3,7 +3,8 @@
 // and the result is stored on the child's row (agents.caps, budget, policy), so a grandchild
 // narrows from its parent's effective capabilities, never from the config or a profile alone.
 import type { Config, FileAccess, Profile, SandboxMode } from "../config/config.js";
-import { matchesPattern, type Policy } from "../config/policy.js";
+import { matchesPattern } from "../policy/patterns.js";
+import type { Policy } from "../policy/policy.js";
 import { agentCost } from "./cost.js";
 import type { AgentRow, Budget, StoredCaps } from "./agents.sql.js";
 import { AgentError } from "./errors.js";

@@ -18,7 +18,7 @@ import { appendEvent } from "./events.js";
 import { AgentError, LeaseLost, type Fence } from "./errors.js";
 import { DEFAULT_LIMITS, type Limits } from "./limits.js";
 import type { ResultStamp } from "./event-keys.js";
-import type { ApproveMode, Policy } from "../config/policy.js";
+import type { ApproveMode, Policy } from "../policy/policy.js";
 import { displayName, getAgent, isUuid } from "./refs.js";
 import { lockAgents } from "./lock-order.js";
 import { scrubText, validateName, validateText } from "./text.js";

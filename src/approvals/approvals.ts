@@ -7,8 +7,9 @@ import { AgentError } from "../agents/errors.js";
 import { appendEvent } from "../agents/events.js";
 import { agentChannel, notify } from "../bus/channels.js";
 import { UNLISTENED_POLL_MS, type Bus } from "../bus/bus.js";
-import { shownTreeRule, treeRulesCover, type ApproveMode } from "../config/policy.js";
-import { loadShellParser } from "../config/shell.js";
+import type { ApproveMode } from "../policy/policy.js";
+import { shownTreeRule, treeRulesCover } from "../policy/tree-rules.js";
+import { loadShellParser } from "../policy/shell.js";
 import type { Db, Queryable } from "../db/client.js";
 import { approvals, type ApprovalRow } from "./approvals.sql.js";
 

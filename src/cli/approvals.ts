@@ -2,7 +2,7 @@
 // policy marks `ask`, listed and answered from a script or another terminal (the first answer
 // wins, whether it comes from here or a TUI).
 import { answerApproval, listPending } from "../approvals/approvals.js";
-import { shownTreeRule } from "../config/policy.js";
+import { shownTreeRule } from "../policy/tree-rules.js";
 import { escapeLine } from "../text/escape.js";
 import { expectPositionals, parseCommandArgs, UsageError, type RunCommand } from "./command.js";
 import { jsonText } from "../text/format.js";

@@ -4,7 +4,7 @@
 import { isAgentError } from "../agents/errors.js";
 import { ConfigError } from "../config/config.js";
 import { warrenPackage } from "../package-root.js";
-import { parseApproveMode, type ApproveMode } from "../config/policy.js";
+import { parseApproveMode, type ApproveMode } from "../policy/policy.js";
 import { describeDbError, isTransient } from "../db/retry.js";
 import { DatabaseUnavailableError } from "../db/unavailable.js";
 import { describeOutage } from "../db/warning.js";

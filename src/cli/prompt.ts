@@ -10,7 +10,7 @@ import { jsonText } from "../text/format.js";
 import { runPrompt, type PromptRun } from "../runtime/headless.js";
 import { sandboxStartNotice } from "../sandbox/launch.js";
 import { withDatabase } from "./scope.js";
-import type { ApproveMode } from "../config/policy.js";
+import type { ApproveMode } from "../policy/policy.js";
 
 export const EXIT_TIMEOUT = 124;
 const EXIT_INTERRUPTED = 130;

@@ -11,7 +11,7 @@ import { agents, type AgentRow } from "../agents/agents.sql.js";
 import { createTree } from "../agents/tree.js";
 import type { Bus } from "../bus/bus.js";
 import { listenUrlFor, loadConfig, type Config } from "../config/config.js";
-import type { ApproveMode } from "../config/policy.js";
+import type { ApproveMode } from "../policy/policy.js";
 import { closeDb, type Db } from "../db/client.js";
 import type { Tui } from "../ui/app.js";
 import type { Runtime } from "../runtime/pool.js";

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import type * as Yaml from "yaml";
 import type { Budget } from "../agents/agents.sql.js";
-import { validatePolicy } from "./policy.js";
+import { validatePolicy } from "../policy/policy.js";
 import type { Profile } from "./profile.js";
 import { repositoryRoot, warrenConfigDir } from "../runtime/instructions.js";
 

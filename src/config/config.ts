@@ -15,7 +15,12 @@ import { loadAgentFiles } from "./agent-files.js";
 import { parseMcpServers, type McpServerConfig } from "../mcp/config.js";
 import { validateHooks, type HooksConfig } from "../hooks/config.js";
 import { loadProjectMcp, type ProjectMcp } from "../mcp/project.js";
-import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from "./policy.js";
+import {
+  parseApproveMode,
+  validatePolicy,
+  type ApproveMode,
+  type Policy,
+} from "../policy/policy.js";
 
 type Env = Record<string, string | undefined>;
 

@@ -2,7 +2,7 @@
 // config and the agent files that both build them.
 import type { Budget } from "../agents/agents.sql.js";
 import type { FileAccess, SandboxMode } from "./modes.js";
-import type { Policy } from "./policy.js";
+import type { Policy } from "../policy/policy.js";
 
 export interface Profile {
   system_prompt?: string;

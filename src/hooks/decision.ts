@@ -2,7 +2,7 @@
 // exit 0 with JSON on stdout may decide, exit 2 blocks with stderr as the model's answer, and
 // anything else is a failure worth one line that changes nothing. A decision is combined with the
 // tool policy's as the stricter of the two (deny > ask > allow): a hook can never widen the policy.
-import type { Verdict } from "../config/policy.js";
+import type { Verdict } from "../policy/policy.js";
 import type { HookEvent } from "./config.js";
 
 /** How one hook's process ended (run.ts). */

@@ -13,7 +13,8 @@ import {
   treeApproveMode,
 } from "../approvals/approvals.js";
 import { eventKey } from "../agents/event-keys.js";
-import { decideCall, treePattern } from "../config/policy.js";
+import { decideCall } from "../policy/policy.js";
+import { treePattern } from "../policy/tree-rules.js";
 import { describeCall, setActivity } from "../feed/publish.js";
 import type { ToolCall } from "../llm/model.js";
 import type { AgentToolContext } from "../tools/agent-context.js";

@@ -3,7 +3,7 @@
 import { sql } from "drizzle-orm";
 import { treeCost } from "../agents/cost.js";
 import { createTree, listTree } from "../agents/tree.js";
-import type { ApproveMode } from "../config/policy.js";
+import type { ApproveMode } from "../policy/policy.js";
 import { createBus } from "../bus/bus.js";
 import { agentChannel, CHILD_HINT } from "../bus/channels.js";
 import { listenUrlFor, type Config } from "../config/config.js";

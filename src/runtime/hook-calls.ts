@@ -8,7 +8,7 @@ import { capabilitiesOf } from "../agents/capabilities.js";
 import type { Fence } from "../agents/errors.js";
 import { appendEvent } from "../agents/events.js";
 import { shellSettingsOf, type Config } from "../config/config.js";
-import type { Verdict } from "../config/policy.js";
+import type { Verdict } from "../policy/policy.js";
 import type { Db } from "../db/client.js";
 import { notice, type WarningSink } from "../db/warning.js";
 import { hooksFor, type HookEvent } from "../hooks/config.js";

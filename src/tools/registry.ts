@@ -13,7 +13,7 @@ import type { Tool } from "./tool.js";
 import { waitTool } from "./wait.js";
 import { workTools } from "./work-tools.js";
 import { derived } from "../derived.js";
-import { matchesPattern } from "../config/policy.js";
+import { matchesPattern } from "../policy/patterns.js";
 
 export type AnyTool = Tool<AgentToolContext>;
 

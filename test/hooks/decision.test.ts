@@ -12,7 +12,7 @@ import {
   type HookRun,
   type PreAnswer,
 } from "../../src/hooks/decision.js";
-import type { Verdict } from "../../src/config/policy.js";
+import type { Verdict } from "../../src/policy/policy.js";
 
 const hook = (command: string, extra: object = {}) => ({ type: "command", command, ...extra });
 

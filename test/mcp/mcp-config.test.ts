@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { childCapabilities } from "../../src/agents/capabilities.js";
 import type { AgentRow } from "../../src/agents/agents.sql.js";
-import { decide } from "../../src/config/policy.js";
+import { decide } from "../../src/policy/policy.js";
 import { configHash, parseMcpServers } from "../../src/mcp/config.js";
 import { buildTools, type CatalogRow } from "../../src/mcp/catalog.js";
 import { serverEnv } from "../../src/mcp/env.js";

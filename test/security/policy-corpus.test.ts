@@ -5,14 +5,9 @@
 // published bypasses of other agents' command policies (wrappers, quoting, ANSI-C strings,
 // arithmetic evaluation, heredocs fed to shells, `find -exec`, `git -c`).
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  decide,
-  treePattern,
-  treeRulesCover,
-  validatePolicy,
-  type Verdict,
-} from "../../src/config/policy.js";
-import { analyseShell, loadShellParser } from "../../src/config/shell.js";
+import { decide, validatePolicy, type Verdict } from "../../src/policy/policy.js";
+import { treePattern, treeRulesCover } from "../../src/policy/tree-rules.js";
+import { analyseShell, loadShellParser } from "../../src/policy/shell.js";
 
 const README_POLICY = validatePolicy(
   {
@@ -53,7 +48,7 @@ const CORPUS: [command: string, expected: Verdict][] = [
   ["ls >(touch /tmp/x)", "ask"],
   ["echo $((1 + $(touch /tmp/x)))", "ask"],
   ["echo $((x))", "ask"],
-  ["echo $((6 * 7))", "allow"],
+  ["echo $((6 * 7))", "ask"],
   ["echo ${a[$(touch /tmp/x)]}", "ask"],
   ["echo ${X@P}", "ask"],
   ["echo ${!ref}", "ask"],
@@ -105,17 +100,18 @@ const CORPUS: [command: string, expected: Verdict][] = [
   ["git -c core.pager='touch /tmp/x' log", "ask"],
   ["find . -exec touch /tmp/x \\;", "ask"],
   // The program is an expansion, or the environment is set for it.
-  ["$CMD", "ask"],
-  ["${X:-ls}", "ask"],
+  // A program that is an expansion may be any program: every deny pattern matches it.
+  ["$CMD", "deny"],
+  ["${X:-ls}", "deny"],
   ["PATH=/tmp ls", "ask"],
   ["LD_PRELOAD=/tmp/x.so ls", "ask"],
   ["BASH_ENV=/tmp/x ls", "ask"],
   ["PATH=/tmp; ls", "ask"],
   ["export PATH=/tmp; ls", "ask"],
   ["./ls", "ask"],
-  // Does not parse.
-  ["ls (", "ask"],
-  ["echo 'unterminated", "ask"],
+  // Does not parse: its programs cannot be named, so every deny pattern matches.
+  ["ls (", "deny"],
+  ["echo 'unterminated", "deny"],
   // Deny patterns: every simple command, program and whitespace normalised.
   ["rm -rf keep0", "deny"],
   ["rm -rf", "deny"],
@@ -181,9 +177,65 @@ const CORPUS: [command: string, expected: Verdict][] = [
   // Very long: still parsed (both ways), or asked when past the cap.
   [`echo ${"a ".repeat(20_000)}`, "allow"],
   [`echo ${"a ".repeat(20_000)}; rm -rf x`, "deny"],
-  [`echo ${"a".repeat(100_001)}`, "ask"],
-  [`${"( ".repeat(500)}ls${" )".repeat(500)}`, "allow"],
+  [`echo ${"a".repeat(100_001)}`, "deny"],
+  // Subshells are not a plain list: asked.
+  [`${"( ".repeat(500)}ls${" )".repeat(500)}`, "ask"],
   [`${"( ".repeat(500)}rm -rf x${" )".repeat(500)}`, "deny"],
+  // Issue 38, item 1: where tree-sitter and bash read a command differently, or a word is not
+  // literal, no allow pattern covers it (the plain reading, plain.ts, and tree-sitter must agree).
+  ["ls x\\\n#; touch a; rm -rf b", "ask"],
+  ["ls x\\\n#; touch a", "ask"],
+  ["ls # a comment", "ask"],
+  ["ls a#b", "ask"],
+  ["echo 'a # b'", "allow"],
+  ['echo "it is # fine"', "allow"],
+  ["ls x\\\ny", "ask"],
+  ["ls\r", "ask"],
+  ["ls 12>/dev/null", "ask"],
+  ["ls <<EOF\nx\nEOF", "ask"],
+  ["ls <<< x", "ask"],
+  ["ls $'x'", "ask"],
+  ['ls $"x"', "ask"],
+  ["ls $HOME", "ask"],
+  ['ls "$HOME"', "ask"],
+  ["ls ~", "ask"],
+  ["ls {a,b}", "ask"],
+  ["ls a[1]", "ask"],
+  ["ls 'a[1]'", "allow"],
+  ["ls *.ts", "allow"],
+  ["ls & ls", "ask"],
+  // Issue 38, item 2: arithmetic evaluates a variable's value, recursively; a subscript runs $(…).
+  ["for x in 'a[$(touch p)]'; do ls $((x)); done", "ask"],
+  ["x='a[$(touch p)]'; [[ $x -eq 0 ]] && ls", "ask"],
+  ["[[ x -eq 0 ]]", "ask"],
+  ["[[ x -eq 0 ]] && ls", "ask"],
+  ["ls ${PATH:x}", "ask"],
+  ["let x", "ask"],
+  ["let x; ls", "ask"],
+  ["(( x )) && ls", "ask"],
+  ["test -v 'a[$(touch p)]' && ls", "ask"],
+  ["shift 'a[1]'; ls", "ask"],
+  ["ls; read -a 'a[$(touch p)]'", "ask"],
+  // Issue 38, item 3: deny resolves the program as bash would; a program it cannot name
+  // statically (brace, glob, expansion, quotes or escapes in it) matches every deny pattern.
+  ["{rm,-rf,d}", "deny"],
+  ["echo x; {rm,-rf,d}", "deny"],
+  ["/bin/r? -rf d", "deny"],
+  ["ls && /bin/r? -rf d", "deny"],
+  ["/usr/bin/[r]m -rf d", "deny"],
+  ["r\\m -rf d", "deny"],
+  ['"r"m -rf d', "deny"],
+  ["$(echo rm) -rf d", "deny"],
+  ["`echo rm` -rf d", "deny"],
+  ["x=rm; $x -rf d", "deny"],
+  ["./rm -rf d", "deny"],
+  ["../bin/rm -rf d", "deny"],
+  // The denied program with words that may expand to the pattern's options.
+  ["rm $opts d", "deny"],
+  ["rm * d", "deny"],
+  ["rm {-rf,d}", "deny"],
+  ["env $x -rf d", "deny"],
+  ["echo -rf d | xargs rm", "deny"],
 ];
 
 describe("a hostile command under the README's policy", () => {
@@ -213,7 +265,9 @@ describe("the parse", () => {
       "ls -la",
       "wc -l",
     ]);
-    expect(shell.opaque).toEqual([]);
+    // A subshell and `\\ls` are not plain: no allow pattern covers this line.
+    expect(shell.opaque).toEqual(["not a plain list of simple commands with literal words"]);
+    expect(analyseShell("cd src && /usr/bin/git 'status' --short | wc -l").opaque).toEqual([]);
   });
 
   it("says why a command is opaque", () => {
@@ -242,7 +296,9 @@ describe("a profile's policy over the README's", () => {
   it("a fallback of allow does not vouch for an opaque command", () => {
     const loose = validatePolicy({ bash: { deny: ["rm -rf *"], default: "allow" } }, "policy");
     expect(decide(loose, [], "bash", { command: "make" }).verdict).toBe("allow");
-    expect(decide(loose, [], "bash", { command: "eval $X" }).verdict).toBe("ask");
+    expect(decide(loose, [], "bash", { command: "ls > /tmp/x" }).verdict).toBe("ask");
+    // What `eval $X` runs cannot be named: it matches the deny pattern.
+    expect(decide(loose, [], "bash", { command: "eval $X" }).verdict).toBe("deny");
   });
 });
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { answerApproval, listPending } from "../../src/approvals/approvals.js";
 import { createTree, forkAgent } from "../../src/agents/tree.js";
 import { isAgentError } from "../../src/agents/errors.js";
-import type { ApproveMode } from "../../src/config/policy.js";
+import type { ApproveMode } from "../../src/policy/policy.js";
 import { startScheduler, type Scheduler } from "../../src/runtime/scheduler.js";
 import { useTestDatabase } from "../support/db.js";
 import { useFakeRuntime } from "../support/fake-runtime.js";

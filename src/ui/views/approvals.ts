@@ -3,7 +3,7 @@
 // `?N` on every ancestor (N descendants are asking), the tree-wide count for the status bar.
 import type { AgentRow } from "../../agents/agents.sql.js";
 import type { ApprovalRow } from "../../approvals/approvals.sql.js";
-import { shownTreeRule } from "../../config/policy.js";
+import { shownTreeRule } from "../../policy/tree-rules.js";
 import { clipRow, wrapSpans, type Row } from "./spans.js";
 import { GLYPH } from "./glyphs.js";
 import { cleanText, paintSpans, ROLE, type Line, type Span, type Theme } from "./theme.js";

@@ -8,6 +8,7 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import type { Node, Parser as ParserType } from "web-tree-sitter";
+import { plainList, type PlainList } from "./plain.js";
 
 /** One simple command: its words, the program normalised for deny, as written for allow. */
 export interface SimpleCommand {
@@ -18,9 +19,22 @@ export interface SimpleCommand {
   allowText: string;
   /** The words, program normalised (base name) then the arguments' values. */
   words: string[];
+  /** The words as bash passes them: the program as written, then the arguments' values. */
+  argv: string[];
+  /** Every word is literal (no expansion, substitution, brace, tilde or `[` outside quotes; a `*`
+   * or `?` in an argument is a pathname pattern, allowed). */
+  literal: boolean;
+  /** Every word reaches the program as written: literal and no glob at all (for deny). */
+  fixed: boolean;
+  /** The program is named statically: unquoted, unescaped, no expansion, brace or glob. A
+   * program that is not counts as a match for every deny pattern (commands.ts). */
+  resolved: boolean;
 }
 
 export interface ShellAnalysis {
+  /** The parse could not name every program: the command does not parse, or is too long. Every
+   * deny pattern then matches (commands.ts). */
+  unresolved?: boolean;
   /** Every simple command found, in order, including those inside substitutions and wrappers. */
   commands: SimpleCommand[];
   /** Why an allow pattern cannot cover this command (empty: it can be seen through). */
@@ -161,11 +175,35 @@ export function analyseShell(command: string): ShellAnalysis {
   const out: ShellAnalysis = { commands: [], opaque: [] };
   if (command.length > MAX_PARSED_CHARS) {
     out.opaque.push(`longer than ${MAX_PARSED_CHARS} characters`);
+    out.unresolved = true;
     return out;
   }
   analyseInto(command, out, 0);
+  // The second, independent reading: only a plain list of literal simple commands, read into the
+  // same words by both, can be covered by an allow pattern or a tree rule.
+  if (out.opaque.length === 0) {
+    const plain = plainList(command);
+    if (!plain) out.opaque.push("not a plain list of simple commands with literal words");
+    else if (!sameWords(plain, out.commands)) {
+      // One of the two misreads it, so neither can name its programs for deny either.
+      out.opaque.push("the two readings of it disagree");
+      out.unresolved = true;
+    }
+  }
   return out;
 }
+
+/** Do tree-sitter's simple commands and the plain reading hold the same words, in order? */
+function sameWords(plain: PlainList, commands: readonly SimpleCommand[]): boolean {
+  if (plain.commands.length !== commands.length) return false;
+  return commands.every((c, i) => {
+    const words = plain.commands[i]!;
+    return c.literal && c.argv.length === words.length && c.argv.every((w, j) => w === words[j]);
+  });
+}
+
+/** A program name bash takes as it is written: no quote, escape, expansion, brace or glob. */
+const STATIC_PROGRAM = /^[A-Za-z0-9_./+:@%,-]+$/;
 
 function analyseInto(command: string, out: ShellAnalysis, depth: number): void {
   if (!parser) throw new Error("the shell parser is not loaded (await loadShellParser())");
@@ -176,7 +214,10 @@ function analyseInto(command: string, out: ShellAnalysis, depth: number): void {
   }
   try {
     const root = tree.rootNode;
-    if (root.hasError) out.opaque.push("does not parse as a shell command");
+    if (root.hasError) {
+      out.opaque.push("does not parse as a shell command");
+      if (depth === 0) out.unresolved = true;
+    }
     const shellFed: string[] = [];
     let hasShell = false;
     // Iterative: a hostile command may nest thousands deep.
@@ -264,14 +305,26 @@ function simpleCommand(node: Node, out: ShellAnalysis, depth: number): boolean {
   const args = node.childrenForFieldName("argument").filter((n): n is Node => n !== null);
   if (!nameNode) return false;
   const written = literal(nameNode.namedChildren[0] ?? nameNode);
+  const argsLiteral = args.every((a) => staticWord(a, false));
+  const argFixed = args.map((a) => staticWord(a, true));
+  const argsFixed = argFixed.every(Boolean);
   if (written === undefined || written === "") {
     out.opaque.push(`the program is an expansion (${clip(nameNode.text)})`);
     // Deny patterns still see what is visible.
-    pushCommand(out, nameNode.text, args.map(wordText));
+    pushCommand(out, nameNode.text, args.map(wordText), {
+      resolved: false,
+      literal: false,
+      fixed: false,
+    });
     return false;
   }
   const argv = args.map(wordText);
-  const name = pushCommand(out, written, argv);
+  const resolved = STATIC_PROGRAM.test(nameNode.text);
+  const name = pushCommand(out, written, argv, {
+    resolved,
+    literal: resolved && argsLiteral,
+    fixed: resolved && argsFixed,
+  });
   if (SHELLS.has(name)) {
     out.opaque.push(`runs a shell (${name})`);
     const c = argv.findIndex((a) => /^-[a-zA-Z]*c[a-zA-Z]*$/.test(a));
@@ -286,7 +339,7 @@ function simpleCommand(node: Node, out: ShellAnalysis, depth: number): boolean {
   }
   if (WRAPPERS.has(name)) {
     out.opaque.push(`${name} runs another command`);
-    wrapped(argv, out, depth);
+    wrapped(argv, argFixed, out, depth);
   }
   if (
     name === "find" &&
@@ -294,7 +347,7 @@ function simpleCommand(node: Node, out: ShellAnalysis, depth: number): boolean {
   ) {
     out.opaque.push("find runs a command or writes with its arguments");
     const at = argv.findIndex((a) => /^-(exec|execdir|ok|okdir)$/.test(a));
-    if (at >= 0) wrapped(argv.slice(at + 1), out, depth);
+    if (at >= 0) wrapped(argv.slice(at + 1), argFixed.slice(at + 1), out, depth);
   }
   if (name === "git" && argv.some((a) => a === "-c" || a.startsWith("--exec-path"))) {
     out.opaque.push("git -c can make git run a command");
@@ -306,12 +359,17 @@ function simpleCommand(node: Node, out: ShellAnalysis, depth: number): boolean {
  * The commands a wrapper may run, for deny patterns: from every word that could start the
  * wrapped command (options with values make the exact one unknowable), and a shell's `-c` string.
  */
-function wrapped(argv: string[], out: ShellAnalysis, depth: number): void {
+function wrapped(argv: string[], fixed: boolean[], out: ShellAnalysis, depth: number): void {
   for (let i = 0; i < argv.length; i++) {
     const word = argv[i]!;
     if (word.startsWith("-") || /^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) continue;
     const rest = argv.slice(i);
-    pushCommand(out, word, rest.slice(1));
+    pushCommand(out, word, rest.slice(1), {
+      // The wrapper runs the word as it receives it: known unless bash expands it first.
+      resolved: fixed[i] === true,
+      literal: false,
+      fixed: false,
+    });
     if (/\s/.test(word)) nested(word, out, depth);
   }
 }
@@ -322,7 +380,7 @@ function declaration(node: Node, out: ShellAnalysis): void {
   const argv = node.namedChildren
     .filter((n): n is Node => n !== null)
     .map((n) => (n.type === "variable_assignment" ? n.text : wordText(n)));
-  pushCommand(out, name, argv);
+  pushCommand(out, name, argv, { resolved: true, literal: false, fixed: false });
   out.opaque.push(`${name} can change later commands`);
 }
 
@@ -342,7 +400,12 @@ function fileRedirect(node: Node, out: ShellAnalysis): void {
 }
 
 /** Records one simple command; returns its normalised program name. */
-function pushCommand(out: ShellAnalysis, written: string, argv: string[]): string {
+function pushCommand(
+  out: ShellAnalysis,
+  written: string,
+  argv: string[],
+  how: { resolved: boolean; literal: boolean; fixed: boolean },
+): string {
   const name = programName(written);
   const asWritten =
     written.includes("/") && !SYSTEM_DIRS.has(path.posix.dirname(written)) ? written : name;
@@ -351,6 +414,8 @@ function pushCommand(out: ShellAnalysis, written: string, argv: string[]): strin
     denyText: collapse(name + tail),
     allowText: collapse(asWritten + tail),
     words: [name, ...argv],
+    argv: [written, ...argv],
+    ...how,
   });
   return name;
 }
@@ -365,6 +430,20 @@ export function programName(written: string): string {
 /** Runs of whitespace are one space; ends trimmed. */
 export function collapse(text: string): string {
   return text.replace(/\s+/g, " ").trim();
+}
+
+/**
+ * A word bash passes as written: literal, no brace expansion, and no tilde or `[` outside quotes
+ * (`{a,b}`, `~`, `[x]`: each may become other words); with `noGlob`, no `*` or `?` either.
+ */
+function staticWord(node: Node, noGlob: boolean): boolean {
+  if (literal(node) === undefined) return false;
+  // A brace expands with a comma or a range in it (`{a,b}`, `{1..3}`; `{}` stays itself): looked
+  // for in the whole text, quotes included, to err on the side of "may expand".
+  if (/\{[^]*(,|\.\.)[^]*\}/.test(node.text)) return false;
+  const unquoted = node.type === "concatenation" ? node.namedChildren : [node];
+  const special = noGlob ? /[*?[\]~]/ : /[[\]~]/;
+  return unquoted.every((p) => p === null || p.type !== "word" || !special.test(p.text));
 }
 
 /** A word's value when it is fixed by its text, else its source text. */

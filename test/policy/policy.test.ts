@@ -1,14 +1,9 @@
 // The tool policy (policy.ts): defaults for a new user, patterns, and narrowing that never widens.
 import { beforeAll, describe, expect, it } from "vitest";
-import {
-  decide,
-  matchesPattern,
-  parseApproveMode,
-  treePattern,
-  treePatternCovers,
-  validatePolicy,
-} from "../../src/config/policy.js";
-import { loadShellParser } from "../../src/config/shell.js";
+import { matchesPattern } from "../../src/policy/patterns.js";
+import { decide, parseApproveMode, validatePolicy } from "../../src/policy/policy.js";
+import { treePattern, treePatternCovers } from "../../src/policy/tree-rules.js";
+import { loadShellParser } from "../../src/policy/shell.js";
 
 beforeAll(async () => {
   await loadShellParser();
