@@ -50,8 +50,8 @@ export interface WorktreeInfo {
   base: string;
   repo: string;
   /**
-   * The repository's git directory it was made in: a worktree made from this agent's (a
-   * grandchild's) must come from the same one, whatever its `.git` file says by then.
+   * The common git directory it was made in, the tree's recorded repository: every git run in
+   * the worktree or the parent's tree is checked against it, whatever a `.git` says by then.
    */
   common?: string;
   /** Set once `discard` (or reaping) removed the worktree and its branch. */
@@ -112,6 +112,12 @@ export const agents = pgTable(
     caps: jsonb("caps").$type<StoredCaps>(),
     /** An isolated child's git worktree (its cwd) and branch (src/agents/worktree.ts); else null. */
     worktree: jsonb("worktree").$type<WorktreeInfo>(),
+    /**
+     * On a root: the repository its working directory was in when the tree started (the common
+     * git directory, a real path), the only one warren's git runs in for the tree; null outside
+     * any (src/agents/repository.ts).
+     */
+    repository: text("repository"),
     /** On a root: how its tree answers tool calls the policy marks `ask` (`--approve`). */
     approve: text("approve").$type<ApproveMode>(),
     /** The event that started the last counted turn: a resumed turn is not counted twice. */

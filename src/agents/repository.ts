@@ -1,197 +1,208 @@
-// The repository around a directory, read from its files as git finds it (no git process), for
-// the usual layouts only: a worktree fork should cost at most one `git worktree add` beyond a
-// plain fork, and a `git rev-parse` spawn is 4-10 ms. Anything unusual answers "ask git". In such
-// a repository a new branch is written the same way (createBranch).
-import fs from "node:fs";
-import path from "node:path";
+// How warren runs git, and in which repository. warren's git runs outside the sandbox in a
+// repository agents can write (the `.git` of their working directory), so every run is hardened
+// (no hooks, fsmonitor, signing program or repository-defined driver; bash's environment), and
+// every run first asks git which repository the directory belongs to: a tree's git runs only in
+// the repository recorded when the tree started (`agents.repository` on its root), whatever a
+// `.git` planted later says.
+import { execFile } from "node:child_process";
+import fs from "node:fs/promises";
+import { buildToolEnv } from "../tools/shell-env.js";
 
-export interface Repository {
-  /** The top level of the working tree, absolute and real. */
-  repo: string;
-  /** The common git directory (shared by linked worktrees), absolute and real. */
-  common: string;
-  /** HEAD's commit; undefined when HEAD's branch has no commit yet. */
-  base: string | undefined;
+export interface GitResult {
+  code: number;
+  stdout: string;
+  stderr: string;
 }
 
-export const OID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
-
-/** Variables that change how git finds a repository: with any set, only git answers. */
-const DISCOVERY_ENV = [
-  "GIT_DIR",
-  "GIT_WORK_TREE",
-  "GIT_COMMON_DIR",
-  "GIT_CEILING_DIRECTORIES",
-  "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+/**
+ * What every git run of warren's is given: a repository an agent can write must not make it run
+ * a program the agent planted. The filter and merge drivers the repository's own config defines
+ * are turned off too (repositoryDrivers; the person's global ones stay).
+ */
+const HARDENED = [
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "commit.gpgSign=false",
+  "-c",
+  "tag.gpgSign=false",
 ];
 
-/** A ref kept in the common dir: under refs/, not per-worktree, no `..` nor odd component. */
-const SHARED_REF =
-  /^refs\/(?!worktree\/|bisect\/|rewritten\/)(?!.*\.\.)(?!.*\.(?:lock)?(?:\/|$))(?:[\w+@-][\w.+@-]*\/)*[\w+@-][\w.+@-]*$/;
-
-/**
- * What `git rev-parse --path-format=absolute --show-toplevel --git-common-dir HEAD` would say in
- * `cwd`, or undefined when the layout is not one of those known here (a bare or reftable repository,
- * core.worktree, discovery variables, a file in an unexpected form, ...): then ask git.
- */
-export function readRepository(cwd: string): Repository | undefined {
-  if (DISCOVERY_ENV.some((name) => process.env[name] !== undefined)) return undefined;
-  try {
-    // Discovery: the nearest directory holding `.git`, not past a filesystem boundary, as git.
-    let dir = fs.realpathSync(cwd);
-    const dev = fs.statSync(dir).dev;
-    let dotGit: fs.Stats | undefined;
-    while (!(dotGit = fs.statSync(path.join(dir, ".git"), { throwIfNoEntry: false }))) {
-      if (fs.existsSync(path.join(dir, "HEAD"))) return undefined; // in a git dir, or a bare one
-      const up = path.dirname(dir);
-      if (up === dir || fs.statSync(up).dev !== dev) return undefined;
-      dir = up;
-    }
-    let gitdir = path.join(dir, ".git");
-    let common = gitdir;
-    if (dotGit.isFile()) {
-      // A linked worktree or a submodule: `gitdir: <path>`, relative to the file's directory.
-      const link = fs.readFileSync(gitdir, "utf8").replace(/[\r\n]+$/, "");
-      if (!link.startsWith("gitdir: ") || link.length === 8) return undefined;
-      gitdir = fs.realpathSync(path.resolve(dir, link.slice(8)));
-      const commondir = readIfThere(path.join(gitdir, "commondir"));
-      common = path.resolve(gitdir, commondir?.replace(/[\r\n]+$/, "") ?? ".");
-    } else if (!dotGit.isDirectory()) return undefined;
-    common = fs.realpathSync(common);
-
-    const uid = process.getuid?.();
-    const usual =
-      uid !== undefined &&
-      fs.statSync(dir).uid === uid && // else git may refuse it ("dubious ownership")
-      fs.statSync(gitdir).uid === uid &&
-      fs.statSync(path.join(common, "objects")).isDirectory() &&
-      fs.statSync(path.join(common, "refs")).isDirectory() &&
-      !fs.existsSync(path.join(common, "reftable"));
-    if (!usual) return undefined;
-    const config = fs.readFileSync(path.join(common, "config"), "utf8");
-    if (/refstorage|worktree|extensions/i.test(config)) return undefined;
-    if (/^\s*bare\b(?!\s*=\s*false\s*$)/im.test(config)) return undefined;
-
-    // HEAD: an object id, or `ref: refs/...` through loose refs (maybe symbolic) and packed-refs.
-    let target = fs.readFileSync(path.join(gitdir, "HEAD"), "utf8").trimEnd();
-    for (let depth = 0; depth < 5; depth++) {
-      if (OID.test(target)) return { repo: dir, common, base: target };
-      const ref = /^ref:\s*(\S+)$/.exec(target)?.[1];
-      if (!ref || !SHARED_REF.test(ref)) return undefined;
-      const loose = readIfThere(path.join(common, ref));
-      if (loose !== undefined) {
-        target = loose.trimEnd();
-        continue;
-      }
-      const packed = (readIfThere(path.join(common, "packed-refs")) ?? "")
-        .split("\n")
-        .find((line) => !/^[#^]/.test(line) && line.endsWith(` ${ref}`));
-      if (packed === undefined) return { repo: dir, common, base: undefined };
-      const oid = packed.slice(0, -ref.length - 1);
-      return OID.test(oid) ? { repo: dir, common, base: oid } : undefined;
-    }
-    return undefined;
-  } catch {
-    return undefined;
+/** The environment `bash` gets, plus git's own variables: never warren's secrets. */
+function gitEnv(extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = buildToolEnv();
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.startsWith("GIT_")) env[key] = value;
   }
+  return { ...env, ...extra, GIT_TERMINAL_PROMPT: "0" };
+}
+
+/** `git -C cwd <args>` hardened; never throws for a non-zero exit (see `code`). */
+function run(cwd: string, args: string[], env: NodeJS.ProcessEnv): Promise<GitResult> {
+  return new Promise((resolve) => {
+    execFile(
+      "git",
+      ["-C", cwd, ...HARDENED, ...args],
+      { maxBuffer: 64 * 1024 * 1024, env },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === "number" ? err.code : 1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
+  });
+}
+
+export function firstLine(text: string): string {
+  return (
+    text
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l) ?? ""
+  );
 }
 
 /**
- * Creates branch `name` at `oid` in a repository `readRepository` read (refs kept in files), as
- * git writes a loose ref: under its lock file, then renamed into place. `git worktree add -b`
- * would run `git branch` for it, a process of its own (a tenth of the add's time on this
- * project's machine). False, with nothing written, whenever git should decide instead: the name
- * or a ref above or below it exists (loose or packed), its lock is held, or a write fails.
- * Unlike `git branch`, it writes no reflog entry and runs no reference-transaction hook.
+ * The common git directory of the repository around `cwd` as a real path, as git finds it; null
+ * outside any repository (or when `cwd` is gone). What a tree records when it starts.
  */
-export function createBranch(common: string, name: string, oid: string): boolean {
-  const ref = `refs/heads/${name}`;
-  if (!SHARED_REF.test(ref) || !OID.test(oid)) return false;
-  // A shared repository's files get group or world permissions from git: left to git.
-  if (/sharedrepository/i.test(readIfThere(path.join(common, "config")) ?? "")) return false;
-  const packed = readIfThere(path.join(common, "packed-refs")) ?? "";
-  const parts = ref.split("/");
-  for (let i = 3; i <= parts.length; i++) {
-    const above = parts.slice(0, i).join("/");
-    if (packed.includes(` ${above}\n`) || (i < parts.length && isFile(path.join(common, above)))) {
-      return false;
-    }
+export async function commonDirOf(cwd: string): Promise<string | null> {
+  const r = await run(cwd, ["rev-parse", "--path-format=absolute", "--git-common-dir"], gitEnv());
+  const common = r.stdout.trim();
+  if (r.code !== 0 || !common) return null;
+  return fs.realpath(common).catch(() => null);
+}
+
+/** Why warren's git does not run in a directory: `found` is the repository it is in, if any. */
+export class RepositoryRefused extends Error {
+  override name = "RepositoryRefused";
+  constructor(
+    message: string,
+    readonly found: string | null,
+  ) {
+    super(message);
   }
-  if (packed.includes(` ${ref}/`)) return false;
-  const file = path.join(common, ref);
-  const lock = `${file}.lock`;
-  let locked = false;
-  try {
-    if (fs.existsSync(file)) return false;
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    const fd = fs.openSync(lock, "wx");
-    locked = true;
-    try {
-      // Held: another writer could only have made it before the lock was taken.
-      if (fs.existsSync(file)) return false;
-      fs.writeSync(fd, `${oid}\n`);
-    } finally {
-      fs.closeSync(fd);
-    }
-    fs.renameSync(lock, file);
-    locked = false;
-    return true;
-  } catch {
-    return false;
-  } finally {
-    if (locked) fs.rmSync(lock, { force: true });
-  }
+}
+
+/** A working tree warren's git runs in, checked against the tree's recorded repository. */
+export interface Repository {
+  /** The top level of the working tree, absolute. */
+  top: string;
+  /** Its git directory (a linked worktree's own, under the common one's `worktrees/`). */
+  gitDir: string;
+  /** The common git directory, real: the tree's recorded one. */
+  common: string;
+  /** Its index file, as git names it. */
+  index: string;
+  /** HEAD's commit; undefined on a branch with no commit yet. */
+  head: string | undefined;
+  /** Runs git there, pinned to this repository (no discovery again); never throws on exit. */
+  run(args: string[], env?: NodeJS.ProcessEnv): Promise<GitResult>;
+  /** Runs git there and returns its trimmed output; a failure throws `fail(its first line)`. */
+  ok(args: string[], fail?: (reason: string) => Error, env?: NodeJS.ProcessEnv): Promise<string>;
 }
 
 /**
- * Writes the entry of a linked worktree at `wtPath` on `branch`, as `git worktree add` does before
- * it checks one out (gitrepository-layout(5): `worktrees/<id>/gitdir`, `commondir`, `HEAD`, and
- * `locked` while it is made; `<wtPath>/.git` pointing back), in a repository `readRepository`
- * read. `git worktree add` runs two git processes for this (`symbolic-ref`, `reset --hard`);
- * with the entry written, a `git reset --hard` in `wtPath` is the only one. Returns the entry's
- * directory, or undefined with nothing written when it cannot be made plainly (its name or the
- * path is taken): then git makes it.
+ * The repository git finds in `cwd`, refused (RepositoryRefused, one line) unless its common git
+ * directory is `recorded`, the tree's: a `.git` an agent replaced (`gitdir: /other/repo/.git`)
+ * would otherwise have warren write branches, worktree entries and merges there. The runs that
+ * follow are given its git directory and working tree, so a `.git` swapped after the check is
+ * not followed either.
  */
-export function createWorktreeEntry(
-  common: string,
-  wtPath: string,
-  branch: string,
-): string | undefined {
-  const entry = path.join(common, "worktrees", path.basename(wtPath));
-  try {
-    fs.mkdirSync(path.dirname(entry), { recursive: true });
-    fs.mkdirSync(entry);
-  } catch {
-    return undefined;
+export async function openRepository(cwd: string, recorded: string | null): Promise<Repository> {
+  const asked = await run(
+    cwd,
+    [
+      "rev-parse",
+      "--path-format=absolute",
+      "--git-common-dir",
+      "--absolute-git-dir",
+      "--git-path",
+      "index",
+      "--show-toplevel",
+      "HEAD",
+      "--",
+    ],
+    gitEnv(),
+  );
+  const [common, gitDir, index, top, head] = asked.stdout.split("\n").map((l) => l.trim());
+  const found = common ? await fs.realpath(common).catch(() => common) : null;
+  if (found !== recorded) {
+    const where =
+      recorded === null
+        ? "the tree recorded no git repository when it started"
+        : `the tree's repository is ${recorded}`;
+    throw new RepositoryRefused(
+      found === null
+        ? `${cwd} is not inside a git working tree (${where})`
+        : `warren's git does not run in ${cwd}: its .git leads to ${found}, and ${where}`,
+      found,
+    );
   }
-  let made = false;
-  try {
-    // Locked first, as git does: a `git worktree prune` meanwhile leaves a half-made entry alone.
-    fs.writeFileSync(path.join(entry, "locked"), "initializing\n");
-    fs.writeFileSync(path.join(entry, "commondir"), "../..\n");
-    fs.writeFileSync(path.join(entry, "HEAD"), `ref: refs/heads/${branch}\n`);
-    fs.writeFileSync(path.join(entry, "gitdir"), `${path.join(wtPath, ".git")}\n`);
-    fs.mkdirSync(wtPath);
-    made = true;
-    fs.writeFileSync(path.join(wtPath, ".git"), `gitdir: ${entry}\n`);
-    return entry;
-  } catch {
-    fs.rmSync(entry, { recursive: true, force: true });
-    if (made) fs.rmSync(wtPath, { recursive: true, force: true });
-    return undefined;
+  // HEAD is the last question: on a branch with no commit, only it fails.
+  const unborn = asked.code !== 0 && /\bHEAD\b/.test(asked.stderr);
+  if (!gitDir || !index || !top || (asked.code !== 0 && !unborn)) {
+    throw new RepositoryRefused(
+      `${cwd} is not inside a git working tree: ${firstLine(asked.stderr) || "git rev-parse failed"}`,
+      found,
+    );
   }
+  const pinned = [`--git-dir=${gitDir}`, `--work-tree=${top}`];
+  let drivers: Promise<[string, string][]> | undefined;
+  const repository: Repository = {
+    top,
+    gitDir,
+    common: found!,
+    index,
+    head: unborn ? undefined : head || undefined,
+    async run(args, env) {
+      drivers ??= repositoryDrivers(cwd, pinned);
+      return run(cwd, [...pinned, ...args], withSettings(gitEnv(env), await drivers));
+    },
+    async ok(args, fail = (r) => new Error(r), env) {
+      const r = await repository.run(args, env);
+      if (r.code !== 0) throw fail(firstLine(r.stderr || r.stdout) || `git ${args[0]} failed`);
+      return r.stdout.trim();
+    },
+  };
+  return repository;
 }
 
-function isFile(file: string): boolean {
-  return fs.statSync(file, { throwIfNoEntry: false })?.isFile() ?? false;
+/**
+ * The filter and merge drivers the repository's own config (and what it includes) defines, as
+ * settings that turn each off: a filter runs nothing, a merge driver's files conflict. Given as
+ * GIT_CONFIG_KEY_<n>/VALUE_<n> pairs, which no name can break out of (a `-c` splits at `=`).
+ */
+async function repositoryDrivers(cwd: string, pinned: string[]): Promise<[string, string][]> {
+  const listed = await run(
+    cwd,
+    [...pinned, "config", "--show-scope", "--name-only", "--get-regexp", "^(filter|merge)[.]"],
+    gitEnv(),
+  );
+  const off = new Map<string, string>();
+  for (const line of listed.stdout.split("\n")) {
+    const m = /^(?:local|worktree)\t(filter|merge)\.(.+)\.[^.]+$/i.exec(line);
+    if (!m) continue;
+    const [, kind, name] = m;
+    if (kind!.toLowerCase() === "filter") {
+      for (const key of ["clean", "smudge", "process"]) off.set(`filter.${name}.${key}`, "");
+      off.set(`filter.${name}.required`, "false");
+    } else off.set(`merge.${name}.driver`, "false");
+  }
+  return [...off];
 }
 
-/** A file's text, or undefined when there is no such file (any other failure throws). */
-function readIfThere(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
+/** `settings` added to the environment's GIT_CONFIG_COUNT list (after any already there). */
+function withSettings(env: NodeJS.ProcessEnv, settings: [string, string][]): NodeJS.ProcessEnv {
+  if (settings.length === 0) return env;
+  const out = { ...env };
+  let n = Number(out.GIT_CONFIG_COUNT ?? 0) || 0;
+  for (const [key, value] of settings) {
+    out[`GIT_CONFIG_KEY_${n}`] = key;
+    out[`GIT_CONFIG_VALUE_${n}`] = value;
+    n++;
   }
+  out.GIT_CONFIG_COUNT = String(n);
+  return out;
 }

@@ -14,6 +14,7 @@ import {
 } from "./agents.sql.js";
 import { events } from "./events.sql.js";
 import { sweepReaped } from "./worktree-ops.js";
+import { commonDirOf } from "./repository.js";
 import { appendEvent } from "./events.js";
 import { AgentError, LeaseLost, type Fence } from "./errors.js";
 import { DEFAULT_LIMITS, type Limits } from "./limits.js";
@@ -63,9 +64,15 @@ function validateNewAgent(options: NewAgent): void {
   if (options.model) validateText(options.model, "model");
 }
 
+/**
+ * Starts a tree: its root, working in `options.cwd`. The repository that directory is in (its
+ * common git directory, real) is recorded on the root: warren's git runs in no other for this
+ * tree (src/agents/repository.ts).
+ */
 export async function createTree(db: Db, options: NewAgent = {}): Promise<AgentRow> {
   const id = randomUUID();
   validateNewAgent(options);
+  const repository = options.cwd ? await commonDirOf(options.cwd) : null;
   return db.transaction(async (tx) => {
     const [root] = await tx
       .insert(agents)
@@ -81,11 +88,24 @@ export async function createTree(db: Db, options: NewAgent = {}): Promise<AgentR
         budget: options.budget ?? {},
         approve: options.approve ?? null,
         policy: options.policy ?? [],
+        repository,
       })
       .returning();
     if (options.prompt) await startWith(tx, id, options.prompt);
     return root!;
   });
+}
+
+/** The repository a tree recorded when it started (its root's), null outside one. */
+export async function treeRepository(
+  q: Queryable,
+  agent: Pick<AgentRow, "id" | "tree_id" | "repository">,
+): Promise<string | null> {
+  if (agent.id === agent.tree_id) return agent.repository;
+  const rows = await q.execute<{ repository: string | null }>(
+    sql`select repository from agents where id = ${agent.tree_id}::uuid`,
+  );
+  return rows.rows[0]?.repository ?? null;
 }
 
 async function startWith(tx: Queryable, agentId: string, prompt: string): Promise<void> {

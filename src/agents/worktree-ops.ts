@@ -5,15 +5,15 @@ import { sql } from "drizzle-orm";
 import fs from "node:fs";
 import type { Db } from "../db/client.js";
 import type { AgentRow, WorktreeInfo } from "./agents.sql.js";
+import { firstLine, RepositoryRefused, type Repository } from "./repository.js";
 import {
+  changesIn,
   changesOf,
   describeChanges,
   diffAgainstBase,
-  firstLine,
-  git,
-  gitOk,
   hasUnmergedWork,
   removeWorktree,
+  worktreeRepository,
 } from "./worktree.js";
 
 /** A refusal or failure whose message is all a person needs (one line). */
@@ -39,15 +39,25 @@ export function worktreeOf(agent: AgentRow): WorktreeInfo {
   return wt;
 }
 
+/** A refusal of the repository check (a `.git` that leads elsewhere now) as a WorktreeError. */
+async function refusedAsWorktreeError<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    if (err instanceof RepositoryRefused) throw new WorktreeError(err.message);
+    throw err;
+  }
+}
+
 /** The child's change against its base (uncommitted and untracked files included). */
 export async function diffAgent(agent: AgentRow): Promise<string> {
   const wt = worktreeOf(agent);
-  return (await diffAgainstBase(wt, ["--stat", "--patch"])) ?? "";
+  return (await refusedAsWorktreeError(diffAgainstBase(wt, ["--stat", "--patch"]))) ?? "";
 }
 
 /** An identity for warren's commits where the repository has none configured. */
-async function identity(dir: string): Promise<string[]> {
-  const email = await git(dir, ["config", "user.email"]);
+async function identity(git: Repository): Promise<string[]> {
+  const email = await git.run(["config", "user.email"]);
   return email.code === 0 && email.stdout.trim()
     ? []
     : ["-c", "user.name=warren", "-c", "user.email=warren@localhost"];
@@ -68,29 +78,32 @@ export async function mergeAgent(db: Db, agent: AgentRow): Promise<string> {
   if (agent.state === "running") {
     throw new WorktreeError(`${who(agent)} is running; merge once it is idle or dead`);
   }
-  const dirty = await gitOk(wt.repo, ["status", "--porcelain"], (r) => new WorktreeError(r));
+  return refusedAsWorktreeError(merge(db, agent, wt));
+}
+
+async function merge(db: Db, agent: AgentRow, wt: WorktreeInfo): Promise<string> {
+  // Both checked before anything runs: the target's `.git` and the worktree's.
+  const target = await worktreeRepository(wt, wt.repo);
+  const child = await worktreeRepository(wt, wt.path);
+  const dirty = await target.ok(["status", "--porcelain"], (r) => new WorktreeError(r));
   if (dirty) {
     const n = dirty.split("\n").length;
     throw new WorktreeError(
       `${wt.repo} has uncommitted changes (${n} path${n === 1 ? "" : "s"}); commit or stash them before merging ${wt.branch}`,
     );
   }
-  const changes = await changesOf(wt);
+  const changes = await changesIn(child, wt.base);
   const fail = (r: string) => new WorktreeError(`merging ${wt.branch}: ${r}`);
-  await gitOk(wt.path, ["add", "-A"], fail);
-  if ((await git(wt.path, ["diff", "--cached", "--quiet"])).code !== 0) {
-    const id = await identity(wt.path);
-    await gitOk(
-      wt.path,
-      [...id, "commit", "-q", "-m", `warren: ${agent.name}'s uncommitted work`],
-      fail,
-    );
+  await child.ok(["add", "-A"], fail);
+  if ((await child.run(["diff", "--cached", "--quiet"])).code !== 0) {
+    const id = await identity(child);
+    await child.ok([...id, "commit", "-q", "-m", `warren: ${agent.name}'s uncommitted work`], fail);
   }
-  if ((await git(wt.repo, ["merge-base", "--is-ancestor", wt.branch, "HEAD"])).code === 0) {
+  if ((await target.run(["merge-base", "--is-ancestor", wt.branch, "HEAD"])).code === 0) {
     return `nothing to merge: ${wt.branch} has nothing ${wt.repo} lacks`;
   }
-  const id = await identity(wt.repo);
-  const merged = await git(wt.repo, [
+  const id = await identity(target);
+  const merged = await target.run([
     ...id,
     "merge",
     "--no-ff",
@@ -100,10 +113,10 @@ export async function mergeAgent(db: Db, agent: AgentRow): Promise<string> {
     wt.branch,
   ]);
   if (merged.code !== 0) {
-    const conflicted = (await git(wt.repo, ["diff", "--name-only", "--diff-filter=U"])).stdout
+    const conflicted = (await target.run(["diff", "--name-only", "--diff-filter=U"])).stdout
       .split("\n")
       .filter(Boolean);
-    await git(wt.repo, ["merge", "--abort"]);
+    await target.run(["merge", "--abort"]);
     if (conflicted.length > 0) {
       throw new WorktreeError(
         `merge of ${wt.branch} conflicts in ${conflicted.join(", ")}; aborted, ${wt.repo} is unchanged and ${wt.branch} keeps the work`,
@@ -113,7 +126,7 @@ export async function mergeAgent(db: Db, agent: AgentRow): Promise<string> {
   }
   let tail = "";
   if (agent.state === "dead") {
-    await removeWorktree(wt.repo, wt.path, wt.branch);
+    await removeWorktree(wt);
     await markRemoved(db, agent.id);
     tail = "; worktree and branch removed";
   }
@@ -127,8 +140,8 @@ export async function discardAgent(db: Db, agent: AgentRow): Promise<string> {
   if (agent.state === "running" || agent.state === "waiting") {
     throw new WorktreeError(`${who(agent)} is ${agent.state} in that worktree; kill it first`);
   }
-  const changes = await changesOf(wt);
-  await removeWorktree(wt.repo, wt.path, wt.branch);
+  const changes = await refusedAsWorktreeError(changesOf(wt));
+  await refusedAsWorktreeError(removeWorktree(wt));
   await markRemoved(db, agent.id);
   const what = changes ? ` (${describeChanges(changes)} discarded)` : "";
   return `removed ${wt.path} and branch ${wt.branch}${what}`;
@@ -151,11 +164,17 @@ export async function sweepReaped(db: Db, ids: string[]): Promise<string[]> {
       await markRemoved(db, row.id);
       continue;
     }
-    if (await hasUnmergedWork(wt)) {
+    // A worktree whose repository check fails (its `.git`, or the target's, now leads elsewhere)
+    // is kept, as one with unmerged work: warren's git does not run there.
+    const unmerged = await hasUnmergedWork(wt).catch((err: unknown) => {
+      if (err instanceof RepositoryRefused) return true;
+      throw err;
+    });
+    if (unmerged) {
       kept.push(wt.path);
       continue;
     }
-    await removeWorktree(wt.repo, wt.path, wt.branch);
+    await removeWorktree(wt);
     await markRemoved(db, row.id);
   }
   return kept;

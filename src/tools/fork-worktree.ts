@@ -1,6 +1,7 @@
 // The worktree half of `fork {isolation: "worktree"}` (issue 30): the child's id from the call's
 // key, its worktree made (or, when an earlier attempt committed the fork, found) before the fork
-// commits; undone when the database refuses the fork. See src/agents/worktree.ts.
+// commits, in the tree's recorded repository only; undone when the database refuses the fork. See
+// src/agents/worktree.ts.
 import fs from "node:fs";
 import { sql } from "drizzle-orm";
 import type { WorktreeInfo } from "../agents/agents.sql.js";
@@ -11,6 +12,7 @@ import {
   removeWorktree,
   type CreateHooks,
 } from "../agents/worktree.js";
+import { treeRepository } from "../agents/tree.js";
 import type { AgentToolContext } from "./agent-context.js";
 import { resultStamp } from "./effects.js";
 
@@ -33,7 +35,7 @@ async function rowExists(ctx: AgentToolContext, id: string): Promise<boolean> {
 
 export async function isolatedFork(ctx: AgentToolContext, name: string): Promise<Isolated> {
   const id = childIdFor(ctx.agent.id, resultStamp(ctx).key);
-  const plan = await planWorktree(ctx.cwd, name, id, ctx.agent.worktree);
+  const plan = await planWorktree(ctx.cwd, name, id, await treeRepository(ctx.db, ctx.agent));
   // Whether the row owns the worktree matters only when its path exists (createWorktree reuses it
   // then): a first attempt, the common case, skips the query.
   const owned = fs.existsSync(plan.path) && (await rowExists(ctx, id));
@@ -43,7 +45,7 @@ export async function isolatedFork(ctx: AgentToolContext, name: string): Promise
     worktree,
     async undo() {
       if (await rowExists(ctx, id).catch(() => true)) return;
-      await removeWorktree(worktree.repo, worktree.path, worktree.branch).catch(() => undefined);
+      await removeWorktree(worktree).catch(() => undefined);
     },
   };
 }

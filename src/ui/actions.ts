@@ -6,7 +6,7 @@ import { appendEvent } from "../agents/events.js";
 import { displayName, resolveAgentRef } from "../agents/refs.js";
 import { answerApproval, describeAnswer } from "../approvals/approvals.js";
 import { childCapabilities } from "../agents/capabilities.js";
-import { forkAgent, killAgent, reapDead } from "../agents/tree.js";
+import { forkAgent, killAgent, reapDead, treeRepository } from "../agents/tree.js";
 import type { Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { wordWarning } from "../db/warning.js";
@@ -261,7 +261,8 @@ export function createActions(options: ActionsOptions): Actions {
           { id: string; worktree: Awaited<ReturnType<typeof createWorktree>> } | undefined;
         if (command.worktree) {
           const id = randomUUID();
-          const plan = await planWorktree(parent.cwd ?? process.cwd(), name, id, parent.worktree);
+          const repository = await treeRepository(db, parent);
+          const plan = await planWorktree(parent.cwd ?? process.cwd(), name, id, repository);
           isolated = { id, worktree: await createWorktree(plan, false) };
         }
         const child = await forkAgent(
@@ -282,7 +283,7 @@ export function createActions(options: ActionsOptions): Actions {
           config.limits,
         ).catch(async (err: unknown) => {
           const wt = isolated?.worktree;
-          if (wt) await removeWorktree(wt.repo, wt.path, wt.branch).catch(() => undefined);
+          if (wt) await removeWorktree(wt).catch(() => undefined);
           throw err;
         });
         if (captured) setMode("normal");

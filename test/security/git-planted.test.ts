@@ -11,15 +11,18 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
 import { getAgent } from "../../src/agents/refs.js";
-import { createTree } from "../../src/agents/tree.js";
+import { createTree, killAgent } from "../../src/agents/tree.js";
 import { eventKey } from "../../src/agents/event-keys.js";
 import { changesOf, childIdFor, planWorktree } from "../../src/agents/worktree.js";
-import { diffAgent, discardAgent, mergeAgent } from "../../src/agents/worktree-ops.js";
+import { diffAgent, discardAgent, mergeAgent, sweepReaped } from "../../src/agents/worktree-ops.js";
 import { forkTool } from "../../src/tools/fork.js";
 import { useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
 import { toolContext } from "../support/tool-context.js";
 import { g, gitShim } from "../support/git.js";
+import { startFakeModel } from "../support/fake-model.js";
+import { runWarren, warrenEnv } from "../support/warren.js";
+import { after, isFirst, isTask, lastToolResults, requestsOf } from "../runtime/e2e-support.js";
 
 const database = useTestDatabase();
 const bus = useBus(() => database().url);
@@ -231,10 +234,187 @@ describe("a worktree child's .git, rewritten to point elsewhere", () => {
     } as never);
     expect(outcome.ok).toBe(false);
     expect(JSON.stringify(outcome)).toMatch(
-      /INVALID_ARGS.*no longer belongs to the repository its worktree was made from/,
+      /INVALID_ARGS.*warren's git does not run in .*: its \.git leads to .*, and the tree's repository is/,
     );
     expect(otherGit()).toEqual(before);
     expect(fs.readdirSync(path.join(child.worktree, ".warren", "worktrees"))).toHaveLength(1);
+  });
+});
+
+/** What warren could have written in a repository: refs, worktrees, exclude lines, files. */
+function footprint(dir: string) {
+  return {
+    refs: g(dir, "for-each-ref", "--format=%(refname) %(objectname)"),
+    worktrees: g(dir, "worktree", "list", "--porcelain"),
+    exclude: fs.readFileSync(path.join(dir, ".git", "info", "exclude"), "utf8"),
+    status: g(dir, "status", "--porcelain", "--ignored"),
+  };
+}
+
+describe("a `.git` planted in the root's working directory, leading to another repository", () => {
+  it("end to end: the isolated fork, merge, diff and discard are refused; the other repository is untouched", async () => {
+    const { url } = database();
+    const p = plantable();
+    const other = plantable();
+    const otherGit = path.join(other.dir, ".git");
+    const recorded = path.join(p.dir, ".git");
+    const fake = await startFakeModel();
+    try {
+      // The root's own bash (unsandboxed here: this is about warren's git, not the sandbox)
+      // replaces `.git` once its first isolated child has worked.
+      const plant = `mv .git .git-real && printf 'gitdir: %s\\n' '${otherGit}' > .git && echo planted`;
+      fake.script([
+        {
+          agent: "root",
+          match: isFirst,
+          reply: {
+            toolCalls: [
+              { name: "fork", arguments: { name: "a", prompt: "edit", isolation: "worktree" } },
+            ],
+          },
+        },
+        {
+          agent: "root",
+          match: after("fork"),
+          reply: { toolCalls: [{ name: "wait", arguments: { from_agents: ["a"], timeout: 60 } }] },
+        },
+        {
+          agent: "a",
+          match: isTask,
+          reply: {
+            toolCalls: [{ name: "write_file", arguments: { path: "shared.txt", content: "a\n" } }],
+          },
+        },
+        { agent: "a", match: after("write_file"), reply: { text: "edited" } },
+        {
+          agent: "root",
+          match: after("wait"),
+          reply: { toolCalls: [{ name: "bash", arguments: { command: plant } }] },
+        },
+        {
+          agent: "root",
+          match: after("bash"),
+          reply: {
+            toolCalls: [
+              { name: "fork", arguments: { name: "b", prompt: "edit", isolation: "worktree" } },
+            ],
+          },
+        },
+        { agent: "root", match: after("fork"), reply: { text: "done" } },
+      ]);
+      const env = warrenEnv({ databaseUrl: url, modelUrl: fake.baseURL });
+      const configDir = path.join(env.XDG_CONFIG_HOME!, "warren");
+      fs.mkdirSync(configDir, { recursive: true });
+      fs.writeFileSync(path.join(configDir, "config.json"), JSON.stringify({ sandbox: "off" }));
+      dirs.push(env.HOME!);
+      const before = footprint(other.dir);
+      const run = await runWarren(["-p", "go", "--json", "--timeout", "60"], env, p.dir);
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      fake.assertAllUsed();
+      const treeId = (JSON.parse(run.stdout) as { tree_id: string }).tree_id;
+      const roots = requestsOf(fake, "root");
+      expect(lastToolResults(roots.at(-2)!)[0]!.value).toMatchObject({
+        exit_code: 0,
+        output: "planted\n",
+      });
+      const refused = lastToolResults(roots.at(-1)!)[0]!.value;
+      expect(refused).toEqual({
+        error: {
+          code: "INVALID_ARGS",
+          message: `warren's git does not run in ${p.dir}: its .git leads to ${otherGit}, and the tree's repository is ${recorded}`,
+        },
+      });
+      expect(footprint(other.dir)).toEqual(before);
+
+      // `warren merge|diff|discard` of the child made before: refused in one line each. The merge
+      // goes into the root's directory, whose .git leads elsewhere; the child's worktree is no
+      // longer one of the recorded repository (its entry moved with `.git`).
+      const refusals = {
+        merge: `warren: warren's git does not run in ${p.dir}: its .git leads to ${otherGit}, and the tree's repository is ${recorded}`,
+        diff: /^warren: \S+\/\.warren\/worktrees\/a-\w+ is not inside a git working tree \(the tree's repository is /,
+        discard:
+          /^warren: \S+\/\.warren\/worktrees\/a-\w+ is not inside a git working tree \(the tree's repository is /,
+      };
+      for (const [command, line] of Object.entries(refusals)) {
+        const yes = command === "discard" ? ["--yes"] : [];
+        const said = await runWarren([command, "a", ...yes, "--tree", treeId], env, p.dir);
+        expect(said.code).toBe(1);
+        expect(said.stderr.trim().split("\n")).toHaveLength(1);
+        if (typeof line === "string") expect(said.stderr.trim()).toBe(line);
+        else expect(said.stderr).toMatch(line);
+      }
+      expect(footprint(other.dir)).toEqual(before);
+      expect(fs.existsSync(path.join(other.dir, ".warren"))).toBe(false);
+      // The child's work is where it was made, on its branch of the recorded repository.
+      fs.rmSync(path.join(p.dir, ".git"));
+      fs.renameSync(path.join(p.dir, ".git-real"), recorded);
+      expect(g(p.dir, "branch", "--format=%(refname:short)")).toMatch(/^warren\/a-/m);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it("reaping keeps a worktree whose repository it cannot check, and writes nothing elsewhere", async () => {
+    const { db } = database();
+    const p = plantable();
+    const other = plantable();
+    const root = await createTree(db, { name: "root", cwd: p.dir });
+    const ctx = await toolContext(db, bus(), root.id, { cwd: p.dir, toolCallId: "call_r" });
+    const made = await forkTool.run(
+      { name: "r", prompt: "work", isolation: "worktree" },
+      ctx as never,
+    );
+    if (!made.ok) throw new Error(JSON.stringify(made.error));
+    const child = made.value as { agent_id: string; worktree: string };
+    // Nothing in it: reaping would remove it, with `git worktree remove` and `git branch -D`.
+    fs.renameSync(path.join(p.dir, ".git"), path.join(p.dir, ".git-real"));
+    fs.writeFileSync(path.join(p.dir, ".git"), `gitdir: ${path.join(other.dir, ".git")}\n`);
+    const before = footprint(other.dir);
+    await killAgent(db, { targetId: child.agent_id, byAgentId: null });
+    expect(await sweepReaped(db, [child.agent_id])).toEqual([child.worktree]);
+    expect(fs.existsSync(child.worktree)).toBe(true);
+    expect(footprint(other.dir)).toEqual(before);
+  });
+
+  it("a tree started outside any repository refuses the one its root makes later", async () => {
+    const { db } = database();
+    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-norepo-")));
+    dirs.push(dir);
+    const root = await createTree(db, { name: "root", cwd: dir });
+    expect(root.repository).toBeNull();
+    // What the root's bash can do: `git init` and a commit, then an isolated fork.
+    g(dir, "init", "-q", "-b", "main");
+    fs.writeFileSync(path.join(dir, "f.txt"), "f\n");
+    g(dir, "add", "-A");
+    g(dir, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", "init");
+    const before = footprint(dir);
+    const ctx = await toolContext(db, bus(), root.id, { cwd: dir, toolCallId: "call_n" });
+    const outcome = await forkTool.run(
+      { name: "n", prompt: "work", isolation: "worktree" },
+      ctx as never,
+    );
+    expect(outcome).toEqual({
+      ok: false,
+      error: {
+        code: "INVALID_ARGS",
+        message: `warren's git does not run in ${dir}: its .git leads to ${path.join(dir, ".git")}, and the tree recorded no git repository when it started`,
+      },
+    });
+    expect(footprint(dir)).toEqual(before);
+    expect(fs.existsSync(path.join(dir, ".warren"))).toBe(false);
+  });
+
+  it("a tree records its repository's common directory, real, from a subdirectory or a worktree", async () => {
+    const { db } = database();
+    const p = plantable();
+    const sub = path.join(p.dir, "sub");
+    fs.mkdirSync(sub);
+    const link = path.join(path.dirname(p.dir), "link");
+    fs.symlinkSync(p.dir, link);
+    for (const cwd of [p.dir, sub, link]) {
+      expect((await createTree(db, { cwd })).repository).toBe(path.join(p.dir, ".git"));
+    }
   });
 });
 
@@ -251,6 +431,7 @@ describe("a symlink planted where worktrees are made", () => {
       p.dir,
       "s",
       childIdFor(root.id, eventKey.toolResult(0, "call_s")),
+      root.repository,
     );
     const victim = path.join(elsewhere, path.basename(plan.path));
     fs.mkdirSync(victim);

@@ -1,13 +1,12 @@
-// Reading a repository from its files (src/agents/repository.ts), on real git repositories in temp
-// directories: in each known layout the answers are git's own (`git rev-parse`), and the unusual
-// layouts answer "ask git". A branch written as a file is one git reads as its own, and where a
-// name is taken in any form git would refuse, nothing is written and git is left to say why.
-import { execFileSync } from "node:child_process";
+// Which repository warren's git runs in (src/agents/repository.ts), on real git repositories in
+// temp directories: git's own answers in each layout; a tree's recorded repository and nothing
+// else; and the runs after the check pinned to what was checked, so a worktree's `.git` file
+// rewritten meanwhile is not followed.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { createBranch, createWorktreeEntry, readRepository } from "../../src/agents/repository.js";
+import { commonDirOf, openRepository, RepositoryRefused } from "../../src/agents/repository.js";
 import { planWorktree } from "../../src/agents/worktree.js";
 import { g } from "../support/git.js";
 
@@ -39,7 +38,7 @@ function repo(unborn = false): string {
 
 /** What git answers in `cwd`. */
 function revParse(cwd: string) {
-  const [repo, common, base] = g(
+  const [top, common, head] = g(
     cwd,
     "rev-parse",
     "--path-format=absolute",
@@ -47,221 +46,141 @@ function revParse(cwd: string) {
     "--git-common-dir",
     "HEAD",
   ).split("\n");
-  return { repo, common, base };
+  return { top, common, head };
 }
 
-describe("readRepository gives git's answers", () => {
-  it("a plain repository, at its top and from a subdirectory", () => {
+/** The error `work` rejects with. */
+async function refusal(work: Promise<unknown>): Promise<RepositoryRefused> {
+  const err = await work.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(RepositoryRefused);
+  return err as RepositoryRefused;
+}
+
+describe("commonDirOf: what a tree records when it starts", () => {
+  it("the common git directory, real, from a subdirectory, a symlink or a linked worktree", async () => {
     const dir = repo();
+    const common = path.join(dir, ".git");
     const sub = path.join(dir, "x", "y");
     fs.mkdirSync(sub, { recursive: true });
-    expect(readRepository(dir)).toEqual(revParse(dir));
-    expect(readRepository(sub)).toEqual(revParse(sub));
-    expect(readRepository(sub)?.repo).toBe(dir);
-  });
-
-  it("through a symlink to the repository: real paths", () => {
-    const dir = repo();
     const link = path.join(tempDir(), "link");
     fs.symlinkSync(dir, link);
-    expect(readRepository(link)).toEqual(revParse(link));
-    expect(readRepository(link)?.repo).toBe(dir);
+    const wt = path.join(path.dirname(dir), "wt");
+    g(dir, "worktree", "add", "-q", "-b", "side", wt);
+    for (const cwd of [dir, sub, link, wt]) expect(await commonDirOf(cwd)).toBe(common);
   });
 
-  it("HEAD on a packed ref, and on a symbolic ref", () => {
+  it("null outside any repository, and for a directory that is gone", async () => {
+    expect(await commonDirOf(tempDir())).toBeNull();
+    expect(await commonDirOf(path.join(tempDir(), "gone"))).toBeNull();
+  });
+});
+
+describe("openRepository gives git's answers in the recorded repository", () => {
+  it("a plain repository, at its top and from a subdirectory", async () => {
     const dir = repo();
-    g(dir, "pack-refs", "--all");
-    expect(fs.existsSync(path.join(dir, ".git", "refs", "heads", "main"))).toBe(false);
-    expect(readRepository(dir)).toEqual(revParse(dir));
-    g(dir, "symbolic-ref", "refs/heads/alias", "refs/heads/main");
-    g(dir, "symbolic-ref", "HEAD", "refs/heads/alias");
-    expect(readRepository(dir)).toEqual(revParse(dir));
+    const sub = path.join(dir, "x");
+    fs.mkdirSync(sub);
+    for (const cwd of [dir, sub]) {
+      const git = await openRepository(cwd, path.join(dir, ".git"));
+      expect({ top: git.top, common: git.common, head: git.head }).toEqual(revParse(cwd));
+      expect(git.gitDir).toBe(path.join(dir, ".git"));
+      expect(git.index).toBe(path.join(dir, ".git", "index"));
+    }
   });
 
-  it("a detached HEAD", () => {
-    const dir = repo();
-    g(dir, "checkout", "-q", "--detach");
-    fs.writeFileSync(path.join(dir, "a.txt"), "b\n");
-    g(dir, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qam", "detached");
-    const read = readRepository(dir);
-    expect(read).toEqual(revParse(dir));
-    expect(read?.base).not.toBe(g(dir, "rev-parse", "main"));
-  });
-
-  it("a linked worktree (git worktree add), on a loose and on a packed branch", () => {
+  it("a linked worktree: its own git directory and index, the main repository's common one", async () => {
     const dir = repo();
     const wt = path.join(path.dirname(dir), "wt");
     g(dir, "worktree", "add", "-q", "-b", "side", wt);
-    fs.mkdirSync(path.join(wt, "sub"));
-    for (const cwd of [wt, path.join(wt, "sub")]) {
-      expect(readRepository(cwd)).toEqual(revParse(cwd));
-      expect(readRepository(cwd)?.common).toBe(path.join(dir, ".git"));
-    }
-    g(dir, "pack-refs", "--all");
-    expect(readRepository(wt)).toEqual(revParse(wt));
+    const git = await openRepository(wt, path.join(dir, ".git"));
+    expect({ top: git.top, common: git.common, head: git.head }).toEqual(revParse(wt));
+    expect(git.gitDir).toBe(path.join(dir, ".git", "worktrees", "wt"));
+    expect(git.index).toBe(path.join(dir, ".git", "worktrees", "wt", "index"));
+    expect(await git.ok(["branch", "--show-current"])).toBe("side");
   });
 
-  it("a `.git` file with a relative gitdir and no commondir (as a submodule's)", () => {
+  it("a `.git` file with a relative gitdir (as a submodule's), and GIT_DIR set", async () => {
     const dir = repo();
     const elsewhere = path.join(path.dirname(dir), "elsewhere");
     fs.mkdirSync(elsewhere);
     fs.renameSync(path.join(dir, ".git"), path.join(elsewhere, "r.git"));
     fs.writeFileSync(path.join(dir, ".git"), "gitdir: ../elsewhere/r.git\n");
-    const read = readRepository(dir);
-    expect(read).toEqual(revParse(dir));
-    expect(read?.common).toBe(path.join(elsewhere, "r.git"));
+    const git = await openRepository(dir, path.join(elsewhere, "r.git"));
+    expect({ top: git.top, common: git.common, head: git.head }).toEqual(revParse(dir));
+    const plain = repo();
+    process.env.GIT_DIR = path.join(plain, ".git");
+    const viaEnv = await openRepository(tempDir(), path.join(plain, ".git"));
+    expect(viaEnv.common).toBe(path.join(plain, ".git"));
   });
 
-  it("an unborn branch: no commit, and the fork is refused as before", async () => {
+  it("an unborn branch: no HEAD commit, and the fork is refused", async () => {
     const dir = repo(true);
-    const [top, common] = g(
-      dir,
-      "rev-parse",
-      "--path-format=absolute",
-      "--show-toplevel",
-      "--git-common-dir",
-    ).split("\n");
-    expect(readRepository(dir)).toEqual({ repo: top, common, base: undefined });
-    const plan = planWorktree(dir, "a", "00000000-0000-4000-8000-000000000000");
+    const git = await openRepository(dir, path.join(dir, ".git"));
+    expect(git.head).toBeUndefined();
+    const plan = planWorktree(dir, "a", "00000000-0000-4000-8000-000000000000", git.common);
     await expect(plan).rejects.toMatchObject({ code: "INVALID_ARGS" });
     await expect(plan).rejects.toThrow(`${dir} has no commit yet`);
   });
 });
 
-describe("unusual layouts ask git", () => {
-  it("GIT_DIR set: git answers, and the plan is still right", async () => {
+describe("openRepository refuses any repository but the recorded one", () => {
+  it("another repository, in one line naming both", async () => {
     const dir = repo();
-    process.env.GIT_DIR = path.join(dir, ".git");
-    expect(readRepository(dir)).toBeUndefined();
-    const plan = await planWorktree(dir, "a", "00000000-0000-4000-8000-000000000000");
-    expect(plan).toMatchObject(revParse(dir));
-  });
-
-  it("core.worktree, core.bare, refStorage, an odd HEAD, a bare repository", () => {
-    const settings = [
-      ["core.worktree", "/elsewhere"],
-      ["core.bare", "true"],
-      ["extensions.refStorage", "files"],
-    ];
-    for (const [key, value] of settings) {
-      const dir = repo();
-      g(dir, "config", key!, value!);
-      expect(readRepository(dir)).toBeUndefined();
-    }
-    const odd = repo();
-    fs.writeFileSync(path.join(odd, ".git", "HEAD"), "ref: refs/heads/../../config\n");
-    expect(readRepository(odd)).toBeUndefined();
-    const bare = path.join(tempDir(), "bare.git");
-    execFileSync("git", ["init", "-q", "--bare", bare]);
-    expect(readRepository(bare)).toBeUndefined();
-  });
-});
-
-describe("createBranch writes a branch as git would", () => {
-  const common = (dir: string) => path.join(dir, ".git");
-
-  it("a loose ref git reads, lists and deletes as its own; no lock left", () => {
-    const dir = repo();
-    const head = g(dir, "rev-parse", "HEAD");
-    expect(createBranch(common(dir), "warren/a-12345678", head)).toBe(true);
-    expect(g(dir, "rev-parse", "--verify", "-q", "refs/heads/warren/a-12345678")).toBe(head);
-    expect(g(dir, "branch", "--format=%(refname:short)").split("\n").sort()).toEqual([
-      "main",
-      "warren/a-12345678",
-    ]);
-    expect(g(dir, "fsck", "--no-progress")).toBe("");
-    expect(fs.readdirSync(path.join(dir, ".git", "refs", "heads", "warren"))).toEqual([
-      "a-12345678",
-    ]);
-    g(dir, "branch", "-D", "warren/a-12345678");
-    expect(g(dir, "branch", "--format=%(refname:short)")).toBe("main");
-  });
-
-  it("writes nothing where git would refuse or decide: taken loose, packed, above, below", () => {
-    const dir = repo();
-    const head = g(dir, "rev-parse", "HEAD");
-    const heads = path.join(dir, ".git", "refs", "heads");
-    const only = () => g(dir, "for-each-ref", "--format=%(refname)", "refs/heads/").split("\n");
-    g(dir, "branch", "taken");
-    expect(createBranch(common(dir), "taken", head)).toBe(false);
-    g(dir, "branch", "warren");
-    expect(createBranch(common(dir), "warren/x", head)).toBe(false); // a loose ref above
-    g(dir, "pack-refs", "--all");
-    expect(fs.existsSync(path.join(heads, "warren"))).toBe(false);
-    expect(createBranch(common(dir), "warren/x", head)).toBe(false); // a packed ref above
-    expect(createBranch(common(dir), "taken", head)).toBe(false); // packed
-    g(dir, "branch", "deep/er/one");
-    g(dir, "pack-refs", "--all");
-    expect(createBranch(common(dir), "deep/er", head)).toBe(false); // a packed ref below
-    expect(createBranch(common(dir), "bad..name", head)).toBe(false);
-    expect(createBranch(common(dir), "fine", "not-an-oid")).toBe(false);
-    expect(only().sort()).toEqual(
-      ["refs/heads/deep/er/one", "refs/heads/main", "refs/heads/taken", "refs/heads/warren"].sort(),
+    const other = repo();
+    const err = await refusal(openRepository(dir, path.join(other, ".git")));
+    expect(err.found).toBe(path.join(dir, ".git"));
+    expect(err.message).toBe(
+      `warren's git does not run in ${dir}: its .git leads to ${path.join(dir, ".git")}, and the tree's repository is ${path.join(other, ".git")}`,
     );
   });
 
-  it("leaves a lock another writer holds, and a shared repository, to git", () => {
+  it("a `.git` file planted to lead to another repository", async () => {
     const dir = repo();
-    const head = g(dir, "rev-parse", "HEAD");
-    const lock = path.join(dir, ".git", "refs", "heads", "held.lock");
-    fs.writeFileSync(lock, "");
-    expect(createBranch(common(dir), "held", head)).toBe(false);
-    expect(fs.existsSync(lock)).toBe(true);
-    const shared = repo();
-    g(shared, "config", "core.sharedRepository", "group");
-    expect(createBranch(common(shared), "b", head)).toBe(false);
-    expect(g(shared, "branch", "--format=%(refname:short)")).toBe("main");
+    const other = repo();
+    const recorded = path.join(dir, ".git");
+    fs.renameSync(recorded, path.join(dir, ".git-real"));
+    fs.writeFileSync(path.join(dir, ".git"), `gitdir: ${path.join(other, ".git")}\n`);
+    const err = await refusal(openRepository(dir, recorded));
+    expect(err.found).toBe(path.join(other, ".git"));
+  });
+
+  it("any repository when the tree recorded none, and none when it recorded one", async () => {
+    const dir = repo();
+    const none = await refusal(openRepository(dir, null));
+    expect(none.message).toMatch(/the tree recorded no git repository when it started$/);
+    const outside = tempDir();
+    const gone = await refusal(openRepository(outside, path.join(dir, ".git")));
+    expect(gone.found).toBeNull();
+    expect(gone.message).toMatch(new RegExp(`^${outside} is not inside a git working tree`));
+  });
+
+  it("through a symlink to the repository, it is the same one (real paths)", async () => {
+    const dir = repo();
+    const link = path.join(tempDir(), "link");
+    fs.symlinkSync(dir, link);
+    const git = await openRepository(link, path.join(dir, ".git"));
+    expect(git.common).toBe(path.join(dir, ".git"));
   });
 });
 
-describe("createWorktreeEntry writes a worktree's entry as `git worktree add` does", () => {
-  it("checked out by `git reset --hard`, git sees a worktree on the branch, as one it made", async () => {
+describe("the runs after the check are pinned to the checked repository", () => {
+  it("a worktree's `.git` file rewritten after the check is not followed: git writes where it was checked", async () => {
     const dir = repo();
-    const head = g(dir, "rev-parse", "HEAD");
-    const common = path.join(dir, ".git");
-    // One made by git, beside, to compare with.
-    g(dir, "worktree", "add", "-q", "-b", "by-git", path.join(dir, ".w", "by-git"), "HEAD");
-    const wt = path.join(dir, ".w", "by-hand");
-    expect(createBranch(common, "by-hand", head)).toBe(true);
-    const entry = createWorktreeEntry(common, wt, "by-hand");
-    expect(entry).toBe(path.join(common, "worktrees", "by-hand"));
-    g(wt, "reset", "--hard", "-q", "--no-recurse-submodules");
-    fs.rmSync(path.join(entry!, "locked"));
-    // The same files in both entries, the same contents but for the names.
-    const files = (e: string) => fs.readdirSync(path.join(common, "worktrees", e)).sort();
-    expect(files("by-hand")).toEqual(files("by-git"));
-    for (const f of ["commondir", "gitdir", "HEAD"]) {
-      const read = (e: string) =>
-        fs.readFileSync(path.join(common, "worktrees", e, f), "utf8").replaceAll("by-git", "X");
-      expect(read("by-hand").replaceAll("by-hand", "X")).toBe(read("by-git"));
-    }
-    expect(fs.readFileSync(path.join(wt, ".git"), "utf8")).toBe(
-      fs.readFileSync(path.join(dir, ".w", "by-git", ".git"), "utf8").replace("by-git", "by-hand"),
+    const other = repo();
+    const wt = path.join(path.dirname(dir), "wt");
+    g(dir, "worktree", "add", "-q", "-b", "side", wt);
+    const git = await openRepository(wt, path.join(dir, ".git"));
+    // What the agent working there could do right after warren's check.
+    fs.writeFileSync(path.join(wt, ".git"), `gitdir: ${path.join(other, ".git")}\n`);
+    expect(g(wt, "rev-parse", "--path-format=absolute", "--git-common-dir")).toBe(
+      path.join(other, ".git"),
     );
-    // Git's own view: listed on its branch, clean, the branch taken, kept by prune, removable.
-    const listed = g(dir, "worktree", "list", "--porcelain");
-    expect(listed).toContain(`worktree ${wt}\nHEAD ${head}\nbranch refs/heads/by-hand`);
-    expect(g(wt, "status", "--porcelain")).toBe("");
-    expect(fs.readFileSync(path.join(wt, "a.txt"), "utf8")).toBe("a\n");
-    expect(() => g(dir, "branch", "-D", "by-hand")).toThrow(/checked out|used by worktree/);
-    g(dir, "worktree", "prune");
-    expect(g(dir, "worktree", "list")).toContain(wt);
-    g(dir, "worktree", "remove", wt);
-    expect(fs.existsSync(wt)).toBe(false);
-    expect(fs.existsSync(entry!)).toBe(false);
-  });
-
-  it("writes nothing when the entry's name or the path is taken", () => {
-    const dir = repo();
-    const common = path.join(dir, ".git");
-    fs.mkdirSync(path.join(common, "worktrees", "taken"), { recursive: true });
-    expect(createWorktreeEntry(common, path.join(dir, ".w", "taken"), "b")).toBeUndefined();
-    expect(fs.readdirSync(path.join(common, "worktrees", "taken"))).toEqual([]);
-    const there = path.join(dir, ".w", "there");
-    fs.mkdirSync(there, { recursive: true });
-    fs.writeFileSync(path.join(there, "mine.txt"), "mine\n");
-    expect(createWorktreeEntry(common, there, "b")).toBeUndefined();
-    expect(fs.existsSync(path.join(common, "worktrees", "there"))).toBe(false);
-    expect(fs.readdirSync(there)).toEqual(["mine.txt"]);
+    const otherRefs = g(other, "for-each-ref", "--format=%(refname)");
+    await git.ok(["branch", "pinned"]);
+    expect(g(dir, "branch", "--list", "pinned")).toContain("pinned");
+    expect(g(other, "for-each-ref", "--format=%(refname)")).toBe(otherRefs);
   });
 });

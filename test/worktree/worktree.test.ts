@@ -37,8 +37,6 @@ afterAll(async () => {
 });
 afterEach(() => {
   delete worktreeTestHooks.afterAdd;
-  delete worktreeTestHooks.afterBranch;
-  delete worktreeTestHooks.afterEntry;
 });
 
 /** A repository with `files` committed files (shared.txt among them). */
@@ -113,27 +111,41 @@ describe("fork with isolation worktree", () => {
     expect(exclude.split("\n").filter((l) => l === "/.warren/worktrees/")).toHaveLength(1);
   });
 
-  it("runs one git process, the checkout: the repository is read and the branch and entry written as files", async () => {
+  it("is made by `git worktree add -b`, every run hardened and pinned to the checked repository", async () => {
     const { db } = database();
     const dir = repo();
     const root = await createTree(db, { name: "root", cwd: dir });
-    // A `git` first on PATH that logs each run and hands it to the real one.
+    // A `git` first on PATH that logs each run of warren's and hands it to the real one.
     const log = path.join(os.tmpdir(), `warren-git-log-${process.pid}-${Date.now()}`);
     const shim = gitShim(`printf '%s\\n' "$*" >> '${log}'`);
     dirs.push(shim, log);
     const before = process.env.PATH;
     process.env.PATH = `${shim}${path.delimiter}${before}`;
+    let child: Forked;
     try {
-      await forked(root.id, dir, "counted");
+      child = await forked(root.id, dir, "counted");
     } finally {
       process.env.PATH = before;
     }
     const runs = fs.readFileSync(log, "utf8").trim().split("\n");
-    expect(runs).toHaveLength(1);
     // Hardened as every git run of warren's (test/security/git-planted.test.ts).
-    expect(runs[0]).toMatch(
-      /^-C \S+\/\.warren\/worktrees\/counted-[0-9a-f]{8} (-c \S+ )+reset --hard -q --no-recurse-submodules$/,
+    for (const r of runs) expect(r).toMatch(/^-C \S+ -c core\.hooksPath=\/dev\/null /);
+    // The first asks git which repository this is; the others are given it.
+    expect(runs[0]).toMatch(/ rev-parse --path-format=absolute --git-common-dir /);
+    for (const r of runs.slice(1)) {
+      expect(r).toContain(` --git-dir=${path.join(dir, ".git")} --work-tree=${dir} `);
+    }
+    const base = g(dir, "rev-parse", "HEAD");
+    expect(runs.filter((r) => / worktree add /.test(r))).toEqual([
+      expect.stringMatching(
+        new RegExp(` worktree add -q -b ${child.branch} ${child.worktree} ${base}$`),
+      ),
+    ]);
+    // Git made it as its own: listed on its branch, with the branch's reflog.
+    expect(g(dir, "worktree", "list", "--porcelain")).toContain(
+      `worktree ${child.worktree}\nHEAD ${base}\nbranch refs/heads/${child.branch}`,
     );
+    expect(g(dir, "reflog", "show", "--format=%gs", child.branch)).toMatch(/branch: Created from/);
   });
 
   it("the same call again answers with the first's result and makes no second worktree", async () => {
@@ -217,55 +229,27 @@ describe("a crash while a worktree is made", () => {
     expect(g(dir, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
   });
 
-  it("a failure right after the branch is written leaves no branch and no lock", async () => {
-    const { db } = database();
-    const dir = repo();
-    const root = await createTree(db, { name: "root", cwd: dir });
-    worktreeTestHooks.afterBranch = () => {
-      expect(branches(dir)).toHaveLength(2);
-      throw new Error("injected crash after the branch");
-    };
-    const outcome = await forkIsolated(root.id, dir, "early");
-    expect(outcome.ok).toBe(false);
-    expect(worktreeDirs(dir)).toEqual([]);
-    expect(branches(dir)).toEqual(["main"]);
-    const left = path.join(dir, ".git", "refs", "heads", "warren");
-    expect(fs.existsSync(left) ? fs.readdirSync(left) : []).toEqual([]);
-  });
-
-  it("a failure right after the worktree's entry is written leaves no entry, worktree or branch", async () => {
-    const { db } = database();
-    const dir = repo();
-    const root = await createTree(db, { name: "root", cwd: dir });
-    worktreeTestHooks.afterEntry = () => {
-      expect(g(dir, "worktree", "list", "--porcelain")).toMatch(/locked initializing/);
-      throw new Error("injected crash after the entry");
-    };
-    const outcome = await forkIsolated(root.id, dir, "entry");
-    expect(outcome.ok).toBe(false);
-    expect(worktreeDirs(dir)).toEqual([]);
-    expect(branches(dir)).toEqual(["main"]);
-    const entries = path.join(dir, ".git", "worktrees");
-    expect(fs.existsSync(entries) ? fs.readdirSync(entries) : []).toEqual([]);
-    expect(g(dir, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
-  });
-
-  it("a branch lock left by a killed attempt is cleared on retry", async () => {
+  it("a branch lock another git holds: refused with git's reason in one line; nothing made", async () => {
     const { db } = database();
     const dir = repo();
     const root = await createTree(db, { name: "root", cwd: dir });
     const id = childIdFor(root.id, eventKey.toolResult(0, "call_lock"));
-    const plan = await planWorktree(dir, "locked", id);
+    const plan = await planWorktree(dir, "locked", id, root.repository);
     const lock = path.join(dir, ".git", "refs", "heads", `${plan.branch}.lock`);
     fs.mkdirSync(path.dirname(lock), { recursive: true });
-    fs.writeFileSync(lock, "half");
-    const made = await forkIsolated(root.id, dir, "locked", "call_lock");
-    expect(made.ok).toBe(true);
-    expect(fs.existsSync(lock)).toBe(false);
-    expect(branches(dir)).toEqual(["main", plan.branch].sort());
+    fs.writeFileSync(lock, "held");
+    const outcome = await forkIsolated(root.id, dir, "locked", "call_lock");
+    expect(outcome.ok).toBe(false);
+    const error = (outcome as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe("INVALID_ARGS");
+    expect(error.message).toMatch(/git worktree add failed: .*cannot lock ref/);
+    expect(error.message).not.toMatch(/\n/);
+    expect(fs.readFileSync(lock, "utf8")).toBe("held");
+    expect(worktreeDirs(dir)).toEqual([]);
+    expect(branches(dir)).toEqual(["main"]);
   });
 
-  it("where git must make the branch (a packed `warren` branch is in the way), it says why", async () => {
+  it("where git cannot make the branch (a packed `warren` branch is in the way), it says why", async () => {
     const { db } = database();
     const dir = repo();
     const root = await createTree(db, { name: "root", cwd: dir });
@@ -286,7 +270,7 @@ describe("a crash while a worktree is made", () => {
     // branch: the branch, the entry still locked "initializing", a half-written directory.
     // The tool's key for call_crash of assistant event 0 (toolContext's).
     const id = childIdFor(root.id, eventKey.toolResult(0, "call_crash"));
-    const plan = await planWorktree(dir, "crash", id);
+    const plan = await planWorktree(dir, "crash", id, root.repository);
     g(dir, "worktree", "add", "-q", "-b", plan.branch, plan.path, "HEAD");
     g(dir, "worktree", "lock", "--reason", "initializing", plan.path);
     fs.rmSync(path.join(plan.path, "f1.txt"));

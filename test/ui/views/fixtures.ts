@@ -45,6 +45,7 @@ export function agent(fields: Partial<AgentRow> & { name: string }): AgentRow {
     policy: [],
     caps: null,
     worktree: null,
+    repository: null,
     approve: null,
     turn_counted_event: null,
     interrupt_requested_at: null,
