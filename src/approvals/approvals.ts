@@ -7,6 +7,7 @@ import { AgentError } from "../agents/errors.js";
 import { appendEvent } from "../agents/events.js";
 import { agentChannel, notify } from "../bus/channels.js";
 import { UNLISTENED_POLL_MS, type Bus } from "../bus/bus.js";
+import { acceptRequested, FILE_CHANGE_TOOL } from "../config/accepted-files.js";
 import { shownTreeRule, treeRulesCover, type ApproveMode } from "../config/policy.js";
 import { loadShellParser } from "../config/shell.js";
 import type { Db, Queryable } from "../db/client.js";
@@ -197,7 +198,7 @@ export async function answerApproval(
   const status = answer.allow ? "allowed" : "denied";
   const scope = answer.allow ? (answer.scope ?? "once") : null;
   const reason = answer.allow ? null : answer.reason?.trim() || null;
-  return db.transaction(async (tx) => {
+  const row = await db.transaction(async (tx) => {
     if (answer.allow && answer.scope === "tree") {
       const [asked] = await tx.select().from(approvals).where(eq(approvals.id, id));
       if (asked && asked.status === "pending" && asked.pattern === "") {
@@ -237,6 +238,10 @@ export async function answerApproval(
     if (row.status === "allowed" && row.scope === "tree") await releaseCovered(tx, row);
     return row;
   });
+  // A change to an instruction or agent file, accepted: prompts use it from now on (the tree's
+  // own process takes it in as well, runtime/file-changes.ts, should this one be elsewhere).
+  if (row.tool === FILE_CHANGE_TOOL && row.status === "allowed") acceptRequested(row.arguments);
+  return row;
 }
 
 /**
