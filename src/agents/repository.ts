@@ -6,7 +6,7 @@
 // `.git` planted later says.
 import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
-import { buildToolEnv } from "../tools/shell-env.js";
+import { buildToolEnv } from "../sandbox/env.js";
 
 export interface GitResult {
   code: number;

@@ -10,6 +10,7 @@ import { UNLISTENED_POLL_MS, type Bus } from "../bus/bus.js";
 import type { ApproveMode } from "../policy/policy.js";
 import { shownTreeRule, treeRulesCover } from "../policy/tree-rules.js";
 import { loadShellParser } from "../policy/shell.js";
+import { acceptRequested, FILE_CHANGE_TOOL } from "../config/accepted-files.js";
 import type { Db, Queryable } from "../db/client.js";
 import { approvals, type ApprovalRow } from "./approvals.sql.js";
 
@@ -198,7 +199,7 @@ export async function answerApproval(
   const status = answer.allow ? "allowed" : "denied";
   const scope = answer.allow ? (answer.scope ?? "once") : null;
   const reason = answer.allow ? null : answer.reason?.trim() || null;
-  return db.transaction(async (tx) => {
+  const row = await db.transaction(async (tx) => {
     if (answer.allow && answer.scope === "tree") {
       const [asked] = await tx.select().from(approvals).where(eq(approvals.id, id));
       if (asked && asked.status === "pending" && asked.pattern === "") {
@@ -238,6 +239,10 @@ export async function answerApproval(
     if (row.status === "allowed" && row.scope === "tree") await releaseCovered(tx, row);
     return row;
   });
+  // A change to an instruction or agent file, accepted: prompts use it from now on (the tree's
+  // own process takes it in as well, runtime/file-changes.ts, should this one be elsewhere).
+  if (row.tool === FILE_CHANGE_TOOL && row.status === "allowed") acceptRequested(row.arguments);
+  return row;
 }
 
 /**

@@ -1,5 +1,6 @@
 // `warren -p PROMPT`: a new tree whose root starts on PROMPT; prints the root's last answer once
 // the whole tree has settled. Exit 0 ok, 1 model/runtime error, 124 when --timeout elapsed.
+import { acceptFilesAtStart } from "../runtime/file-changes.js";
 import { loadConfig, modelProblem } from "../config/config.js";
 import { unlistedModelHint } from "../llm/model-list.js";
 import { projectMcpWaiting } from "../mcp/project.js";
@@ -26,6 +27,9 @@ export interface HeadlessOptions {
 }
 
 export async function runHeadless(options: HeadlessOptions, io: Io): Promise<number> {
+  // The person starts warren here: instruction and agent files never recorded are theirs.
+  const unrecorded = acceptFilesAtStart(process.cwd(), io.env);
+  if (unrecorded) io.err(`warren: ${unrecorded}`);
   const config = loadConfig(io.env);
   // Agent files that could not be used: one line each, the run goes on without them.
   for (const warning of config.warnings ?? []) io.err(`warren: ${warning}`);

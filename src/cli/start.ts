@@ -6,6 +6,7 @@
 // connects while the tree is read and the first frame is drawn (the feed waits for it, not the
 // frame), and the worker threads (seconds of loading on other cores) start once the TUI is up,
 // their module loaded only then. `npm run bench -- --only startup` times it.
+import { acceptFilesAtStart } from "../runtime/file-changes.js";
 import { eq } from "drizzle-orm";
 import { agents, type AgentRow } from "../agents/agents.sql.js";
 import { createTree } from "../agents/tree.js";
@@ -44,6 +45,9 @@ function loadTuiModules() {
 type TuiModules = Awaited<ReturnType<typeof loadTuiModules>>;
 
 export async function runStart(options: StartOptions, io: Io): Promise<number> {
+  // The person starts warren here: instruction and agent files never recorded are theirs.
+  const unrecorded = acceptFilesAtStart(process.cwd(), io.env);
+  if (unrecorded) io.err(`warren: ${unrecorded}`);
   // Validated now so a broken config file is reported before anything else.
   const config = loadConfig(io.env);
   const tty = process.stdout.isTTY === true && process.stdin.isTTY === true;

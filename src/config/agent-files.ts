@@ -2,10 +2,14 @@
 // `description`, `tools`, `model`, and warren's `budget`, `policy`, `isolation`, `file_access`);
 // the body is the profile's system prompt. Read from, in order of precedence when names clash
 // (after the config's own `profiles`, which win over all of them):
-//   1. <project>/.warren/agents/*.md   2. <project>/.claude/agents/*.md
-//   3. <config dir>/agents/*.md        4. ~/.claude/agents/*.md
+//   1. <config dir>/agents/*.md        2. ~/.claude/agents/*.md
+//   3. <project>/.warren/agents/*.md   4. <project>/.claude/agents/*.md
 // where <project> is the git repository root of the working directory (else the directory
-// itself). A file that cannot be used is one warning line naming the file and line, never a crash.
+// itself): the person's own files come first, so a project's file (which an agent may have
+// written) never shadows one of theirs; the shadowed project file is one warning line. Each file
+// is used as the person accepted it (accepted-files.ts): a changed one is read in its accepted
+// form (a new one not at all) and listed in `changes`. A file that cannot be used is one warning
+// line naming the file and line, never a crash.
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
@@ -13,6 +17,7 @@ import path from "node:path";
 import type * as Yaml from "yaml";
 import type { Budget } from "../agents/agents.sql.js";
 import { validatePolicy } from "../policy/policy.js";
+import { readText, viewOf, type FileChange } from "./accepted-files.js";
 import type { Profile } from "./profile.js";
 import { repositoryRoot, warrenConfigDir } from "../runtime/instructions.js";
 
@@ -69,6 +74,8 @@ export interface AgentFileSource {
   /** Where the files are, and how the source is named in messages. */
   dir: string;
   label: string;
+  /** The person's own folder (their config directory, ~/.claude), not the project's. */
+  own: boolean;
 }
 
 export interface AgentFiles {
@@ -77,6 +84,8 @@ export interface AgentFiles {
   files: Record<string, string>;
   /** One line each: `FILE:LINE: what is wrong`. */
   warnings: string[];
+  /** Files that differ from what the person accepted (read in their accepted form, if any). */
+  changes: FileChange[];
 }
 
 /** The folders agent files are read from, highest precedence first. */
@@ -84,10 +93,10 @@ export function agentFileSources(cwd: string, env: Env = process.env): AgentFile
   const project = repositoryRoot(cwd) ?? path.resolve(cwd);
   const home = env.HOME || os.homedir();
   return [
-    { dir: path.join(project, ".warren", "agents"), label: "project .warren" },
-    { dir: path.join(project, ".claude", "agents"), label: "project .claude" },
-    { dir: path.join(warrenConfigDir(env), "agents"), label: "user warren" },
-    { dir: path.join(home, ".claude", "agents"), label: "user .claude" },
+    { dir: path.join(warrenConfigDir(env), "agents"), label: "user warren", own: true },
+    { dir: path.join(home, ".claude", "agents"), label: "user .claude", own: true },
+    { dir: path.join(project, ".warren", "agents"), label: "project .warren", own: false },
+    { dir: path.join(project, ".claude", "agents"), label: "project .claude", own: false },
   ];
 }
 
@@ -100,27 +109,44 @@ export function loadAgentFiles(
   env: Env = process.env,
   taken: ReadonlySet<string> = new Set(),
 ): AgentFiles {
-  const out: AgentFiles = { profiles: {}, files: {}, warnings: [] };
+  const out: AgentFiles = { profiles: {}, files: {}, warnings: [], changes: [] };
   const seen = new Set<string>();
+  const ownNames = new Set<string>();
   for (const source of agentFileSources(cwd, env)) {
-    let names: string[];
-    try {
-      names = fs.readdirSync(source.dir).filter((n) => n.endsWith(".md"));
-    } catch {
-      continue;
-    }
-    for (const name of names.sort()) {
-      const file = path.join(source.dir, name);
+    for (const file of agentFilesIn(source.dir)) {
       if (seen.has(file)) continue; // the same folder reached twice (e.g. HOME is the project)
       seen.add(file);
-      const parsed = parseAgentFile(file, out.warnings);
+      const view = viewOf(file, readText(file), "agent", env);
+      if (view.change) out.changes.push(view.change);
+      if (view.use === null) continue;
+      const parsed = parseAgentText(file, view.use, out.warnings);
       if (!parsed) continue;
+      if (!source.own && ownNames.has(parsed.name)) {
+        out.warnings.push(
+          `${file}:1: shadowed by your own agent file ${out.files[parsed.name] ?? parsed.name} of the same name; not used`,
+        );
+        continue;
+      }
+      if (source.own) ownNames.add(parsed.name);
       if (taken.has(parsed.name) || out.profiles[parsed.name]) continue;
       out.profiles[parsed.name] = parsed.profile;
       out.files[parsed.name] = file;
     }
   }
   return out;
+}
+
+/** The `.md` files of a folder, sorted (none when it cannot be read). */
+export function agentFilesIn(dir: string): string[] {
+  try {
+    return fs
+      .readdirSync(dir)
+      .filter((n) => n.endsWith(".md"))
+      .sort()
+      .map((n) => path.join(dir, n));
+  } catch {
+    return [];
+  }
 }
 
 /** One file → its profile, or undefined after one warning in `warnings`. */
@@ -135,7 +161,16 @@ export function parseAgentFile(
     warnings.push(`${file}:1: cannot read: ${(err as NodeJS.ErrnoException).code ?? "error"}`);
     return undefined;
   }
-  text = text.replace(/^\uFEFF/, "").replace(/\r\n/g, "\n");
+  return parseAgentText(file, text, warnings);
+}
+
+/** An agent file's text (read from `file`) → its profile, or undefined after one warning. */
+export function parseAgentText(
+  file: string,
+  raw: string,
+  warnings: string[],
+): { name: string; profile: Profile } | undefined {
+  const text = raw.replace(/^\uFEFF/, "").replace(/\r\n/g, "\n");
   const warn = (line: number, message: string) => {
     warnings.push(`${file}:${line}: ${message}`);
     return undefined;

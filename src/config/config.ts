@@ -12,6 +12,7 @@ import { poolerSetting, type PoolerMode } from "../db/pooler.js";
 import { validateShellEnv, type ShellEnvConfig } from "../sandbox/env.js";
 import type { SandboxConfig, SandboxMode, ShellSettings } from "../sandbox/settings.js";
 import { loadAgentFiles } from "./agent-files.js";
+import type { FileChange } from "./accepted-files.js";
 import { parseMcpServers, type McpServerConfig } from "../mcp/config.js";
 import { validateHooks, type HooksConfig } from "../hooks/config.js";
 import { loadProjectMcp, type ProjectMcp } from "../mcp/project.js";
@@ -96,6 +97,11 @@ export interface Config {
   shellEnv: ShellEnvConfig;
   /** The agent file each profile from one came from (agent-files.ts). */
   agentFiles?: Record<string, string>;
+  /**
+   * Agent files that differ from what the person accepted (accepted-files.ts): read in their
+   * accepted form, and asked about once per tree (runtime/file-changes.ts).
+   */
+  agentFileChanges?: FileChange[];
   /** One line each, to show once: agent files that could not be used (`FILE:LINE: why`). */
   warnings?: string[];
 }
@@ -221,6 +227,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     prices: pricesSetting(fc.prices),
     profiles: { ...fromFiles.profiles, ...fc.profiles },
     agentFiles: fromFiles.files,
+    ...(fromFiles.changes.length > 0 ? { agentFileChanges: fromFiles.changes } : {}),
     warnings: [...fromFiles.warnings, ...hooks.warnings, ...(projectMcp?.warnings ?? [])],
     workerThreads: Math.max(
       1,

@@ -19,6 +19,7 @@ import { describeCall, setActivity } from "../feed/publish.js";
 import type { ToolCall } from "../llm/model.js";
 import type { AgentToolContext } from "../tools/agent-context.js";
 import { fail, type ToolOutcome } from "../tools/tool.js";
+import { guardedWriteTarget } from "./guarded-files.js";
 import { hasHooks, notificationHooks, preToolUse, type HookSite } from "./hook-calls.js";
 import type { ToolRunDeps } from "./run-deps.js";
 
@@ -38,11 +39,15 @@ export async function gateCall(
 ): Promise<ToolOutcome | undefined> {
   const { db, agent } = deps;
   const policy = await decideCall(deps.config.policy, agent.policy ?? [], call.name, args, ctx.cwd);
+  // A write to an instruction or agent file is asked even where writes are allowed, answered
+  // once each (no rule for the tree covers it): guarded-files.ts says why.
+  const guarded = guardedWriteTarget(call.name, args, ctx.cwd) !== undefined;
+  const verdict = guarded && policy.verdict === "allow" ? "ask" : policy.verdict;
   // Without PreToolUse hooks an allowed call goes at once, as it always did.
-  if (policy.verdict === "allow" && !hasHooks(deps.config, "PreToolUse")) return undefined;
+  if (verdict === "allow" && !hasHooks(deps.config, "PreToolUse")) return undefined;
   const { subject } = policy;
   const what = subject ? `${call.name} (${shown(subject)})` : call.name;
-  if (policy.verdict === "deny") return fail("NOT_ALLOWED", `${what} is denied by the tool policy`);
+  if (verdict === "deny") return fail("NOT_ALLOWED", `${what} is denied by the tool policy`);
   const site: HookSite = {
     db,
     config: deps.config,
@@ -51,7 +56,7 @@ export async function gateCall(
     fence: deps.fence,
     onWarning: deps.onWarning,
   };
-  const hooked = await preToolUse(site, call, args, policy.verdict);
+  const hooked = await preToolUse(site, call, args, verdict);
   if (hooked.kind === "blocked") {
     return fail("NOT_ALLOWED", `${what} was blocked by a PreToolUse hook: ${hooked.message}`);
   }
@@ -64,7 +69,9 @@ export async function gateCall(
   if (mode === "none") {
     const by = hooked.byHook
       ? ` (a PreToolUse hook asks${hooked.reason ? `: ${hooked.reason}` : ""})`
-      : "";
+      : guarded
+        ? " (it writes an instruction or agent file, which later prompts would carry)"
+        : "";
     return fail(
       "NOT_ALLOWED",
       `${what} needs a person's approval${by}, and this run answers no (--approve none)`,
@@ -77,14 +84,14 @@ export async function gateCall(
     tool: call.name,
     subject,
     arguments: call.arguments,
-    pattern: treePattern(call.name, subject),
+    pattern: guarded ? "" : treePattern(call.name, subject),
   };
   // Let through without a person's answer: still marked started before it runs (issue 28), so
   // a crash after the start never runs it again (resume.ts runs only requests never started).
   const without =
     mode === "all"
       ? "--approve all"
-      : (await treeAllows(db, agent.tree_id, call.name, subject))
+      : !guarded && (await treeAllows(db, agent.tree_id, call.name, subject))
         ? "a rule for the tree"
         : undefined;
   if (without !== undefined) {

@@ -4,10 +4,13 @@
 // a line naming its path, 32 KiB in all. Read once per process per working directory: later
 // requests get the cached text at once and a background check (stat, at most every few seconds)
 // replaces it when a file appeared, went or changed (path + mtime), so no model request waits on
-// the disk more than once.
+// the disk more than once. Each file is used only as the person accepted it (config/
+// accepted-files.ts): one an agent wrote or changed is left out (its accepted content is used)
+// and listed in `changes`, which runtime/file-changes.ts asks the person about.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { readText, viewOf, type FileChange } from "../config/accepted-files.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -25,10 +28,19 @@ export interface Instructions {
   files: InstructionFile[];
   /** The block for the system prompt; "" when there is none. */
   text: string;
+  /** Files that differ from what the person accepted: left out of `text` until accepted. */
+  changes: FileChange[];
+}
+
+/** Every candidate that exists, as read: what the person's acceptance is applied to. */
+interface RawFile {
+  path: string;
+  mtimeMs: number;
+  content: string;
 }
 
 interface Entry {
-  value: Instructions;
+  raw: Map<string, RawFile>;
   /** The candidate paths looked at, in order: what a recheck stats again. */
   candidates: string[][];
   checkedAt: number;
@@ -80,25 +92,35 @@ function statFile(file: string): fs.Stats | undefined {
   }
 }
 
-function readAll(candidates: string[][]): Instructions {
+function readRaw(candidates: string[][]): Map<string, RawFile> {
+  const raw = new Map<string, RawFile>();
+  for (const file of candidates.flat()) {
+    const stat = statFile(file);
+    if (!stat) continue;
+    const content = readText(file);
+    if (content !== null) raw.set(file, { path: file, mtimeMs: stat.mtimeMs, content });
+  }
+  return raw;
+}
+
+/** The accepted view of what was read: per directory the first name with usable content wins. */
+function compose(candidates: string[][], raw: Map<string, RawFile>, env: Env): Instructions {
   const files: InstructionFile[] = [];
   const parts: string[] = [];
+  const changes: FileChange[] = [];
   for (const names of candidates) {
+    let found = false;
     for (const file of names) {
-      const stat = statFile(file);
-      if (!stat) continue;
-      let body: string;
-      try {
-        body = fs.readFileSync(file, "utf8");
-      } catch {
-        continue;
-      }
-      files.push({ path: file, mtimeMs: stat.mtimeMs });
-      parts.push(`Instructions from ${file}:\n${body.trimEnd()}`);
-      break;
+      const seen = raw.get(file);
+      const view = viewOf(file, seen?.content ?? null, "instructions", env);
+      if (view.change) changes.push(view.change);
+      if (found || view.use === null) continue;
+      found = true;
+      files.push({ path: file, mtimeMs: seen?.mtimeMs ?? 0 });
+      parts.push(`Instructions from ${file}:\n${view.use.trimEnd()}`);
     }
   }
-  return { files, text: joinCapped(parts) };
+  return { files, text: joinCapped(parts), changes };
 }
 
 /** The parts joined, at most INSTRUCTIONS_CAP bytes (UTF-8) with the cut said. */
@@ -114,23 +136,15 @@ export function joinCapped(parts: string[], cap = INSTRUCTIONS_CAP): string {
 }
 
 async function changed(entry: Entry): Promise<boolean> {
-  const seen = new Map(entry.value.files.map((f) => [f.path, f.mtimeMs]));
-  for (const names of entry.candidates) {
-    for (const file of names) {
-      let stat: fs.Stats | undefined;
-      try {
-        stat = await fs.promises.stat(file);
-      } catch {
-        stat = undefined;
-      }
-      const known = seen.get(file);
-      if (stat?.isFile()) {
-        // The first existing name wins: a different first name, or a new mtime, is a change.
-        if (known === undefined || known !== stat.mtimeMs) return true;
-        break;
-      }
-      if (known !== undefined) return true;
+  for (const file of entry.candidates.flat()) {
+    let stat: fs.Stats | undefined;
+    try {
+      stat = await fs.promises.stat(file);
+    } catch {
+      stat = undefined;
     }
+    const known = entry.raw.get(file);
+    if (stat?.isFile() ? known?.mtimeMs !== stat.mtimeMs : known !== undefined) return true;
   }
   return false;
 }
@@ -145,15 +159,15 @@ export function instructionsFor(
   const entry = cache.get(key);
   if (!entry) {
     const candidates = candidatesFor(cwd, env);
-    const value = readAll(candidates);
-    cache.set(key, { value, candidates, checkedAt: Date.now(), checking: false });
-    return value;
+    const raw = readRaw(candidates);
+    cache.set(key, { raw, candidates, checkedAt: Date.now(), checking: false });
+    return compose(candidates, raw, env);
   }
   if (!entry.checking && Date.now() - entry.checkedAt >= recheckMs) {
     entry.checking = true;
     entry.recheck = changed(entry)
       .then((yes) => {
-        if (yes) entry.value = readAll(entry.candidates);
+        if (yes) entry.raw = readRaw(entry.candidates);
       })
       .catch(() => undefined)
       .finally(() => {
@@ -161,7 +175,13 @@ export function instructionsFor(
         entry.checkedAt = Date.now();
       });
   }
-  return entry.value;
+  // Composed on every call (a few joins): an acceptance takes effect at the next request.
+  return compose(entry.candidates, entry.raw, env);
+}
+
+/** Every file an agent in `cwd` may read instructions from, existing or not (start acceptance). */
+export function instructionCandidates(cwd: string, env: Env = process.env): string[] {
+  return candidatesFor(cwd, env).flat();
 }
 
 /** One line naming the instruction files an agent in `cwd` reads (first screen, `warren doctor`). */

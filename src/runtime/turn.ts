@@ -39,6 +39,7 @@ import {
   type HookSite,
 } from "./hook-calls.js";
 import { withModelCap } from "./model-cap.js";
+import { noticeFileChanges } from "./file-changes.js";
 
 /** Why a running turn was stopped from outside. */
 export type StopReason = "interrupt" | "dead" | "lease-lost" | "shutdown";
@@ -310,6 +311,8 @@ async function step(
 ): Promise<StepEnd> {
   const mcp = await mcpToolsFor(deps.db, deps.config.mcpServers, deps.onWarning);
   const tools = toolsFor(capabilitiesOf(deps.config, agent).tools, mcp);
+  // Instruction and agent files an agent changed: asked about, left out until accepted.
+  await noticeFileChanges(deps.db, deps.config, agent, deps.onWarning);
   const asked = await askModel(deps, agent, known, tail, tools, signal);
   if (asked.calls.length === 0) {
     // The turn's end waited for the Stop hooks (askModel): they run while the agent still runs,

@@ -130,7 +130,7 @@ Body.
     for (const line of found.warnings) expect(line).not.toContain("\n");
   });
 
-  it("precedence: config > project .warren > project .claude > user warren > user .claude", () => {
+  it("precedence: config > user warren > user .claude > project .warren > project .claude", () => {
     const w = makeWorld();
     const one = (who: string) => `---\nname: same\ndescription: from ${who}\n---\n${who}\n`;
     const dirs = {
@@ -139,15 +139,22 @@ Body.
       projectClaude: path.join(w.project, ".claude", "agents"),
       projectWarren: path.join(w.project, ".warren", "agents"),
     };
-    const winner = () => loadAgentFiles(w.project, w.env).profiles.same?.description;
-    put(dirs.userClaude, "same.md", one("user .claude"));
-    expect(winner()).toBe("from user .claude");
-    put(dirs.userWarren, "same.md", one("user warren"));
-    expect(winner()).toBe("from user warren");
+    const load = () => loadAgentFiles(w.project, w.env);
+    const winner = () => load().profiles.same?.description;
     put(dirs.projectClaude, "same.md", one("project .claude"));
     expect(winner()).toBe("from project .claude");
     put(dirs.projectWarren, "same.md", one("project .warren"));
     expect(winner()).toBe("from project .warren");
+    expect(load().warnings).toEqual([]);
+    // The person's own file of the same name wins; each project file is one line, shadowed.
+    put(dirs.userClaude, "same.md", one("user .claude"));
+    expect(winner()).toBe("from user .claude");
+    expect(load().warnings).toEqual([
+      `${path.join(dirs.projectWarren, "same.md")}:1: shadowed by your own agent file ${path.join(dirs.userClaude, "same.md")} of the same name; not used`,
+      `${path.join(dirs.projectClaude, "same.md")}:1: shadowed by your own agent file ${path.join(dirs.userClaude, "same.md")} of the same name; not used`,
+    ]);
+    put(dirs.userWarren, "same.md", one("user warren"));
+    expect(winner()).toBe("from user warren");
     // The config file's own profile wins over every agent file.
     const configFile = put(
       path.join(w.config, "warren"),
@@ -159,7 +166,7 @@ Body.
     // A subdirectory of the project finds the project's files (the repository root's).
     const sub = path.join(w.project, "src");
     mkdirSync(sub);
-    expect(loadAgentFiles(sub, w.env).profiles.same?.description).toBe("from project .warren");
+    expect(loadAgentFiles(sub, w.env).profiles.same?.description).toBe("from user warren");
   });
 });
 
