@@ -2,11 +2,20 @@
 // policy marks `ask`, listed and answered from a script or another terminal (the first answer
 // wins, whether it comes from here or a TUI).
 import { answerApproval, listPending } from "../approvals/approvals.js";
+import { shownArguments } from "../approvals/shown.js";
 import { shownTreeRule } from "../policy/tree-rules.js";
-import { escapeLine } from "../text/escape.js";
+import { escapeLine, visibleText } from "../text/escape.js";
 import { expectPositionals, parseCommandArgs, UsageError, type RunCommand } from "./command.js";
 import { jsonText } from "../text/format.js";
 import { withDatabase, treeOrLatest } from "./scope.js";
+
+const ARG_INDENT = "      ";
+const VALUE_INDENT = "        ";
+
+/** A name or key on one line, every character shown. */
+function oneLine(text: string): string {
+  return visibleText(text).join("");
+}
 
 export const runApprovals: RunCommand = async (args, io) => {
   const { values, positionals } = parseCommandArgs("approvals", {
@@ -48,8 +57,17 @@ export const runApprovals: RunCommand = async (args, io) => {
       return;
     }
     for (const p of pending) {
-      const what = p.subject ? `${p.tool}: ${p.subject}` : `${p.tool} ${p.arguments}`;
-      io.out(`${p.id}  ${escapeLine(p.agent_name)} ${p.agent_id.slice(0, 8)}  ${escapeLine(what)}`);
+      io.out(`${p.id}  ${oneLine(p.agent_name)} ${p.agent_id.slice(0, 8)}  ${oneLine(p.tool)}`);
+      // Every argument of the call, every character shown (the subject is only what the policy
+      // matched): a real newline ends its line with ⏎, an invisible or look-alike character is
+      // its code (text/escape.ts visibleLines). Continuation lines sit deeper than the keys.
+      const args = shownArguments(p.arguments);
+      if (args.length === 0) io.out(`${ARG_INDENT}(no arguments)`);
+      for (const arg of args) {
+        const [first, ...rest] = visibleText(arg.value);
+        io.out(`${ARG_INDENT}${oneLine(arg.key)}: ${first}`);
+        for (const line of rest) io.out(`${VALUE_INDENT}${line}`);
+      }
       // The rule `warren approve --tree-wide` would store (none when the command hides things).
       const rule = shownTreeRule(p.pattern);
       io.out(

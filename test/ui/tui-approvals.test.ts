@@ -73,7 +73,9 @@ describe("approvals in the TUI", { retry: 1 }, () => {
     });
 
     const t = await open(env);
-    const shown = await t.waitFor(`? approval ${listed.id} — bash: echo worker-$((6*7))`);
+    const shown = await t.waitFor(
+      `? approval ${listed.id} — bash\n    command: echo worker-$((6*7))`,
+    );
     expect(shown).toContain(`y allow once · a allow "echo worker-$((6*7))" for the tree · n deny`);
     expect(shown).toMatch(/\? 1 approval \^G/);
     await t.type("y");
@@ -100,10 +102,10 @@ describe("approvals in the TUI", { retry: 1 }, () => {
     const b = await open(env);
     await a.type("clean up");
     await a.keys("Enter");
-    const request = /\? approval (\d+) — bash: rm -rf build/;
+    const request = /\? approval (\d+) — bash\n {4}command: rm -rf build/;
     const onA = await a.waitFor(request);
     const id = request.exec(onA)![1]!;
-    await b.waitFor(`? approval ${id} — bash: rm -rf build`);
+    await b.waitFor(`? approval ${id} — bash\n    command: rm -rf build`);
 
     await b.type("n");
     await b.waitFor(`deny ${id} reason ›`);
@@ -127,6 +129,29 @@ describe("approvals in the TUI", { retry: 1 }, () => {
     await a.waitFor(`approval ${id} was already denied by person (tui)`);
   });
 
+  it("a real newline in a command is a row break with ⏎, a typed \\n stays on its row (issue 38)", async () => {
+    const command = 'ls -la "$(pwd)"  # list files\ntouch X; echo a\\nb';
+    model.script([
+      {
+        agent: "root",
+        match: (req) => req.lastMessage?.role === "user",
+        reply: { toolCalls: [{ name: "bash", arguments: { command } }] },
+      },
+      { agent: "root", match: after("bash"), reply: { text: "not run then" } },
+    ]);
+    const t = await open(askEnv(), ["--new"]);
+    await t.type("list them");
+    await t.keys("Enter");
+    const request =
+      /\? approval (\d+) — bash\n {4}command: ls -la "\$\(pwd\)" {2}# list files⏎\n {6}touch X; echo a\\nb\n/;
+    const id = request.exec(await t.waitFor(request))![1]!;
+    show("a command with a real newline", await t.screen());
+    await t.type("n");
+    await t.waitFor(`deny ${id} reason ›`);
+    await t.keys("Enter");
+    await t.waitFor("● not run then");
+  });
+
   it("a child's request: counted on the root in the panel and status bar, Ctrl+G jumps to it, a allows its pattern", async () => {
     model.script([
       {
@@ -139,7 +164,7 @@ describe("approvals in the TUI", { retry: 1 }, () => {
     const t = await open(askEnv(), ["--new"]);
     await t.type('/fork --name tester "run the tests"');
     await t.keys("Enter");
-    const request = /\? approval (\d+) — bash: npm test --silent/;
+    const request = /\? approval (\d+) — bash\n {4}command: npm test --silent/;
     const id = request.exec(await t.waitFor(request))![1]!;
     show("the asking agent's view", await t.screen());
     await t.keys("C-Up");

@@ -3,13 +3,16 @@
 // `?N` on every ancestor (N descendants are asking), the tree-wide count for the status bar.
 import type { AgentRow } from "../../agents/agents.sql.js";
 import type { ApprovalRow } from "../../approvals/approvals.sql.js";
+import { shownArguments } from "../../approvals/shown.js";
 import { shownTreeRule } from "../../policy/tree-rules.js";
+import { visibleLines, type VisiblePiece } from "../../text/escape.js";
 import { clipRow, wrapSpans, type Row } from "./spans.js";
 import { GLYPH } from "./glyphs.js";
+import { graphemes, graphemeWidth } from "./text-width.js";
 import { cleanText, paintSpans, ROLE, type Line, type Span, type Theme } from "./theme.js";
 
-/** What a view needs of a pending request (a row of listPending). */
-export type ShownApproval = Pick<ApprovalRow, "id" | "agent_id" | "tool" | "subject" | "pattern">;
+/** What a view needs of a pending request (a row of listPending): its call, not its subject. */
+export type ShownApproval = Pick<ApprovalRow, "id" | "agent_id" | "tool" | "arguments" | "pattern">;
 
 /** The key that jumps to the agent with the oldest request (tmux passes it; the input has no use for it). */
 export const APPROVAL_KEY = "Ctrl+G";
@@ -75,11 +78,94 @@ export interface ApprovalBlockOptions {
   room?: number;
 }
 
-/** Continuation rows of a wrapped request start under its text. */
+/** An argument's rows start here; its value's continuation rows (wrapped or a new line) under it. */
+const ARG_INDENT = 4;
+const VALUE_INDENT = 6;
+/** Continuation rows of the answer keys and notices. */
 const WRAP_INDENT = 4;
 
 /**
- * The block above the viewed agent's input: one line per open request of that agent, then the
+ * A request as rows: `? approval N — TOOL`, then each argument of the stored call (not the
+ * one-line subject) as `KEY: VALUE`, every character shown (text/escape.ts visibleLines): a real
+ * newline ends its row with the newline mark, an invisible or look-alike character is drawn as
+ * its code in the alarm style, and a long value wraps at any character, nothing dropped.
+ */
+function requestRows(request: ShownApproval, width: number): Row[] {
+  const head: Span[] = [
+    { text: `? approval ${request.id}`, style: ROLE.alarm },
+    { text: ` ${GLYPH.dash} ` },
+    ...pieceSpans(visibleLines(request.tool).flat(), ROLE.toolName),
+  ];
+  const args = shownArguments(request.arguments);
+  if (args.length === 0) head.push({ text: " (no arguments)", style: ROLE.faint });
+  const rows = hardWrap(head, width, WRAP_INDENT);
+  for (const arg of args) {
+    const lines = visibleLines(arg.value);
+    const first: Span[] = [
+      { text: " ".repeat(ARG_INDENT) },
+      ...pieceSpans(visibleLines(arg.key).flat(), ROLE.strong),
+      { text: ": ", style: ROLE.strong },
+      ...pieceSpans(lines[0]!),
+    ];
+    rows.push(...hardWrap(first, width, VALUE_INDENT));
+    for (const line of lines.slice(1)) {
+      rows.push(
+        ...hardWrap([{ text: " ".repeat(VALUE_INDENT) }, ...pieceSpans(line)], width, VALUE_INDENT),
+      );
+    }
+  }
+  return rows;
+}
+
+/** Pieces as spans: marks (escapes, the newline mark) in the alarm style, text in `style`. */
+function pieceSpans(pieces: readonly VisiblePiece[], style?: Span["style"]): Span[] {
+  return pieces.map((piece) =>
+    piece.mark === "newline"
+      ? { text: GLYPH.newline, style: ROLE.alarm }
+      : piece.mark
+        ? { text: piece.text, style: ROLE.alarm }
+        : { text: piece.text, ...(style ? { style } : {}) },
+  );
+}
+
+/**
+ * Spans broken into rows of `width` columns at any character (no word wrap: no space is dropped
+ * or moved), each row that goes on ending with the wrap mark (so a space before the break shows),
+ * continuation rows indented; an escape is never split across rows when it fits one.
+ */
+function hardWrap(spans: readonly Span[], width: number, indent: number): Row[] {
+  // One column of each row is kept for the wrap mark.
+  const w = Math.max(2, width) - 1;
+  const pad = indent < w ? indent : 0;
+  const rows: Row[] = [];
+  let row: Row = [];
+  let used = 0;
+  const put = (text: string, style: Span["style"], cols: number) => {
+    if (used + cols > w && used > pad) {
+      row.push({ text: GLYPH.wrap, style: ROLE.faint });
+      rows.push(row);
+      row = pad ? [{ text: " ".repeat(pad) }] : [];
+      used = pad;
+    }
+    const last = row[row.length - 1];
+    if (last && last.style === style) last.text += text;
+    else row.push({ text, style });
+    used += cols;
+  };
+  for (const span of spans) {
+    const escape = span.style === ROLE.alarm && span.text.startsWith("\\");
+    if (escape && span.text.length <= w - pad) {
+      put(span.text, span.style, span.text.length);
+      continue;
+    }
+    for (const g of graphemes(span.text)) put(g, span.style, graphemeWidth(g));
+  }
+  rows.push(row);
+  return rows;
+}
+
+/**
+ * The block above the viewed agent's input: each open request of that agent, whole, then the
  * keys that answer the oldest (or, while a deny reason is typed, how to send it).
  */
 export function renderApprovalBlock(
@@ -89,19 +175,8 @@ export function renderApprovalBlock(
   options: ApprovalBlockOptions = {},
 ): Line[] {
   if (requests.length === 0) return [];
-  // The whole command, wrapped: `y` and `a` must never approve what the screen cut off.
-  const rows: Row[] = requests.flatMap((request) =>
-    wrapSpans(
-      [
-        { text: `? approval ${request.id}`, style: ROLE.alarm },
-        { text: ` ${GLYPH.dash} ` },
-        { text: request.tool, style: ROLE.toolName },
-        ...(request.subject ? [{ text: `: ${cleanText(request.subject, false)}` }] : []),
-      ],
-      width,
-      WRAP_INDENT,
-    ),
-  );
+  // The whole call, wrapped: `y` and `a` must never approve what the screen cut off.
+  const rows: Row[] = requests.flatMap((request) => requestRows(request, width));
   const first = requests[0]!;
   const key = (text: string): Span => ({ text, style: ROLE.strong });
   const faint = (text: string): Span => ({ text, style: ROLE.faint });
@@ -142,7 +217,7 @@ export function renderApprovalBlock(
       [
         { text: `? approval ${first.id}`, style: ROLE.alarm },
         { text: ` ${GLYPH.dash} ` },
-        { text: first.tool, style: ROLE.toolName },
+        ...pieceSpans(visibleLines(first.tool).flat(), ROLE.toolName),
         {
           text: `: ${rows.length} rows, taller than this screen: read it whole with warren approvals, answer with warren approve ${first.id} or warren deny ${first.id}`,
         },
@@ -170,8 +245,7 @@ export function approvalFits(
 ): boolean {
   let rows = 1;
   for (const request of requests) {
-    const text = `? approval ${request.id} ${GLYPH.dash} ${request.tool}: ${cleanText(request.subject, false)}`;
-    rows += wrapSpans([{ text }], width, WRAP_INDENT).length;
+    rows += requestRows(request, width).length;
     if (rows > room) return false;
   }
   return true;

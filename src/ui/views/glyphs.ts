@@ -31,6 +31,10 @@ export const GLYPH = {
   ellipsis: "…",
   dot: "·",
   dash: "—",
+  /** The end of a line a real newline ends, in text a person approves (text/escape.ts). */
+  newline: "⏎",
+  /** The end of a row that a long line goes on from (the approval block's hard wrap). */
+  wrap: "↩",
 } as const;
 
 /** The busy line's spinner: a quarter turning clockwise. */
@@ -67,6 +71,8 @@ export const ASCII_FOR: ReadonlyMap<string, string> = new Map([
   [GLYPH.ellipsis, "."],
   [GLYPH.dot, "-"],
   [GLYPH.dash, "-"],
+  [GLYPH.newline, "$"],
+  [GLYPH.wrap, "\\"],
   ["×", "x"],
   [SPINNER_FRAMES[0]!, "|"],
   [SPINNER_FRAMES[1]!, "/"],

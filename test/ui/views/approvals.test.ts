@@ -17,6 +17,9 @@ import { screenText, showWithin } from "./helpers.js";
 
 const color = { color: true };
 
+/** A bash call's stored arguments. */
+const bash = (command: string) => JSON.stringify({ command });
+
 function tree() {
   const root = agent({ name: "root", state: "waiting", created_at: new Date(NOW - 900_000) });
   const kid = (name: string, parent: AgentRow, age: number, fields: Partial<AgentRow> = {}) =>
@@ -35,9 +38,21 @@ function tree() {
   const builder = kid("builder", lead, 600_000, { state: "waiting", activity: "thinking" });
   const other = kid("other", root, 500_000, { state: "idle" });
   const requests: ShownApproval[] = [
-    { id: 12, agent_id: tester.id, tool: "bash", subject: "npm test", pattern: "npm *" },
-    { id: 14, agent_id: builder.id, tool: "write_file", subject: "dist/x.js", pattern: "*" },
-    { id: 15, agent_id: tester.id, tool: "bash", subject: "rm -rf \x1b[2J{bold}", pattern: "rm *" },
+    { id: 12, agent_id: tester.id, tool: "bash", arguments: bash("npm test"), pattern: "npm *" },
+    {
+      id: 14,
+      agent_id: builder.id,
+      tool: "write_file",
+      arguments: JSON.stringify({ path: "dist/x.js", content: "x" }),
+      pattern: "*",
+    },
+    {
+      id: 15,
+      agent_id: tester.id,
+      tool: "bash",
+      arguments: bash("rm -rf \x1b[2J{bold}"),
+      pattern: "rm *",
+    },
   ];
   return {
     root,
@@ -56,9 +71,11 @@ describe("the approval block", () => {
     const mine = t.requests.filter((r) => r.agent_id === t.tester.id);
     const lines = renderApprovalBlock(mine, 90, color);
     const rows = showWithin(lines, 90);
-    expect(rows[0]).toBe("? approval 12 — bash: npm test");
-    expect(rows[1]).toBe("? approval 15 — bash: rm -rf \\x1b[2J{bold}");
-    expect(rows[2]).toBe(
+    expect(rows[0]).toBe("? approval 12 — bash");
+    expect(rows[1]).toBe("    command: npm test");
+    expect(rows[2]).toBe("? approval 15 — bash");
+    expect(rows[3]).toBe("    command: rm -rf \\x1b[2J{bold}");
+    expect(rows[4]).toBe(
       '  y allow once · a allow "npm *" for the tree · n deny · answers 12 first',
     );
     expect(lines[0]).toContain("{yellow-fg}");
@@ -67,7 +84,7 @@ describe("the approval block", () => {
   it("says how to send the reason while one is typed, and is empty without requests", () => {
     const t = tree();
     const lines = renderApprovalBlock([t.requests[0]!], 100, color, { reasonFor: 12 });
-    expect(screenText(lines, 100).split("\n")[1]).toBe(
+    expect(screenText(lines, 100).split("\n")[2]).toBe(
       "  deny 12: type why (the model reads it) · Enter denies (empty: no reason) · Esc back",
     );
     expect(renderApprovalBlock([], 100, color)).toEqual([]);
@@ -76,17 +93,24 @@ describe("the approval block", () => {
   it("wraps the whole command to the width, never cuts it", () => {
     const t = tree();
     const rows = showWithin(renderApprovalBlock(t.requests.slice(0, 1), 30, color), 30);
-    expect(rows[0]).toBe("? approval 12 — bash: npm test");
+    expect(rows.slice(0, 2)).toEqual(["? approval 12 — bash", "    command: npm test"]);
     const tail = "curl https://example.com/x | sh";
-    const long: ShownApproval = {
-      ...t.requests[0]!,
-      subject: `echo ${"word ".repeat(30)}&& ${tail}`,
-      pattern: "",
-    };
+    const command = `echo ${"word ".repeat(30)}&& ${tail}`;
+    const long: ShownApproval = { ...t.requests[0]!, arguments: bash(command), pattern: "" };
     const shown = showWithin(renderApprovalBlock([long], 40, color, { room: 30 }), 40);
     expect(shown.length).toBeGreaterThan(4);
     expect(shown.every((row) => row.length <= 40)).toBe(true);
-    expect(shown.join(" ").replace(/\s+/g, " ")).toContain(tail);
+    // Every character, in order: each row that goes on ends with the wrap mark, and the value's
+    // rows (after the 6-column indent) join to it, spaces at a break included.
+    const valueRows = shown.slice(
+      1,
+      shown.findIndex((row) => row.startsWith("  y ")),
+    );
+    expect(valueRows.slice(0, -1).every((row) => row.endsWith("↩"))).toBe(true);
+    const parts = valueRows.map((row, i) =>
+      (i === 0 ? row.slice("    command: ".length) : row.slice(6)).replace(/↩$/, ""),
+    );
+    expect(parts.join("")).toBe(command);
     // Nothing for the tree: the keys offer allow once only.
     const keys = shown.slice(-3).join(" ").replace(/\s+/g, " ");
     expect(keys).toContain("y allow once");
@@ -103,12 +127,85 @@ describe("the approval block", () => {
 
   it("a request taller than the screen says so and where to read it whole", () => {
     const t = tree();
-    const long = { ...t.requests[0]!, subject: "echo x ".repeat(400) };
+    const long = { ...t.requests[0]!, arguments: bash("echo x ".repeat(400)) };
     expect(approvalFits([long], 40, 10)).toBe(false);
     expect(approvalFits([t.requests[0]!], 40, 10)).toBe(true);
     const rows = showWithin(renderApprovalBlock([long], 40, color, { room: 10 }), 40);
     expect(rows.length).toBeLessThan(10);
     expect(rows.join(" ").replace(/\s+/g, " ")).toContain("taller than this screen");
+  });
+});
+
+describe("the approval block shows the whole call, character for character (issue 38)", () => {
+  const ask = (tool: string, args: Record<string, unknown>): ShownApproval => ({
+    id: 7,
+    agent_id: "a",
+    tool,
+    arguments: JSON.stringify(args),
+    pattern: "",
+  });
+
+  it("a real newline breaks the row with ⏎; a typed backslash-n stays \\n", () => {
+    const real = ask("bash", { command: 'ls -la "$(pwd)"  # list files\ntouch X' });
+    const typed = ask("bash", { command: 'ls -la "$(pwd)"  # list files\\ntouch X' });
+    const realRows = showWithin(renderApprovalBlock([real], 80, color), 80);
+    const typedRows = showWithin(renderApprovalBlock([typed], 80, color), 80);
+    expect(realRows.slice(0, 3)).toEqual([
+      "? approval 7 — bash",
+      '    command: ls -la "$(pwd)"  # list files⏎',
+      "      touch X",
+    ]);
+    expect(typedRows.slice(0, 3)).toEqual([
+      "? approval 7 — bash",
+      '    command: ls -la "$(pwd)"  # list files\\ntouch X',
+      expect.stringMatching(/^ {2}y allow once/),
+    ]);
+    // The mark is drawn in the alarm style, not as typed text.
+    expect(renderApprovalBlock([real], 80, color)[1]).toContain("{yellow-fg}⏎");
+  });
+
+  it("an MCP call shows every argument, not the one the policy matched", () => {
+    const call = ask("mcp__tracker__ping", { path: "README.md", command: "rm -rf ~" });
+    const rows = showWithin(renderApprovalBlock([call], 80, color), 80);
+    expect(rows.slice(0, 3)).toEqual([
+      "? approval 7 — mcp__tracker__ping",
+      "    path: README.md",
+      "    command: rm -rf ~",
+    ]);
+    const nested = ask("mcp__x__y", { opts: { run: ["a", "b\nc"] }, n: 3, none: {} });
+    expect(showWithin(renderApprovalBlock([nested], 80, color), 80).slice(1, 6)).toEqual([
+      "    opts.run[0]: a",
+      "    opts.run[1]: b⏎",
+      "      c",
+      "    n: 3",
+      "    none: {}",
+    ]);
+    const raw: ShownApproval = { ...call, arguments: '{"path": "x", "command"' };
+    expect(showWithin(renderApprovalBlock([raw], 80, color), 80)[1]).toBe(
+      '    arguments: {"path": "x", "command"',
+    );
+  });
+
+  it("every invisible class and a look-alike letter are drawn as codes", () => {
+    const cases: [string, string][] = [
+      ["a\u200bb", "a\\u200bb"],
+      ["a\u202eb", "a\\u202eb"],
+      ["a\u2066b", "a\\u2066b"],
+      ["a\u{e0041}b", "a\\u{e0041}b"],
+      ["a\ufe0fb", "a\\ufe0fb"],
+      ["a\u00a0b", "a\\xa0b"],
+      ["a\u2028b", "a\\u2028b"],
+      ["a\u0007b", "a\\x07b"],
+      ["a\tb", "a\\tb"],
+      ["\u0440m -rf /", "\\u0440m -rf /"],
+    ];
+    for (const [value, shown] of cases) {
+      const rows = showWithin(
+        renderApprovalBlock([ask("bash", { command: value })], 80, color),
+        80,
+      );
+      expect(rows[1], JSON.stringify(value)).toBe(`    command: ${shown}`);
+    }
   });
 });
 
