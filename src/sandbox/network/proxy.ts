@@ -30,8 +30,8 @@ export interface ProxyOptions {
   /** Where the socket's private directory is made (default: warren's home `run/`). */
   runDir?: string;
   resolve?: Resolve;
-  /** Said in a refusal's body: how to allow a host (default names sandbox_network). */
-  hint?: string;
+  /** Said in a refusal's body: how to allow a target (host:port); default names sandbox_network. */
+  hint?: (target: string) => string;
   /** Told of each refusal (the host, why), e.g. to log it or ask the person. */
   onRefused?: (target: string, reason: string) => void;
 }
@@ -41,8 +41,9 @@ export function proxyRunDir(env: Env = process.env): string {
   return path.join(warrenHome(env), "run");
 }
 
-const DEFAULT_HINT =
-  'to allow it, add it to "allow" in sandbox_network (the config, or the agent\'s profile)';
+/** How to allow `target` (host:port), said after a refusal. */
+const DEFAULT_HINT = (target: string) =>
+  `to allow it, list "${target}" in "allow" of sandbox_network (the config, or the agent's profile)`;
 
 /** Starts a proxy applying `gate`; its socket is in a new private directory under `runDir`. */
 export async function startNetworkProxy(
@@ -60,13 +61,14 @@ export async function startNetworkProxy(
   const hint = options.hint ?? DEFAULT_HINT;
   const refuse = (target: string, reason: string): never => {
     options.onRefused?.(target, reason);
-    throw new RequestError(`warren's network gate refused ${reason}; ${hint}\n`, 403);
+    throw new RequestError(`warren's network gate: ${reason}; ${hint(target)}\n`, 403);
   };
   const server = new Server({
     // The target as proxy-chain parsed it; never an upstream proxy, never credentials.
     prepareRequestFunction: async ({ hostname, port }) => {
       const host = normalizeHost(hostname);
-      if (!host) throw new RequestError(`warren's network gate: "${hostname}" is not a host\n`, 400);
+      if (!host)
+        throw new RequestError(`warren's network gate: "${hostname}" is not a host\n`, 400);
       const byName = decideHost(gate, host, port);
       if (!byName.ok) return refuse(`${host}:${port}`, byName.reason);
       let addresses: { address: string; family: number }[];
@@ -90,6 +92,11 @@ export async function startNetworkProxy(
       return { dnsLookup: pinnedLookup(addresses) };
     },
   });
+  // proxy-chain drops a connection without a remote address (its onConnection, for a Node bug
+  // with TCP sockets closed early); one over a Unix socket never has one: name it, first.
+  server.server.prependListener("connection", (socket: net.Socket) => {
+    Object.defineProperty(socket, "remoteAddress", { value: "sandbox", configurable: true });
+  });
   // proxy-chain's listen() takes a port; a Unix socket is its http.Server's own listen.
   await new Promise<void>((resolve, reject) => {
     server.server.once("error", reject);
@@ -99,6 +106,8 @@ export async function startNetworkProxy(
     });
   });
   fs.chmodSync(socketPath, 0o600);
+  // Waiting for sandboxes must not keep warren's process alive (a request in flight does).
+  server.server.unref();
   let closed: Promise<void> | undefined;
   return {
     socketPath,

@@ -68,7 +68,10 @@ export function networkPolicyOf(setting: NetworkSetting): NetworkPolicy {
  * `from` narrowed by `asked` (a profile's or agent file's setting): never wider. false is narrower
  * than any gate, a gate narrower than true; two gates both apply.
  */
-export function narrowNetwork(from: NetworkPolicy, asked: NetworkSetting | undefined): NetworkPolicy {
+export function narrowNetwork(
+  from: NetworkPolicy,
+  asked: NetworkSetting | undefined,
+): NetworkPolicy {
   if (asked === undefined || asked === true || from === false) return from;
   if (asked === false) return false;
   return from === true ? [asked] : [...from, asked];
@@ -126,7 +129,8 @@ export function decideAddress(
   const target = formatTarget(host, port);
   for (const rules of gate) {
     const denied = rules.deny.map(parsePattern).find((p) => matches(p, ip, port));
-    if (denied) return { ok: false, reason: `${target} resolves to ${ip}, denied by "${denied.text}"` };
+    if (denied)
+      return { ok: false, reason: `${target} resolves to ${ip}, denied by "${denied.text}"` };
   }
   if (!isNonPublic(ip)) return { ok: true };
   const explicit = (rules: NetworkRules) =>
