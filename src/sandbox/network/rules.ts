@@ -213,7 +213,7 @@ export function isNonPublic(address: string): boolean {
   if (!net.isIPv6(ip)) return true;
   // NAT64 and 6to4 carry an IPv4 address: judged by it.
   const full = expandV6(ip);
-  if (full.slice(0, 6).join(":") === "64:ff9b:0:0:0:0") {
+  if (full[0] === 0x64 && full[1] === 0xff9b && full.slice(2, 6).every((h) => h === 0)) {
     return isNonPublic(embeddedV4(full[6]!, full[7]!));
   }
   if (full[0] === 0x2002) return isNonPublic(embeddedV4(full[1]!, full[2]!));
