@@ -17,7 +17,10 @@ import { closeNetworkProxies } from "../../src/sandbox/network/gate.js";
 import { probeBwrap, shellLaunch } from "../../src/sandbox/launch.js";
 import type { ShellSettings } from "../../src/sandbox/settings.js";
 import { closeWarmSandboxes } from "../../src/sandbox/warm.js";
+import { after, isFirst, lastToolResults, requestsOf, useE2E } from "../runtime/e2e-support.js";
 import { bash, makeFixture, output, type Fixture } from "./fixture.js";
+
+const e2e = useE2E();
 
 let server: http.Server;
 /** A port the gate lists, and one it does not (both served on 127.0.0.1). */
@@ -248,5 +251,35 @@ describe("a profile or agent file only narrows the network", () => {
     expect(() => loadConfig(process.env)).toThrow(
       /^profiles\.p\.sandbox_network\.allow: "http:\/\/x\.com" is not a host/,
     );
+  });
+});
+
+describe("end to end through warren -p", () => {
+  it("the root's bash reaches a listed host and gets the gate's 403 for another", async () => {
+    const work = path.join(fx.base, "e2e");
+    mkdirSync(work);
+    const command = [
+      curl(`http://127.0.0.1:${listed}/through-warren`),
+      curl(`http://127.0.0.1:${unlisted}/not-listed`),
+    ].join("; ");
+    e2e.fake().script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: { toolCalls: [{ name: "bash", arguments: { command } }] },
+      },
+      { agent: "root", match: after("bash"), reply: { text: "done" } },
+    ]);
+    const run = await e2e.prompt("go", {
+      cwd: work,
+      config: { sandbox: "on", sandbox_network: { allow: [`127.0.0.1:${listed}`] } },
+    });
+    expect(run.json?.text).toBe("done");
+    const result = lastToolResults(requestsOf(e2e.fake(), "root").at(-1)!)[0]!.value as {
+      output: string;
+    };
+    expect(result.output).toContain("hello from /through-warren");
+    expect(result.output).toContain(`127.0.0.1:${unlisted} is not in the allow list`);
+    expect(result.output).not.toContain("hello from /not-listed");
   });
 });
