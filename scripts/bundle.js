@@ -36,6 +36,14 @@ const PATCHES = [
     from: "require(__dirname + '/reserved.js')",
     to: "require('./reserved.js')",
   },
+  {
+    // proxy-chain answers a RequestError (the network gate's 403) only when the error's name is
+    // "RequestError", and names it after its class, which the bundle renames (_RequestError):
+    // every refusal became a 500 "Internal error in proxy server" (test/security/network.test.ts).
+    file: /[/\\]proxy-chain[/\\]dist[/\\]request_error\.js$/,
+    from: "this.name = RequestError.name;",
+    to: 'this.name = "RequestError";',
+  },
 ];
 
 const patchSources = {

@@ -14,6 +14,7 @@ import {
 
 import type { FileAccess, SandboxMode } from "../config/modes.js";
 import type { ApproveMode, Policy } from "../policy/policy.js";
+import type { NetworkPolicy } from "../sandbox/network/rules.js";
 
 export const AGENT_STATES = ["idle", "running", "waiting", "dead"] as const;
 export type AgentState = (typeof AGENT_STATES)[number];
@@ -40,6 +41,8 @@ export interface StoredCaps {
   tools: string[] | null;
   file_access: FileAccess;
   sandbox: SandboxMode;
+  /** The network (sandbox/network/rules.ts); absent on rows stored before it: the config's. */
+  network?: NetworkPolicy;
 }
 
 /** Where an isolated child works: its worktree, its branch, the commit it started from, and the

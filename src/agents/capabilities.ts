@@ -8,6 +8,7 @@ import type { Policy } from "../policy/policy.js";
 import { agentCost } from "./cost.js";
 import type { AgentRow, Budget, StoredCaps } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
+import { narrowNetwork, type NetworkPolicy } from "../sandbox/network/rules.js";
 
 /** Offered to every child whatever its parent's or profile's tools, so that it can report. */
 export const ALWAYS_OFFERED = ["send", "wait"] as const;
@@ -17,6 +18,8 @@ export interface Capabilities {
   tools: string[] | null;
   fileAccess: FileAccess;
   sandbox: SandboxMode;
+  /** The network gate: true, false, or rule sets that must all let a host through. */
+  network: NetworkPolicy;
   /** Policies that narrow the config's, strictest answer wins (policy.ts `decide`). */
   policy: Policy[];
   budget: Budget;
@@ -50,6 +53,7 @@ export function capabilitiesOf(config: Config, agent: AgentRow): Capabilities {
     tools: caps ? caps.tools : (profile?.tools ?? null),
     fileAccess: caps ? caps.file_access : (profile?.file_access ?? config.fileAccess),
     sandbox: caps ? caps.sandbox : stricterSandbox(config.sandbox.mode, profile?.sandbox),
+    network: caps?.network ?? narrowNetwork(config.sandbox.network, profile?.sandbox_network),
     policy: agent.policy,
     budget: agent.budget,
   };
@@ -74,6 +78,7 @@ export function childCapabilities(
       // Confined stays confined whatever the profile says.
       file_access: from.fileAccess === "cwd" ? "cwd" : (profile?.file_access ?? from.fileAccess),
       sandbox: stricterSandbox(from.sandbox, profile?.sandbox),
+      network: narrowNetwork(from.network, profile?.sandbox_network),
     },
     budget: childBudget(config, parent, request, now),
     policy: profile?.policy ? [profile.policy] : [],

@@ -1,5 +1,6 @@
 // Agent files as profiles (SPEC section 9): Markdown files with YAML front matter (`name`,
-// `description`, `tools`, `model`, and warren's `budget`, `policy`, `isolation`, `file_access`);
+// `description`, `tools`, `model`, and warren's `budget`, `policy`, `isolation`, `file_access`,
+// `sandbox_network`);
 // the body is the profile's system prompt. Read from, in order of precedence when names clash
 // (after the config's own `profiles`, which win over all of them):
 //   1. <config dir>/agents/*.md        2. ~/.claude/agents/*.md
@@ -18,6 +19,7 @@ import type * as Yaml from "yaml";
 import type { Budget } from "../agents/agents.sql.js";
 import { validatePolicy } from "../policy/policy.js";
 import { readText, viewOf, type FileChange } from "./accepted-files.js";
+import { parseNetworkSetting } from "../sandbox/network/rules.js";
 import type { Profile } from "./profile.js";
 import { repositoryRoot, warrenConfigDir } from "../runtime/instructions.js";
 
@@ -66,6 +68,7 @@ const FIELDS = new Set([
   "policy",
   "isolation",
   "file_access",
+  "sandbox_network",
   // Claude Code's own fields that warren does not use: accepted without a warning.
   "color",
 ]);
@@ -282,6 +285,13 @@ export function parseAgentText(
       return warn(at("file_access"), '"file_access" must be "cwd" or "any"');
     }
     profile.file_access = data.file_access;
+  }
+  if (data.sandbox_network !== undefined) {
+    try {
+      profile.sandbox_network = parseNetworkSetting(data.sandbox_network, "sandbox_network");
+    } catch (err) {
+      return warn(at("sandbox_network"), (err as Error).message);
+    }
   }
   if (data.isolation !== undefined) {
     if (data.isolation !== "worktree") {

@@ -11,6 +11,12 @@ import type { Profile } from "./profile.js";
 import { poolerSetting, type PoolerMode } from "../db/pooler.js";
 import { validateShellEnv, type ShellEnvConfig } from "../sandbox/env.js";
 import type { SandboxConfig, SandboxMode, ShellSettings } from "../sandbox/settings.js";
+import {
+  networkPolicyOf,
+  parseNetworkSetting,
+  type NetworkPolicy,
+  type NetworkSetting,
+} from "../sandbox/network/rules.js";
 import { loadAgentFiles } from "./agent-files.js";
 import type { FileChange } from "./accepted-files.js";
 import { parseMcpServers, type McpServerConfig } from "../mcp/config.js";
@@ -187,6 +193,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     fileAccessSetting(profile?.file_access, `profiles.${name}.file_access`);
     policySetting(profile?.policy, `profiles.${name}.policy`);
     profileSandboxSetting(profile?.sandbox, `profiles.${name}.sandbox`);
+    const network = networkSetting(profile?.sandbox_network, `profiles.${name}.sandbox_network`);
+    if (network !== undefined) profile.sandbox_network = network;
     toolsSetting(profile?.tools, `profiles.${name}.tools`);
     if (profile && typeof profile === "object" && "hooks" in profile) {
       throw new ConfigError(
@@ -268,10 +276,7 @@ function sandboxSetting(fc: FileConfig, env: Env): SandboxConfig {
   if (mode !== "auto" && mode !== "on" && mode !== "off") {
     throw new ConfigError(`${name} must be "auto", "on" or "off", got ${JSON.stringify(mode)}`);
   }
-  const network = fc.sandbox_network ?? true;
-  if (typeof network !== "boolean") {
-    throw new ConfigError("sandbox_network must be true or false");
-  }
+  const network = networkSetting(fc.sandbox_network ?? true, "sandbox_network")!;
   const writable = fc.sandbox_writable ?? [];
   const usage = 'sandbox_writable must be an array of absolute paths (or "~/…")';
   if (!Array.isArray(writable)) throw new ConfigError(usage);
@@ -284,10 +289,20 @@ function sandboxSetting(fc: FileConfig, env: Env): SandboxConfig {
   });
   return {
     mode: mode as SandboxMode,
-    network,
+    network: networkPolicyOf(network),
     writable: paths,
     bwrap: env.WARREN_BWRAP || "bwrap",
   };
+}
+
+/** A `sandbox_network` (the config's, a profile's): true, false or {"allow": […], "deny": […]}. */
+function networkSetting(value: unknown, name: string): NetworkSetting | undefined {
+  if (value === undefined || value === null) return undefined;
+  try {
+    return parseNetworkSetting(value, name);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
 }
 
 function shellEnvSetting(value: unknown): ShellEnvConfig {
@@ -416,14 +431,16 @@ function policySetting(value: unknown, name: string): Policy | undefined {
 
 /**
  * How an agent's commands run: the sandbox and the environment (sandbox/launch.ts). `mode`: the
- * agent's own sandbox mode (capabilities.ts), which a fork can only make stricter than the config's.
+ * agent's own sandbox mode (capabilities.ts), which a fork can only make stricter than the config's;
+ * `network`: its own network (capabilities.ts), likewise only narrower.
  */
 export function shellSettingsOf(
   config: Config,
   mode: SandboxMode = config.sandbox.mode,
+  network: NetworkPolicy = config.sandbox.network,
 ): ShellSettings {
   return {
-    sandbox: { ...config.sandbox, mode },
+    sandbox: { ...config.sandbox, mode, network },
     env: config.shellEnv,
     configPath: config.configPath,
   };

@@ -3,6 +3,7 @@
 import type { Budget } from "../agents/agents.sql.js";
 import type { FileAccess, SandboxMode } from "./modes.js";
 import type { Policy } from "../policy/policy.js";
+import type { NetworkSetting } from "../sandbox/network/rules.js";
 
 export interface Profile {
   system_prompt?: string;
@@ -18,6 +19,8 @@ export interface Profile {
   policy?: Policy;
   /** A fork with this profile may only make the sandbox stricter (capabilities.ts). */
   sandbox?: SandboxMode;
+  /** The network for agents of this profile: only narrows the parent's (capabilities.ts). */
+  sandbox_network?: NetworkSetting;
   /** "worktree": a child forked with this profile gets its own git worktree (issue 30). */
   isolation?: "worktree";
 }

@@ -64,7 +64,8 @@ async function runEvent(
     parent_id: agent.parent_id ?? null,
     tree_id: agent.tree_id,
   });
-  const shell = shellSettingsOf(config, capabilitiesOf(config, agent).sandbox);
+  const caps = capabilitiesOf(config, agent);
+  const shell = shellSettingsOf(config, caps.sandbox, caps.network);
   // All matching hooks at once, as Claude Code runs them.
   return Promise.all(
     commands.map(async (hook) => ({

@@ -264,10 +264,11 @@ async function execute(
   // This call's own signal (aborted with the turn's); its listeners go when the call ends.
   const aborter = aborts.begin();
   const signal = aborter.signal;
+  const caps = capabilitiesOf(config, agent);
   const ctx: AgentToolContext = {
     cwd: agent.cwd ?? process.cwd(),
     signal,
-    shell: shellSettingsOf(config, capabilitiesOf(config, agent).sandbox),
+    shell: shellSettingsOf(config, caps.sandbox, caps.network),
     db,
     bus: deps.bus,
     agent,

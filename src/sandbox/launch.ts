@@ -11,6 +11,8 @@ import os from "node:os";
 import path from "node:path";
 import { configPath, warrenHome } from "../paths.js";
 import { buildToolEnv, EMPTY_SHELL_ENV } from "./env.js";
+import { gateFor, type Gate } from "./network/gate.js";
+import { describeNetwork, unsharesNetwork } from "./network/rules.js";
 import {
   DEFAULT_SANDBOX,
   INSTALL_HINT,
@@ -83,7 +85,7 @@ export async function sandboxStatus(config: SandboxConfig): Promise<SandboxStatu
   }
   const probe = await probeBwrap(config.bwrap);
   if (probe.ok) {
-    const net = config.network ? "network on" : "network off";
+    const net = describeNetwork(config.network);
     return { state: "on", line: `bubblewrap (read-only but the working directory, ${net})` };
   }
   if (config.mode === "on") {
@@ -152,12 +154,23 @@ export async function shellLaunch(
   }
   // The private /tmp starts empty: a TMPDIR pointing elsewhere would not be writable.
   childEnv.TMPDIR = "/tmp";
-  const args = bwrapArgs(sandbox, cwd, hiddenForCommand(env, settings?.configPath));
+  // The network gate (network/gate.ts): its proxy, and the bridge that starts the command.
+  let gate: Gate | undefined;
+  try {
+    gate = await gateFor(sandbox.network, env);
+  } catch (err) {
+    const why = (err as Error).message;
+    return {
+      ok: false,
+      message: `the network gate's proxy could not start (${why}); nothing was run`,
+    };
+  }
+  const args = bwrapArgs(sandbox, cwd, hiddenForCommand(env, settings?.configPath), gate);
   return {
     ok: true,
     file: sandbox.bwrap,
-    args: [...args, "--", ...argv],
-    env: childEnv,
+    args: [...args, "--", ...(gate ? gate.wrap(argv) : argv)],
+    env: { ...childEnv, ...gate?.env },
     sandboxed: true,
   };
 }
@@ -191,9 +204,14 @@ export function hiddenPaths(env: Env, extraConfig?: string): string[] {
   return [...new Set(paths.filter((p): p is string => !!p).map((p) => path.resolve(p)))];
 }
 
-export function bwrapArgs(sandbox: SandboxConfig, cwd: string, hidden: string[]): string[] {
+export function bwrapArgs(
+  sandbox: SandboxConfig,
+  cwd: string,
+  hidden: string[],
+  gate?: Gate,
+): string[] {
   const args = [...BASE_ARGS];
-  if (!sandbox.network) args.push("--unshare-net");
+  if (unsharesNetwork(sandbox.network)) args.push("--unshare-net");
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
   const work = realPath(cwd);
   for (const dir of [work, ...sandbox.writable.map(realPath)]) {
@@ -216,6 +234,7 @@ export function bwrapArgs(sandbox: SandboxConfig, cwd: string, hidden: string[])
     if (stat.isDirectory()) args.push("--tmpfs", real);
     else args.push("--ro-bind", "/dev/null", real);
   }
+  if (gate) args.push(...gate.binds);
   args.push("--chdir", work);
   return args;
 }

@@ -1,14 +1,18 @@
 // What a sandboxed command runs under: the sandbox's settings from the config and the defaults.
 import type { SandboxMode } from "../config/modes.js";
 import type { ShellEnvConfig } from "./env.js";
+import type { NetworkPolicy } from "./network/rules.js";
 
 export type { SandboxMode };
 
 export interface SandboxConfig {
   /** auto: bubblewrap where it works, else unconfined with one line saying so; on: required. */
   mode: SandboxMode;
-  /** Network inside the sandbox (default true); false adds `--unshare-net`. */
-  network: boolean;
+  /**
+   * Network inside the sandbox (default true): false adds `--unshare-net`; a gate (a list of
+   * allow/deny rule sets, network/rules.ts) adds it too, and the command reaches only warren's proxy.
+   */
+  network: NetworkPolicy;
   /** Absolute paths writable besides the working directory and /tmp. */
   writable: string[];
   /** The bwrap binary (WARREN_BWRAP; default: `bwrap` on PATH). */

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { buildToolEnv, EMPTY_SHELL_ENV } from "./env.js";
+import { gateFor, type Gate } from "./network/gate.js";
 import {
   BASE_ARGS,
   bwrapArgs,
@@ -128,7 +129,14 @@ export async function warmLaunch(
   if (!(await probeBwrap(sandbox.bwrap)).ok) return undefined;
   const tools = await probeWarm(sandbox.bwrap);
   if (!tools) return undefined;
-  const args = bwrapArgs(sandbox, cwd, hiddenForCommand(env, settings?.configPath));
+  // The network gate's proxy and bridge (network/gate.ts): the bridge is the keeper.
+  let gate: Gate | undefined;
+  try {
+    gate = await gateFor(sandbox.network, env);
+  } catch {
+    return undefined; // no proxy: the per-call launch says why
+  }
+  const args = bwrapArgs(sandbox, cwd, hiddenForCommand(env, settings?.configPath), gate);
   let id: string;
   try {
     const st = fs.statSync(realPath(cwd));
@@ -140,12 +148,22 @@ export async function warmLaunch(
   let warm: Warm;
   try {
     warm =
-      takeIdle(key) ?? (await startWarm(key, sandbox.bwrap, args, tools, sandbox.network, cwd));
+      takeIdle(key) ??
+      (await startWarm(
+        key,
+        sandbox.bwrap,
+        args,
+        tools,
+        sandbox.network === true,
+        cwd,
+        gate?.keeper,
+      ));
   } catch {
     return undefined; // could not start: the per-call launch shows bwrap's own error
   }
   const childEnv = buildToolEnv(settings?.env ?? EMPTY_SHELL_ENV, env);
   childEnv.TMPDIR = "/tmp";
+  Object.assign(childEnv, gate?.env);
   const envKey = JSON.stringify(childEnv);
   const ready = warm.standby;
   warm.standby = undefined;
@@ -321,6 +339,7 @@ function startWarm(
   tools: Tools,
   network: boolean,
   cwd: string,
+  keeper: string[] = KEEPER,
 ): Promise<Warm> {
   const root = process.getuid?.() === 0;
   // Unprivileged bwrap nests a second user namespace to show the caller's uid, and that one
@@ -337,7 +356,7 @@ function startWarm(
     "3",
     ...args.slice(chdirAt),
     "--",
-    ...KEEPER,
+    ...keeper,
   ];
   return new Promise((resolve, reject) => {
     const child = spawn(bwrap, full, {

@@ -1,0 +1,285 @@
+// The network gate (SPEC section 3): with `sandbox_network: {"allow": […]}` bash runs in its own
+// network namespace and reaches only warren's proxy, through the bridge on 127.0.0.1 inside. A
+// listed host:port works (plain HTTP and CONNECT), an unlisted one is a 403 saying how to allow it,
+// a name that resolves to loopback is refused unless listed explicitly, and nothing bypasses the
+// proxy: no route out of the namespace, no Unix socket. Only 127.0.0.1 is ever contacted.
+import { spawn } from "node:child_process";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { AgentRow } from "../../src/agents/agents.sql.js";
+import { capabilitiesOf, childCapabilities } from "../../src/agents/capabilities.js";
+import { loadConfig, shellSettingsOf } from "../../src/config/config.js";
+import { decideHost, type NetworkRules } from "../../src/sandbox/network/rules.js";
+import { closeNetworkProxies } from "../../src/sandbox/network/gate.js";
+import { probeBwrap, shellLaunch } from "../../src/sandbox/launch.js";
+import type { ShellSettings } from "../../src/sandbox/settings.js";
+import { closeWarmSandboxes } from "../../src/sandbox/warm.js";
+import { after, isFirst, lastToolResults, requestsOf, useE2E } from "../runtime/e2e-support.js";
+import { bash, makeFixture, output, type Fixture } from "./fixture.js";
+
+const e2e = useE2E();
+
+let server: http.Server;
+/** A port the gate lists, and one it does not (both served on 127.0.0.1). */
+let listed: number;
+let unlisted: number;
+let other: http.Server;
+
+function serve(): Promise<http.Server> {
+  return new Promise((resolve) => {
+    const s = http.createServer((req, res) => res.end(`hello from ${req.url}\n`));
+    s.listen(0, "127.0.0.1", () => resolve(s));
+  });
+}
+
+beforeAll(async () => {
+  server = await serve();
+  other = await serve();
+  listed = (server.address() as AddressInfo).port;
+  unlisted = (other.address() as AddressInfo).port;
+});
+afterAll(() => {
+  server.close();
+  other.close();
+});
+
+let fx: Fixture;
+beforeEach(() => {
+  fx = makeFixture({ sandbox: "on" });
+});
+afterEach(async () => {
+  closeWarmSandboxes();
+  await closeNetworkProxies();
+  fx.cleanup();
+});
+
+/** The shell settings from a config file with this `sandbox_network`. */
+function gated(network: unknown): ShellSettings {
+  writeFileSync(fx.configFile, JSON.stringify({ sandbox: "on", sandbox_network: network }));
+  return shellSettingsOf(loadConfig(process.env));
+}
+
+/** Runs `command` through the real bash tool (a warm sandbox, the bridge as its keeper). */
+async function run(command: string, shell: ShellSettings): Promise<string> {
+  return output(await bash(command, fx.cwd, shell)).output;
+}
+
+/** Runs `command` as hooks do: one bwrap per call, the bridge as its first process. */
+async function runPerCall(command: string, shell: ShellSettings): Promise<string> {
+  const launch = await shellLaunch(shell, fx.cwd, ["bash", "-c", command]);
+  if (!launch.ok) throw new Error(launch.message);
+  return new Promise((resolve, reject) => {
+    const child = spawn(launch.file, launch.args, {
+      cwd: fx.cwd,
+      env: launch.env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let text = "";
+    child.stdout.on("data", (d: Buffer) => (text += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (text += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve(`${text}exit=${code}\n`));
+  });
+}
+
+const curl = (url: string, extra = "") => `curl -sS --max-time 10 ${extra} ${url}; echo " exit=$?"`;
+
+describe("the network gate", () => {
+  it("bwrap works on this machine (CI installs it)", async () => {
+    expect(await probeBwrap("bwrap")).toEqual({ ok: true });
+  });
+
+  it("a listed host:port works, over plain HTTP and CONNECT, warm and per call", async () => {
+    const shell = gated({ allow: [`127.0.0.1:${listed}`] });
+    const url = `http://127.0.0.1:${listed}/plain`;
+    expect(await run(curl(url), shell)).toContain("hello from /plain");
+    const tunnel = `http://127.0.0.1:${listed}/tunnel`;
+    expect(await run(curl(tunnel, "--proxytunnel"), shell)).toContain("hello from /tunnel");
+    expect(await runPerCall(curl(url), shell)).toContain("hello from /plain");
+  });
+
+  it("the command's environment points at the bridge, with nothing exempted", async () => {
+    const shell = gated({ allow: [`127.0.0.1:${listed}`] });
+    const env = await run("env | grep -i _proxy= | sort", shell);
+    expect(env).toContain("HTTP_PROXY=http://127.0.0.1:3128");
+    expect(env).toContain("HTTPS_PROXY=http://127.0.0.1:3128");
+    expect(env).toContain("ALL_PROXY=http://127.0.0.1:3128");
+    expect(env).toContain("https_proxy=http://127.0.0.1:3128");
+    expect(env).toMatch(/^NO_PROXY=$/m);
+  });
+
+  it("an unlisted port is refused with a 403 that names it and says how to allow it", async () => {
+    const shell = gated({ allow: [`127.0.0.1:${listed}`] });
+    const out = await run(curl(`http://127.0.0.1:${unlisted}/`, "-i"), shell);
+    expect(out).toContain("403");
+    expect(out).toContain(`127.0.0.1:${unlisted} is not in the allow list`);
+    expect(out).toContain(`list "127.0.0.1:${unlisted}" in "allow" of sandbox_network`);
+    expect(out).not.toContain("hello");
+    // CONNECT too (curl reports the proxy's refusal of the tunnel).
+    const tunnel = await run(curl(`http://127.0.0.1:${unlisted}/`, "--proxytunnel"), shell);
+    expect(tunnel).toMatch(/403/);
+    expect(tunnel).not.toContain("hello");
+  });
+
+  it("deny wins over allow", async () => {
+    const shell = gated({ allow: [`127.0.0.1:${listed}`], deny: ["127.0.0.1"] });
+    const out = await run(curl(`http://127.0.0.1:${listed}/`, "-i"), shell);
+    expect(out).toContain('denied by "127.0.0.1"');
+    expect(out).not.toContain("hello");
+  });
+
+  it("a name that resolves to loopback is refused unless listed explicitly", async () => {
+    // A wildcard lets any host through on that port, but loopback only when named.
+    const wild = gated({ allow: [`*:${listed}`] });
+    for (const host of ["localhost", "127.0.0.1", "0x7f.1", "[::ffff:127.0.0.1]"]) {
+      const out = await run(curl(`http://${host}:${listed}/`, "-i"), wild);
+      expect(out, host).toContain("a loopback or private address");
+      expect(out, host).not.toContain("hello");
+    }
+    const named = gated({ allow: [`localhost:${listed}`] });
+    expect(await run(curl(`http://localhost:${listed}/named`), named)).toContain(
+      "hello from /named",
+    );
+  });
+
+  it("direct TCP bypassing the proxy fails: the namespace has a loopback and no route", async () => {
+    const shell = gated({ allow: [`127.0.0.1:${listed}`] });
+    const direct = await run(curl(`http://127.0.0.1:${listed}/`, "--noproxy '*'"), shell);
+    expect(direct).toMatch(/Failed to connect|Couldn't connect/);
+    expect(direct).not.toContain("hello");
+    const devtcp = await run(`(echo > /dev/tcp/127.0.0.1/${listed}) 2>&1; echo "exit=$?"`, shell);
+    expect(devtcp).toMatch(/Connection refused/);
+    // No route at all: every address but the namespace's own loopback is unreachable.
+    const routes = await run(
+      "tail -n +2 /proc/net/route | wc -l; cat /proc/net/if_inet6 | wc -l",
+      shell,
+    );
+    expect(routes.trim().split("\n")[0]).toBe("0");
+  });
+
+  it("the proxy's socket lives in a private directory under warren's home", async () => {
+    const shell = gated({ allow: [`127.0.0.1:${listed}`] });
+    expect(await run(curl(`http://127.0.0.1:${listed}/`), shell)).toContain("hello");
+    const runDir = path.join(fx.warrenHome, "run");
+    expect(statSync(runDir).mode & 0o777).toBe(0o700);
+    const dirs = readdirSync(runDir);
+    expect(dirs).toHaveLength(1);
+    expect(statSync(path.join(runDir, dirs[0]!)).mode & 0o777).toBe(0o700);
+    await closeNetworkProxies();
+    expect(existsSync(path.join(runDir, dirs[0]!))).toBe(false);
+  });
+
+  it("sandbox_network true reaches the host's loopback directly; false reaches nothing", async () => {
+    const open = gated(true);
+    expect(await run(curl(`http://127.0.0.1:${unlisted}/open`), open)).toContain("hello");
+    const closed = gated(false);
+    const out = await run(curl(`http://127.0.0.1:${listed}/`), closed);
+    expect(out).not.toContain("hello");
+    expect(await run("env | grep -ci _proxy=", closed)).toMatch(/^0/);
+  });
+});
+
+describe("a profile or agent file only narrows the network", () => {
+  const base = { profile: null, caps: null, policy: [], budget: {}, turns: 0, tool_calls: 0 };
+  const agent = (fields: Partial<AgentRow>) => ({ ...base, ...fields }) as unknown as AgentRow;
+
+  it("the effective network per agent, from the config, its profile and its parent", () => {
+    writeFileSync(
+      fx.configFile,
+      JSON.stringify({
+        sandbox_network: { allow: ["*.example.com"] },
+        profiles: {
+          wide: { sandbox_network: true },
+          narrow: { sandbox_network: { allow: ["api.example.com"] } },
+          offline: { sandbox_network: false },
+        },
+      }),
+    );
+    const config = loadConfig(process.env);
+    const root = agent({});
+    const rootNet = capabilitiesOf(config, root).network;
+    expect(rootNet).toEqual([{ allow: ["*.example.com"], deny: [] }]);
+    // A profile asking for everything gets the parent's gate.
+    const wide = childCapabilities(config, root, { profile: config.profiles.wide });
+    expect(wide.caps.network).toEqual(rootNet);
+    // A narrower gate applies on top: both must let a host through.
+    const narrow = childCapabilities(config, root, { profile: config.profiles.narrow });
+    const gate = narrow.caps.network as NetworkRules[];
+    expect(decideHost(gate, "api.example.com", 443).ok).toBe(true);
+    expect(decideHost(gate, "www.example.com", 443).ok).toBe(false);
+    // Off is narrower than any gate, and stays off down the tree.
+    const offline = childCapabilities(config, root, { profile: config.profiles.offline });
+    expect(offline.caps.network).toBe(false);
+    const grandchild = childCapabilities(config, agent({ caps: offline.caps }), {
+      profile: config.profiles.wide,
+    });
+    expect(grandchild.caps.network).toBe(false);
+    // A root started with a profile gets the config's narrowed by it.
+    expect(capabilitiesOf(config, agent({ profile: "offline" })).network).toBe(false);
+  });
+
+  it("an agent file's sandbox_network is read, and a bad one is one warning line", () => {
+    const agents = path.join(fx.cwd, ".warren", "agents");
+    mkdirSync(agents, { recursive: true });
+    writeFileSync(
+      path.join(agents, "fetcher.md"),
+      "---\nname: fetcher\nsandbox_network:\n  allow: [registry.npmjs.org]\n---\nFetch.\n",
+    );
+    writeFileSync(
+      path.join(agents, "broken.md"),
+      "---\nname: broken\nsandbox_network: sometimes\n---\nx\n",
+    );
+    const config = loadConfig(process.env, fx.cwd);
+    expect(config.profiles.fetcher?.sandbox_network).toEqual({
+      allow: ["registry.npmjs.org"],
+      deny: [],
+    });
+    expect(config.profiles.broken).toBeUndefined();
+    expect(config.warnings).toContainEqual(
+      expect.stringMatching(/broken\.md:3: sandbox_network must be true, false or/),
+    );
+  });
+
+  it("a bad profile sandbox_network is a one-line config error naming it", () => {
+    writeFileSync(
+      fx.configFile,
+      JSON.stringify({ profiles: { p: { sandbox_network: { allow: ["http://x.com"] } } } }),
+    );
+    expect(() => loadConfig(process.env)).toThrow(
+      /^profiles\.p\.sandbox_network\.allow: "http:\/\/x\.com" is not a host/,
+    );
+  });
+});
+
+describe("end to end through warren -p", () => {
+  it("the root's bash reaches a listed host and gets the gate's 403 for another", async () => {
+    const work = path.join(fx.base, "e2e");
+    mkdirSync(work);
+    const command = [
+      curl(`http://127.0.0.1:${listed}/through-warren`),
+      curl(`http://127.0.0.1:${unlisted}/not-listed`),
+    ].join("; ");
+    e2e.fake().script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: { toolCalls: [{ name: "bash", arguments: { command } }] },
+      },
+      { agent: "root", match: after("bash"), reply: { text: "done" } },
+    ]);
+    const run = await e2e.prompt("go", {
+      cwd: work,
+      config: { sandbox: "on", sandbox_network: { allow: [`127.0.0.1:${listed}`] } },
+    });
+    expect(run.json?.text).toBe("done");
+    const result = lastToolResults(requestsOf(e2e.fake(), "root").at(-1)!)[0]!.value as {
+      output: string;
+    };
+    expect(result.output).toContain("hello from /through-warren");
+    expect(result.output).toContain(`127.0.0.1:${unlisted} is not in the allow list`);
+    expect(result.output).not.toContain("hello from /not-listed");
+  });
+});
