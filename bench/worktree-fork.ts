@@ -1,7 +1,8 @@
 // A worktree fork (issue 30): `fork {isolation: "worktree"}` through the fork tool on a
 // 100-file repository, beside a plain fork through the same tool and `git worktree add` alone,
 // alternating in the same run, each round in a rotated order. Goal: a worktree fork costs at
-// most one `git worktree add` beyond a plain fork (the row's reference is their sum).
+// most 1.3× a plain fork plus `git worktree add` alone (the row's reference is their sum): the
+// fork runs `git worktree add -b` itself, beside asking git which repository it is in.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";

@@ -111,6 +111,9 @@ export interface Repository {
  * not followed either.
  */
 export async function openRepository(cwd: string, recorded: string | null): Promise<Repository> {
+  // The recorded repository's drivers are listed meanwhile (a read of its config, which runs
+  // nothing): they are the ones a run in its main working tree needs.
+  const early = recorded === null ? undefined : repositoryDrivers(cwd, [`--git-dir=${recorded}`]);
   const asked = await run(
     cwd,
     [
@@ -149,7 +152,8 @@ export async function openRepository(cwd: string, recorded: string | null): Prom
     );
   }
   const pinned = [`--git-dir=${gitDir}`, `--work-tree=${top}`];
-  let drivers: Promise<[string, string][]> | undefined;
+  // A linked worktree's git directory may add settings of its own (config.worktree): listed there.
+  let drivers = gitDir === common ? early : undefined;
   const repository: Repository = {
     top,
     gitDir,

@@ -3,7 +3,9 @@
 // `git init`. A hostile model plants a program there, in every place git would run one from,
 // and waits for warren's git to run it with warren's environment: hooks, core.fsmonitor, filter,
 // merge and diff drivers (through an included file, and under a name with `=` in it). None runs;
-// each planted program is shown live first, run by a plain git in the same repository.
+// each planted program is shown live first, run by a plain git in the same repository. Nor does
+// warren's git run in any repository but the one the tree recorded when it started, whatever a
+// `.git` planted later (in the root's own directory too) says.
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
