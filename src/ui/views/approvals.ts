@@ -3,6 +3,7 @@
 // `?N` on every ancestor (N descendants are asking), the tree-wide count for the status bar.
 import type { AgentRow } from "../../agents/agents.sql.js";
 import type { ApprovalRow } from "../../approvals/approvals.sql.js";
+import { FILE_CHANGE_TOOL } from "../../config/accepted-files.js";
 import { shownTreeRule } from "../../config/policy.js";
 import { clipRow, wrapSpans, type Row } from "./spans.js";
 import { GLYPH } from "./glyphs.js";
@@ -118,17 +119,21 @@ export function renderApprovalBlock(
   } else {
     const more = requests.length > 1 ? ` ${GLYPH.dot} answers ${first.id} first` : "";
     const rule = shownTreeRule(first.pattern);
+    // A changed instruction or agent file (runtime/file-changes.ts): accepted, or kept out.
+    const change = first.tool === FILE_CHANGE_TOOL;
     keyRows.push(
       ...wrapSpans(
         [
           faint("  "),
           key("y"),
-          faint(" allow once · "),
-          ...(rule
-            ? [key("a"), faint(` allow "${cleanText(rule, false)}" for the tree · `)]
-            : [faint("(no rule for the tree: the command hides what it runs) · ")]),
+          faint(change ? " accept the change · " : " allow once · "),
+          ...(change
+            ? []
+            : rule
+              ? [key("a"), faint(` allow "${cleanText(rule, false)}" for the tree · `)]
+              : [faint("(no rule for the tree: the command hides what it runs) · ")]),
           key("n"),
-          faint(` deny${more}`),
+          faint(change ? ` keep it out${more}` : ` deny${more}`),
         ],
         width,
         WRAP_INDENT,
