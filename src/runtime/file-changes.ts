@@ -22,7 +22,12 @@ import type { Config } from "../config/config.js";
 import type { Queryable } from "../db/client.js";
 import { notice, type WarningSink } from "../db/warning.js";
 import { lineDiff } from "../text/line-diff.js";
-import { instructionCandidates, instructionsFor, repositoryRoot } from "./instructions.js";
+import {
+  instructionCandidates,
+  instructionsFor,
+  repositoryRoot,
+  warrenConfigDir,
+} from "./instructions.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -33,7 +38,12 @@ type Env = Record<string, string | undefined>;
 export function acceptFilesAtStart(cwd: string, env: Env = process.env): string | undefined {
   const project = repositoryRoot(cwd) ?? path.resolve(cwd);
   const sources = agentFileSources(cwd, env);
-  const folders = [project, ...sources.filter((s) => s.own).map((s) => s.dir)];
+  // The config directory holds the global AGENTS.md and the person's agents/.
+  const folders = [
+    project,
+    warrenConfigDir(env),
+    ...sources.filter((s) => s.own).map((s) => s.dir),
+  ];
   const files = [
     ...instructionCandidates(cwd, env),
     ...sources.flatMap((s) => agentFilesIn(s.dir)),

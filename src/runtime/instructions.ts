@@ -186,13 +186,16 @@ export function instructionCandidates(cwd: string, env: Env = process.env): stri
 
 /** One line naming the instruction files an agent in `cwd` reads (first screen, `warren doctor`). */
 export function instructionFilesLine(cwd: string, env: Env = process.env): string {
-  const { files } = instructionsFor(cwd, env);
-  if (files.length === 0) return "instructions: no AGENTS.md or CLAUDE.md found";
+  const { files, changes } = instructionsFor(cwd, env);
   const home = env.HOME || os.homedir();
-  const shown = files.map((f) =>
-    home && f.path.startsWith(home + path.sep) ? `~${f.path.slice(home.length)}` : f.path,
-  );
-  return `instructions: ${shown.join(", ")}`;
+  const shown = (file: string) =>
+    home && file.startsWith(home + path.sep) ? `~${file.slice(home.length)}` : file;
+  // Changed since the person accepted them: named, so that "read" never hides "not as it is".
+  const waiting = changes.length
+    ? `; changed, used as you accepted them until you accept the change: ${changes.map((c) => shown(c.file)).join(", ")}`
+    : "";
+  if (files.length === 0) return `instructions: no AGENTS.md or CLAUDE.md found${waiting}`;
+  return `instructions: ${files.map((f) => shown(f.path)).join(", ")}${waiting}`;
 }
 
 /** The background check for `cwd` under way, if any (tests). */

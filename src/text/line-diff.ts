@@ -34,12 +34,13 @@ function ops(before: string[], after: string[]): Op[] {
       out.push({ kind: " ", line: before[i]! });
       i++;
       j++;
-    } else if (j < m && (i === n || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) {
-      out.push({ kind: "+", line: after[j]! });
-      j++;
-    } else {
+    } else if (i < n && (j === m || lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) {
+      // Removed lines before added ones, as diff shows them.
       out.push({ kind: "-", line: before[i]! });
       i++;
+    } else {
+      out.push({ kind: "+", line: after[j]! });
+      j++;
     }
   }
   return out;

@@ -62,11 +62,11 @@ function put(file: string, text: string): string {
   return file;
 }
 
-interface ChangeRow {
+type ChangeRow = {
   id: number;
   status: string;
   subject: string;
-}
+};
 
 async function changeRequests(treeId: string): Promise<ChangeRow[]> {
   const rows = await e2e.db().execute<ChangeRow>(sql`

@@ -6,6 +6,7 @@ import type { ApprovalRow } from "../../approvals/approvals.sql.js";
 import { shownArguments } from "../../approvals/shown.js";
 import { shownTreeRule } from "../../policy/tree-rules.js";
 import { visibleLines, type VisiblePiece } from "../../text/escape.js";
+import { FILE_CHANGE_TOOL } from "../../config/accepted-files.js";
 import { clipRow, wrapSpans, type Row } from "./spans.js";
 import { GLYPH } from "./glyphs.js";
 import { graphemes, graphemeWidth } from "./text-width.js";
@@ -193,17 +194,21 @@ export function renderApprovalBlock(
   } else {
     const more = requests.length > 1 ? ` ${GLYPH.dot} answers ${first.id} first` : "";
     const rule = shownTreeRule(first.pattern);
+    // A changed instruction or agent file (runtime/file-changes.ts): accepted, or kept out.
+    const change = first.tool === FILE_CHANGE_TOOL;
     keyRows.push(
       ...wrapSpans(
         [
           faint("  "),
           key("y"),
-          faint(" allow once · "),
-          ...(rule
-            ? [key("a"), faint(` allow "${cleanText(rule, false)}" for the tree · `)]
-            : [faint("(no rule for the tree: the command hides what it runs) · ")]),
+          faint(change ? " accept the change · " : " allow once · "),
+          ...(change
+            ? []
+            : rule
+              ? [key("a"), faint(` allow "${cleanText(rule, false)}" for the tree · `)]
+              : [faint("(no rule for the tree: the command hides what it runs) · ")]),
           key("n"),
-          faint(` deny${more}`),
+          faint(change ? ` keep it out${more}` : ` deny${more}`),
         ],
         width,
         WRAP_INDENT,

@@ -81,6 +81,21 @@ describe("the approval block", () => {
     expect(lines[0]).toContain("{yellow-fg}");
   });
 
+  it("a changed instruction file: its diff line by line, accepted with y or kept out with n", () => {
+    const t = tree();
+    const change: ShownApproval = {
+      id: 21,
+      agent_id: t.root.id,
+      tool: "accept_change",
+      subject: "/r/AGENTS.md (instruction file) changed since you accepted it\n- Old.\n+ New.",
+      pattern: "",
+    };
+    const rows = showWithin(renderApprovalBlock([change], 120, color), 120);
+    expect(rows.join("\n")).toContain("- Old.");
+    expect(rows.join("\n")).toContain("+ New.");
+    expect(rows[rows.length - 1]).toBe("  y accept the change · n keep it out");
+  });
+
   it("says how to send the reason while one is typed, and is empty without requests", () => {
     const t = tree();
     const lines = renderApprovalBlock([t.requests[0]!], 100, color, { reasonFor: 12 });
