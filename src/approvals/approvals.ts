@@ -274,7 +274,7 @@ async function releaseCovered(tx: Queryable, rule: ApprovalRow): Promise<void> {
       tx,
       released.agent_id,
       "system",
-      `approval ${released.id} allowed by the tree rule "${shownTreeRule(rule.pattern)}" (approval ${rule.id}): ${released.tool}: ${released.subject}`,
+      `approval ${released.id} allowed by the tree rule "${shownTreeRule(rule.pattern, rule.tool)}" (approval ${rule.id}): ${released.tool}: ${released.subject}`,
       { approval: Number(released.id), status: "allowed", scope: "once", by: released.answered_by },
     );
     await notify(tx, agentChannel(released.agent_id), "approval");
@@ -287,7 +287,7 @@ export function describeAnswer(row: ApprovalRow): string {
   const how =
     row.status === "allowed"
       ? row.scope === "tree"
-        ? `allowed for this tree (${shownTreeRule(row.pattern)})`
+        ? `allowed for this tree (${shownTreeRule(row.pattern, row.tool)})`
         : "allowed once"
       : row.status;
   const by = row.answered_by ? ` by ${row.answered_by}` : "";

@@ -13,8 +13,9 @@ const RULE_SEPARATOR = "\n";
  * allowed once (bash with opaque parts). Bash: one rule per simple command — the program and its
  * subcommand (`git status *`) when the first argument is a plain word, else the command exactly
  * (`rm -rf build`); never `cd *` nor a bare `*`. A file tool: the path's directory (`src/*`), or
- * the file itself at the top of the working directory. Another tool without a subject: `*` (its
- * every call; the rule is per tool).
+ * the file itself at the top of the working directory. Any other tool: `*`, the tool with any
+ * arguments — never a rule keyed on one of its fields (issue 38: a rule keyed on an MCP call's
+ * `path` let any `command` beside it through).
  */
 export function treePattern(tool: string, subject: string): string {
   if (tool === "bash") {
@@ -32,8 +33,11 @@ export function treePattern(tool: string, subject: string): string {
     if (dir === "." || dir === "/") return subject;
     return `${dir}/*`;
   }
-  return subject === "" ? "*" : subject;
+  return ANY_ARGUMENTS;
 }
+
+/** The one tree rule of a tool other than bash and the file tools: any arguments. */
+const ANY_ARGUMENTS = "*";
 
 const SUBCOMMAND = /^[A-Za-z][A-Za-z0-9._:-]*$/;
 
@@ -52,10 +56,15 @@ export function treeRules(pattern: string): string[] {
   return pattern.split(RULE_SEPARATOR).filter((r) => r !== "");
 }
 
-/** A tree rule as shown to a person: its rules joined by " · ". */
-export function shownTreeRule(pattern: string): string {
+/** A tree rule as shown to a person: its rules joined by " · "; `tool(*)` for any arguments. */
+export function shownTreeRule(pattern: string, tool?: string): string {
+  if (tool !== undefined && !isBashOrFileTool(tool)) {
+    return pattern === ANY_ARGUMENTS ? `${tool}(*), any arguments` : `${tool}(${pattern})`;
+  }
   return treeRules(pattern).join(" · ");
 }
+
+const isBashOrFileTool = (tool: string): boolean => tool === "bash" || PATH_TOOLS.has(tool);
 
 /**
  * Do a tree's stored rules (the patterns of every "allow for the tree" of this tool) cover this
@@ -73,7 +82,10 @@ export function treeRulesCover(
     if (shell.opaque.length > 0 || shell.commands.length === 0) return false;
     return shell.commands.every((c) => rules.some((r) => commandMatches(r, c.allowText)));
   }
-  return rules.some((r) => matchesPattern(r, subject));
+  if (PATH_TOOLS.has(tool)) return rules.some((r) => matchesPattern(r, subject));
+  // Any other tool: only "any arguments" covers a call; a rule stored keyed on one field (before
+  // issue 38) covers nothing.
+  return rules.includes(ANY_ARGUMENTS);
 }
 
 /** Does one remembered tree pattern cover this call's subject? */

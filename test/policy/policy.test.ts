@@ -2,7 +2,13 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { matchesPattern } from "../../src/policy/patterns.js";
 import { decide, parseApproveMode, validatePolicy } from "../../src/policy/policy.js";
-import { treePattern, treePatternCovers } from "../../src/policy/tree-rules.js";
+import { callSubject } from "../../src/policy/subject.js";
+import {
+  shownTreeRule,
+  treePattern,
+  treePatternCovers,
+  treeRulesCover,
+} from "../../src/policy/tree-rules.js";
 import { loadShellParser } from "../../src/policy/shell.js";
 
 beforeAll(async () => {
@@ -69,6 +75,33 @@ describe("tree patterns", () => {
     expect(treePatternCovers("git commit *", "gitk")).toBe(false);
     // Was `*` for any file tool: now the path's directory.
     expect(treePattern("write_file", "a/b")).toBe("a/*");
+  });
+});
+
+describe("a tool other than bash and the file tools (issue 38, item 3)", () => {
+  const tool = "mcp__tracker__ping";
+  const args = { path: "README.md", command: "rm -rf ~", nested: { z: 1, a: [2] } };
+
+  it("is named by the whole call: every argument, keys sorted", () => {
+    const subject = '{"command":"rm -rf ~","nested":{"a":[2],"z":1},"path":"README.md"}';
+    expect(callSubject(tool, args)).toBe(subject);
+    expect(decide(undefined, [], tool, args)).toEqual({ verdict: "ask", subject, opaque: [] });
+    expect(callSubject(tool, {})).toBe("");
+  });
+
+  it("allow for the tree stores any arguments, never a rule keyed on one field", () => {
+    expect(treePattern(tool, callSubject(tool, args))).toBe("*");
+    expect(treePattern(tool, callSubject(tool, { path: "README.md" }))).toBe("*");
+    expect(shownTreeRule("*", tool)).toBe(`${tool}(*), any arguments`);
+    expect(treeRulesCover(tool, ["*"], callSubject(tool, args))).toBe(true);
+  });
+
+  it("a rule stored keyed on one field (before) covers no call", () => {
+    expect(treeRulesCover(tool, ["README.md"], callSubject(tool, args))).toBe(false);
+    expect(treeRulesCover(tool, ["README.md"], callSubject(tool, { path: "README.md" }))).toBe(
+      false,
+    );
+    expect(treeRulesCover(tool, ["README.md"], "README.md")).toBe(false);
   });
 });
 
