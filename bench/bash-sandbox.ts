@@ -9,13 +9,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { bashTool } from "../src/tools/bash.js";
-import {
-  closeWarmSandboxes,
-  DEFAULT_SANDBOX,
-  probeBwrap,
-  type ShellSettings,
-} from "../src/tools/sandbox.js";
-import { EMPTY_SHELL_ENV } from "../src/tools/shell-env.js";
+import { EMPTY_SHELL_ENV } from "../src/sandbox/env.js";
+import { probeBwrap } from "../src/sandbox/launch.js";
+import { DEFAULT_SANDBOX, type ShellSettings } from "../src/sandbox/settings.js";
+import { closeWarmSandboxes } from "../src/sandbox/warm.js";
 import { row, type BenchContext, type BenchRow } from "./report.js";
 import { nowMs, percentile } from "./stats.js";
 

@@ -16,7 +16,7 @@ import type { Queryable } from "../db/client.js";
 import type { WorktreeInfo } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
 import { realPathOf } from "../tools/paths.js";
-import { buildToolEnv } from "../tools/shell-env.js";
+import { buildToolEnv } from "../sandbox/env.js";
 import {
   createBranch,
   createWorktreeEntry,

@@ -3,7 +3,8 @@
 // base URL answer).
 import type { ModelConfig } from "../config/config.js";
 import { maskUrl } from "../db/unavailable.js";
-import { sandboxStatus, type SandboxConfig } from "../tools/sandbox.js";
+import { sandboxStatus } from "../sandbox/launch.js";
+import type { SandboxConfig } from "../sandbox/settings.js";
 
 type Env = Record<string, string | undefined>;
 

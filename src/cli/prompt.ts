@@ -8,7 +8,7 @@ import { escapeControl } from "../text/escape.js";
 import type { Io } from "./command.js";
 import { jsonText } from "../text/format.js";
 import { runPrompt, type PromptRun } from "../runtime/headless.js";
-import { sandboxStartNotice } from "../tools/sandbox.js";
+import { sandboxStartNotice } from "../sandbox/launch.js";
 import { withDatabase } from "./scope.js";
 import type { ApproveMode } from "../config/policy.js";
 

@@ -9,8 +9,8 @@ import { configPath } from "../paths.js";
 import type { FileAccess } from "./modes.js";
 import type { Profile } from "./profile.js";
 import { poolerSetting, type PoolerMode } from "../db/pooler.js";
-import type { SandboxConfig, SandboxMode, ShellSettings } from "../tools/sandbox.js";
-import { validateShellEnv, type ShellEnvConfig } from "../tools/shell-env.js";
+import { validateShellEnv, type ShellEnvConfig } from "../sandbox/env.js";
+import type { SandboxConfig, SandboxMode, ShellSettings } from "../sandbox/settings.js";
 import { loadAgentFiles } from "./agent-files.js";
 import { isStdio, parseMcpServers, serverRefusal, type McpServerConfig } from "../mcp/config.js";
 import { refusedHooks, validateHooks, type HooksConfig } from "../hooks/config.js";
@@ -92,9 +92,9 @@ export interface Config {
   projectMcp?: ProjectMcp;
   /** Where the config came from, for `--help` and error messages. */
   configPath?: string;
-  /** The OS sandbox for bash (tools/sandbox.ts): `sandbox`, `sandbox_network`, `sandbox_writable`. */
+  /** The OS sandbox for bash (sandbox/launch.ts): `sandbox`, `sandbox_network`, `sandbox_writable`. */
   sandbox: SandboxConfig;
-  /** What bash's environment gets beyond the allowlist (tools/shell-env.ts): `shell_env`. */
+  /** What bash's environment gets beyond the allowlist (sandbox/env.ts): `shell_env`. */
   shellEnv: ShellEnvConfig;
   /** The agent file each profile from one came from (agent-files.ts). */
   agentFiles?: Record<string, string>;
@@ -436,7 +436,7 @@ function policySetting(value: unknown, name: string): Policy | undefined {
 }
 
 /**
- * How an agent's commands run: the sandbox and the environment (tools/sandbox.ts). `mode`: the
+ * How an agent's commands run: the sandbox and the environment (sandbox/launch.ts). `mode`: the
  * agent's own sandbox mode (capabilities.ts), which a fork can only make stricter than the config's.
  */
 export function shellSettingsOf(

@@ -1,13 +1,13 @@
 // Runs one hook command as the agent's `bash` runs: `bash -c` in the agent's working directory,
-// inside the same sandbox (tools/sandbox.ts: sandbox on/auto/off) with the same allowlisted
+// inside the same sandbox (src/sandbox/: sandbox on/auto/off) with the same allowlisted
 // environment (no API key, no database URL), in a process group of its own that is killed whole on
-// timeout, abort, or warren's death (the lifeline of tools/bash.ts). The event goes in as JSON on
+// timeout, abort, or warren's death (the lifeline of sandbox/group.ts). The event goes in as JSON on
 // stdin, never as shell text; stdout and stderr come back separately, capped.
 import { spawn } from "node:child_process";
-import { LIFELINE_SCRIPT } from "../tools/bash.js";
-import { shellLaunch, type ShellSettings } from "../tools/sandbox.js";
+import { guardGroup, LIFELINE_SCRIPT } from "../sandbox/group.js";
+import { shellLaunch } from "../sandbox/launch.js";
+import type { ShellSettings } from "../sandbox/settings.js";
 import type { HookRun } from "./decision.js";
-import { guardGroup } from "../tools/group-guard.js";
 
 /** Kept of each of stdout and stderr; a hook's answer is small, its chatter is dropped. */
 const OUTPUT_MAX = 64 * 1024;
@@ -50,7 +50,7 @@ export async function runHook(
     try {
       child = spawn(ready.file, ready.args, {
         cwd: options.cwd,
-        env: ready.env, // the allowlist (tools/shell-env.ts), never warren's secrets
+        env: ready.env, // the allowlist (sandbox/env.ts), never warren's secrets
         detached: true, // its own process group: one kill reaches all it started
         stdio: ["pipe", "pipe", "pipe", "pipe"],
       });

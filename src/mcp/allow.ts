@@ -1,7 +1,7 @@
 // Which project `.mcp.json` files the person allowed (SPEC §9): one entry per file, keyed by the
 // sha256 of its path and its content, so a changed file is not allowed again until it is allowed
 // again. Kept in warren's home (`$WARREN_HOME/mcp-allowed.json`), which the bash sandbox hides
-// (tools/sandbox.ts hiddenPaths): an agent cannot allow a file for itself.
+// (sandbox/launch.ts hiddenPaths): an agent cannot allow a file for itself.
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";

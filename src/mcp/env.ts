@@ -1,7 +1,7 @@
 // The environment an MCP server on stdio starts with: the tools' shared allowlist
-// (tools/shell-env.ts buildToolEnv: never DATABASE_URL, API keys or WARREN_*), plus the XDG
+// (sandbox/env.ts buildToolEnv: never DATABASE_URL, API keys or WARREN_*), plus the XDG
 // directories a server may keep its state under, plus the server's `env` from the config.
-import { buildToolEnv } from "../tools/shell-env.js";
+import { buildToolEnv } from "../sandbox/env.js";
 
 const XDG = ["XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"];
 

@@ -3,9 +3,10 @@
 // itself dies (kill -9 included): a watchdog in the group holds a lifeline pipe to this process.
 import { spawn } from "node:child_process";
 import { constants } from "node:os";
-import { guardGroup } from "./group-guard.js";
+import { guardGroup, LIFELINE_SCRIPT } from "../sandbox/group.js";
+import { shellLaunch, type Launch } from "../sandbox/launch.js";
+import { warmLaunch, type WarmLaunch } from "../sandbox/warm.js";
 import { checkArgs, objectSchema } from "./paths.js";
-import { shellLaunch, warmLaunch, type Launch, type WarmLaunch } from "./sandbox.js";
 import { errorMessage, fail, ok, type Tool, type ToolOutcome } from "./tool.js";
 
 const DEFAULT_TIMEOUT_S = 120;
@@ -72,23 +73,8 @@ function exitCode(code: number | null, signal: NodeJS.Signals | null): number | 
 }
 
 /**
- * Runs the command (its argument $1) under a watchdog: a background subshell in the same process
- * group reads fd 3, the lifeline, whose other end only this process holds. When the command ends,
- * we write "done" and the watchdog leaves quietly (background jobs the command started live on, as
- * with plain `bash -c`). If this process dies first, the OS closes the lifeline: the watchdog reads
- * end-of-file and kills the whole group, so a crashed warren leaves no command running behind it.
- * The command itself never sees fd 3 or the watchdog's variables. Hooks run under it too
- * (hooks/run.ts); the command's stdin is the script's own.
- */
-export const LIFELINE_SCRIPT = `{ IFS= read -r -u 3 word; [ "$word" = done ] || kill -KILL 0; } </dev/null >/dev/null 2>&1 &
-exec 3<&-
-__warren_command=$1
-shift
-eval "$__warren_command"`;
-
-/**
  * Runs a launch: a per-call one (bwrap or unconfined) under the lifeline watchdog, or a warm one
- * (sandbox.ts warmLaunch): there warren's death takes the whole sandbox down (bwrap's
+ * (sandbox/warm.ts warmLaunch): there warren's death takes the whole sandbox down (bwrap's
  * --die-with-parent), so no watchdog, and the session learns how the call ended.
  */
 function runBash(
@@ -104,7 +90,7 @@ function runBash(
       warm?.standby ??
       spawn(launch.file, launch.args, {
         cwd,
-        env: launch.env, // an allowlist, never warren's secrets (shell-env.ts)
+        env: launch.env, // an allowlist, never warren's secrets (sandbox/env.ts)
         detached: true, // its own process group, so one kill reaches everything it started
         stdio: warm ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", "pipe"],
       });
@@ -191,7 +177,7 @@ export const bashTool: Tool = {
     const { command, timeout = DEFAULT_TIMEOUT_S } = checked.value;
     if (ctx.signal.aborted) return ok({ exit_code: null, output: "", interrupted: true });
     try {
-      // In a warm sandbox of this agent's where it can (sandbox.ts), else in bubblewrap per call
+      // In a warm sandbox of this agent's where it can (sandbox/warm.ts), else in bubblewrap per call
       // where it works; refused when the config requires the sandbox and it does not work.
       const owner = "agent" in ctx ? String((ctx.agent as { id?: unknown }).id) : "";
       const warm = await warmLaunch(ctx.shell, ctx.cwd, command, owner);

@@ -1,7 +1,7 @@
 // The tool contract: JSON-schema parameters for the model, a run function that never throws.
 import type { ErrorCode } from "../agents/errors.js";
 import { describeDbError, isTransient, rootCause } from "../db/retry.js";
-import type { ShellSettings } from "./sandbox.js";
+import type { ShellSettings } from "../sandbox/settings.js";
 
 export { ERROR_CODES, type ErrorCode } from "../agents/errors.js";
 

@@ -6,8 +6,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runHook } from "../../src/hooks/run.js";
-import { EMPTY_SHELL_ENV } from "../../src/tools/shell-env.js";
-import { DEFAULT_SANDBOX, type ShellSettings } from "../../src/tools/sandbox.js";
+import { EMPTY_SHELL_ENV } from "../../src/sandbox/env.js";
+import { DEFAULT_SANDBOX, type ShellSettings } from "../../src/sandbox/settings.js";
 
 let dir: string;
 beforeEach(() => {

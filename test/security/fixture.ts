@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { loadConfig, shellSettingsOf } from "../../src/config/config.js";
 import { bashTool } from "../../src/tools/bash.js";
-import type { ShellSettings } from "../../src/tools/sandbox.js";
+import type { ShellSettings } from "../../src/sandbox/settings.js";
 import type { ToolOutcome } from "../../src/tools/tool.js";
 
 export const SECRET = {

@@ -21,7 +21,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createTree } from "../../src/agents/tree.js";
 import { loadConfig } from "../../src/config/config.js";
 import { preToolUse } from "../../src/runtime/hook-calls.js";
-import { probeBwrap } from "../../src/tools/sandbox.js";
+import { probeBwrap } from "../../src/sandbox/launch.js";
 import { after, isFirst, lastToolResults, requestsOf, useE2E } from "../runtime/e2e-support.js";
 import { leaked, makeFixture, type Fixture } from "./fixture.js";
 

@@ -20,7 +20,7 @@ import { describe, expect, it } from "vitest";
 import { connect } from "../../src/mcp/client.js";
 import { parseMcpServers } from "../../src/mcp/config.js";
 import { parseProjectMcp } from "../../src/mcp/project.js";
-import { probeBwrap } from "../../src/tools/sandbox.js";
+import { probeBwrap } from "../../src/sandbox/launch.js";
 import { after, isFirst, lastToolResults, requestsOf, useE2E } from "../runtime/e2e-support.js";
 
 const e2e = useE2E();

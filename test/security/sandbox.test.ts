@@ -7,13 +7,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
-import type { ShellSettings } from "../../src/tools/sandbox.js";
-import {
-  probeBwrap,
-  resetSandboxProbes,
-  sandboxStartNotice,
-  sandboxStatus,
-} from "../../src/tools/sandbox.js";
+import { probeBwrap, sandboxStartNotice, sandboxStatus } from "../../src/sandbox/launch.js";
+import type { ShellSettings } from "../../src/sandbox/settings.js";
+import { resetSandboxProbes } from "../../src/sandbox/warm.js";
 import { bash, makeFixture, output, settingsFrom, type Fixture } from "./fixture.js";
 
 let fx: Fixture;

@@ -7,8 +7,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../../src/config/config.js";
-import { probeBwrap } from "../../src/tools/sandbox.js";
-import { buildToolEnv } from "../../src/tools/shell-env.js";
+import { buildToolEnv } from "../../src/sandbox/env.js";
+import { probeBwrap } from "../../src/sandbox/launch.js";
 import {
   bash,
   leaked,

@@ -1,4 +1,4 @@
-// bash in a warm sandbox (src/tools/sandbox.ts warmLaunch): one started bubblewrap per (agent,
+// bash in a warm sandbox (src/sandbox/warm.ts warmLaunch): one started bubblewrap per (agent,
 // settings, working directory), each call entered into it. Each call must still behave as if it
 // had a sandbox of its own: its own cwd, environment, output and exit code; nothing it leaves
 // (a process, a file in /tmp) reaches the next call; a timeout leaves no process behind; a
@@ -11,14 +11,9 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bashTool } from "../../src/tools/bash.js";
-import {
-  closeWarmSandboxes,
-  DEFAULT_SANDBOX,
-  warmSandboxCount,
-  warmSandboxPids,
-  type ShellSettings,
-} from "../../src/tools/sandbox.js";
-import { EMPTY_SHELL_ENV } from "../../src/tools/shell-env.js";
+import { EMPTY_SHELL_ENV } from "../../src/sandbox/env.js";
+import { DEFAULT_SANDBOX, type ShellSettings } from "../../src/sandbox/settings.js";
+import { closeWarmSandboxes, warmSandboxCount, warmSandboxPids } from "../../src/sandbox/warm.js";
 import type { ToolOutcome } from "../../src/tools/tool.js";
 
 let dir: string;

@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bashTool } from "../../src/tools/bash.js";
-import type { ShellSettings } from "../../src/tools/sandbox.js";
+import type { ShellSettings } from "../../src/sandbox/settings.js";
 import type { ToolOutcome } from "../../src/tools/tool.js";
 
 let dir: string;

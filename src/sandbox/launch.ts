@@ -1,0 +1,252 @@
+// The OS sandbox for the commands warren runs for an agent (bash and hooks; MCP servers to
+// come): bubblewrap (`bwrap`). The whole filesystem read-only except the agent's working
+// directory, a private /tmp and the paths the config adds; a fresh /dev and /proc in a new PID
+// namespace (so warren's own /proc/PID/environ is out of sight); warren's home (the embedded
+// database's data directory and password file), the config file and libpq's password files
+// hidden; no capabilities (root inside cannot unmount what hides them); network per the config.
+// A write the sandbox refuses is the command's own error (EROFS), shown like any other.
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { configPath, warrenHome } from "../paths.js";
+import { buildToolEnv, EMPTY_SHELL_ENV } from "./env.js";
+import {
+  DEFAULT_SANDBOX,
+  INSTALL_HINT,
+  type SandboxConfig,
+  type ShellSettings,
+} from "./settings.js";
+
+type Env = Record<string, string | undefined>;
+
+export type Probe = { ok: true } | { ok: false; reason: string };
+
+const probes = new Map<string, Promise<Probe>>();
+
+/**
+ * Whether `bwrap` works here (installed, and user namespaces allowed): tried once per process
+ * and binary with the flags every command uses, then cached.
+ */
+export function probeBwrap(bwrap: string): Promise<Probe> {
+  let probe = probes.get(bwrap);
+  if (!probe) {
+    probe = runProbe(bwrap);
+    probes.set(bwrap, probe);
+  }
+  return probe;
+}
+
+function runProbe(bwrap: string): Promise<Probe> {
+  return new Promise((resolve) => {
+    const args = [...BASE_ARGS, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"];
+    let stderr = "";
+    let child;
+    try {
+      child = spawn(bwrap, args, { stdio: ["ignore", "ignore", "pipe"] });
+    } catch (err) {
+      resolve({ ok: false, reason: `${bwrap}: ${(err as Error).message}` });
+      return;
+    }
+    child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
+    child.on("error", (err: NodeJS.ErrnoException) => {
+      resolve({
+        ok: false,
+        reason: err.code === "ENOENT" ? `${bwrap} not found` : `${bwrap}: ${err.message}`,
+      });
+    });
+    child.on("close", (code) => {
+      if (code === 0) resolve({ ok: true });
+      else {
+        const line = stderr.trim().split("\n")[0] || `exit code ${code}`;
+        resolve({ ok: false, reason: `${bwrap} does not work here: ${line.slice(0, 200)}` });
+      }
+    });
+  });
+}
+
+/** For tests: forget the bwrap probes (warm.ts resetSandboxProbes forgets all). */
+export function resetBwrapProbes(): void {
+  probes.clear();
+}
+
+export interface SandboxStatus {
+  /** on: commands run in bubblewrap; off: the config turned it off; unavailable: bwrap missing. */
+  state: "on" | "off" | "unavailable";
+  /** One line for people: the first screen, `warren doctor`, the start notice. */
+  line: string;
+}
+
+export async function sandboxStatus(config: SandboxConfig): Promise<SandboxStatus> {
+  if (config.mode === "off") {
+    return { state: "off", line: 'off (sandbox: "off" in the config): bash runs unconfined' };
+  }
+  const probe = await probeBwrap(config.bwrap);
+  if (probe.ok) {
+    const net = config.network ? "network on" : "network off";
+    return { state: "on", line: `bubblewrap (read-only but the working directory, ${net})` };
+  }
+  if (config.mode === "on") {
+    return {
+      state: "unavailable",
+      line: `unavailable (${probe.reason}): sandbox is "on", so bash refuses to run; ${INSTALL_HINT}`,
+    };
+  }
+  return {
+    state: "unavailable",
+    line: `unavailable (${probe.reason}): bash runs unconfined; ${INSTALL_HINT}`,
+  };
+}
+
+/**
+ * The line said once at start when `auto` finds no working bwrap (undefined otherwise: the
+ * sandbox is on, or the person turned it off or on knowingly).
+ */
+export async function sandboxStartNotice(config: SandboxConfig): Promise<string | undefined> {
+  if (config.mode !== "auto") return undefined;
+  const probe = await probeBwrap(config.bwrap);
+  if (probe.ok) return undefined;
+  return `sandbox: ${probe.reason}, so bash runs unconfined; ${INSTALL_HINT}`;
+}
+
+/** The program and arguments to spawn, and its environment; or why it may not run. */
+export type Launch =
+  | { ok: true; file: string; args: string[]; env: Record<string, string>; sandboxed: boolean }
+  | { ok: false; message: string };
+
+/**
+ * No `--new-session`: the command stays in the process group bash.ts kills on timeout, abort and
+ * lease loss (it has no controlling terminal anyway: it is spawned detached, stdin closed).
+ */
+export const BASE_ARGS = ["--die-with-parent", "--unshare-pid", "--cap-drop", "ALL"];
+
+/**
+ * How to run `argv` (program first) for an agent in `cwd` under `settings` (default: sandbox
+ * auto, no extra environment). Refuses only when the sandbox is `on` and bwrap does not work.
+ */
+export async function shellLaunch(
+  settings: ShellSettings | undefined,
+  cwd: string,
+  argv: string[],
+  env: Env = process.env,
+): Promise<Launch> {
+  const sandbox = settings?.sandbox ?? DEFAULT_SANDBOX;
+  const childEnv = buildToolEnv(settings?.env ?? EMPTY_SHELL_ENV, env);
+  const plain: Launch = {
+    ok: true,
+    file: argv[0]!,
+    args: argv.slice(1),
+    env: childEnv,
+    sandboxed: false,
+  };
+  if (sandbox.mode === "off") return plain;
+  const probe = await probeBwrap(sandbox.bwrap);
+  if (!probe.ok) {
+    if (sandbox.mode === "on") {
+      return {
+        ok: false,
+        message: `the sandbox is required (sandbox: "on") but ${probe.reason}; nothing was run`,
+      };
+    }
+    return plain;
+  }
+  // The private /tmp starts empty: a TMPDIR pointing elsewhere would not be writable.
+  childEnv.TMPDIR = "/tmp";
+  const args = bwrapArgs(sandbox, cwd, hiddenForCommand(env, settings?.configPath));
+  return {
+    ok: true,
+    file: sandbox.bwrap,
+    args: [...args, "--", ...argv],
+    env: childEnv,
+    sandboxed: true,
+  };
+}
+
+/** What a command must not see: warren's home, its config file, libpq's password files. */
+/**
+ * The paths a command's sandbox hides, warren's home made first: it is hidden only if it exists,
+ * so a command could otherwise create it (and the MCP allow store in it, mcp/allow.ts) where it
+ * happens to be writable (a HOME under cwd). Every sandbox, per call or warm, is built from this.
+ */
+export function hiddenForCommand(env: Env, extraConfig?: string): string[] {
+  try {
+    fs.mkdirSync(warrenHome(env), { recursive: true, mode: 0o700 });
+  } catch {
+    // Cannot be made: then nothing can be written there by the command either.
+  }
+  return hiddenPaths(env, extraConfig);
+}
+
+export function hiddenPaths(env: Env, extraConfig?: string): string[] {
+  const home = env.HOME || os.homedir();
+  const paths = [
+    warrenHome(env),
+    configPath(env),
+    extraConfig,
+    env.PGPASSFILE,
+    path.join(home, ".pgpass"),
+    env.PGSERVICEFILE,
+    path.join(home, ".pg_service.conf"),
+  ];
+  return [...new Set(paths.filter((p): p is string => !!p).map((p) => path.resolve(p)))];
+}
+
+export function bwrapArgs(sandbox: SandboxConfig, cwd: string, hidden: string[]): string[] {
+  const args = [...BASE_ARGS];
+  if (!sandbox.network) args.push("--unshare-net");
+  args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
+  const work = realPath(cwd);
+  for (const dir of [work, ...sandbox.writable.map(realPath)]) {
+    if (exists(dir)) args.push("--bind", dir, dir);
+  }
+  // A git worktree (an isolated child's) reads its repository's git directory, which may lie
+  // under the private /tmp or elsewhere: visible, and read-only even inside a writable path, so a
+  // child cannot plant a hook that runs when the person merges (`warren merge` commits for it).
+  const common = worktreeGitDir(work);
+  if (common) args.push("--ro-bind", common, common);
+  // Last, so a writable directory that holds one of them still hides it.
+  for (const target of hidden) {
+    const real = realPath(target);
+    let stat: fs.Stats;
+    try {
+      stat = fs.statSync(real);
+    } catch {
+      continue; // not there: nothing to hide
+    }
+    if (stat.isDirectory()) args.push("--tmpfs", real);
+    else args.push("--ro-bind", "/dev/null", real);
+  }
+  args.push("--chdir", work);
+  return args;
+}
+
+/** The repository's git directory when `dir` is a linked worktree (`.git` is a file), else null. */
+function worktreeGitDir(dir: string): string | null {
+  try {
+    const pointer = /^gitdir:\s*(.+)$/m.exec(fs.readFileSync(path.join(dir, ".git"), "utf8"));
+    if (!pointer) return null;
+    const own = path.resolve(dir, pointer[1]!.trim());
+    const commondir = fs.readFileSync(path.join(own, "commondir"), "utf8").trim();
+    const common = realPath(path.resolve(own, commondir));
+    return exists(common) ? common : null;
+  } catch {
+    return null; // not a linked worktree (a directory .git, none, unreadable)
+  }
+}
+
+export function realPath(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+export function exists(p: string): boolean {
+  try {
+    fs.statSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,34 @@
+// What a sandboxed command runs under: the sandbox's settings from the config and the defaults.
+import type { SandboxMode } from "../config/modes.js";
+import type { ShellEnvConfig } from "./env.js";
+
+export type { SandboxMode };
+
+export interface SandboxConfig {
+  /** auto: bubblewrap where it works, else unconfined with one line saying so; on: required. */
+  mode: SandboxMode;
+  /** Network inside the sandbox (default true); false adds `--unshare-net`. */
+  network: boolean;
+  /** Absolute paths writable besides the working directory and /tmp. */
+  writable: string[];
+  /** The bwrap binary (WARREN_BWRAP; default: `bwrap` on PATH). */
+  bwrap: string;
+}
+
+export const DEFAULT_SANDBOX: SandboxConfig = {
+  mode: "auto",
+  network: true,
+  writable: [],
+  bwrap: "bwrap",
+};
+
+/** How a command is run: what the tool context carries (from the config; see shellSettingsOf). */
+export interface ShellSettings {
+  sandbox: SandboxConfig;
+  env: ShellEnvConfig;
+  /** The config file in force, hidden besides the default location. */
+  configPath?: string;
+}
+
+export const INSTALL_HINT =
+  "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)";
