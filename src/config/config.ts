@@ -19,8 +19,9 @@ import {
 } from "../sandbox/network/rules.js";
 import { loadAgentFiles } from "./agent-files.js";
 import type { FileChange } from "./accepted-files.js";
-import { parseMcpServers, type McpServerConfig } from "../mcp/config.js";
-import { validateHooks, type HooksConfig } from "../hooks/config.js";
+import { isStdio, parseMcpServers, serverRefusal, type McpServerConfig } from "../mcp/config.js";
+import { refusedHooks, validateHooks, type HooksConfig } from "../hooks/config.js";
+import type { RunTrust } from "../tools/runnable.js";
 import { loadProjectMcp, type ProjectMcp } from "../mcp/project.js";
 import {
   parseApproveMode,
@@ -93,6 +94,12 @@ export interface Config {
   mcpServers: Record<string, McpServerConfig>;
   /** The person's hooks (`hooks`, Claude Code's shape; src/hooks/config.ts). Only the config sets them. */
   hooks?: HooksConfig;
+  /**
+   * Where agents write (the working directory warren started in, `sandbox_writable`) and what
+   * the person's `trusted_paths` trust: a hook or MCP server that would run a file an agent could
+   * have written is refused (tools/runnable.ts).
+   */
+  runTrust: RunTrust;
   /** The project's `.mcp.json`, when there is one (its servers are in mcpServers too). */
   projectMcp?: ProjectMcp;
   /** Where the config came from, for `--help` and error messages. */
@@ -148,6 +155,7 @@ interface FileConfig {
   mcp_startup_timeout_seconds?: unknown;
   mcp_call_timeout_seconds?: unknown;
   hooks?: unknown;
+  trusted_paths?: unknown;
 }
 
 function readFileConfig(file: string): FileConfig {
@@ -216,6 +224,21 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     call: fc.mcp_call_timeout_seconds,
     taken: Object.keys(mcpServers),
   });
+  const sandbox = sandboxSetting(fc, env);
+  const runTrust: RunTrust = {
+    writable: [path.resolve(cwd), ...sandbox.writable],
+    trusted: pathList(fc.trusted_paths, "trusted_paths", env),
+    configFile: file,
+  };
+  // Resolved now, and again before each run (a file planted since is caught then).
+  const servers: Record<string, McpServerConfig> = { ...projectMcp?.servers, ...mcpServers };
+  const refused: string[] = refusedHooks(hooks.hooks, cwd, runTrust);
+  for (const [name, server] of Object.entries(servers)) {
+    if (!isStdio(server)) continue;
+    server.trust = runTrust;
+    const line = serverRefusal(name, server);
+    if (line) refused.push(`${line}; it does not start`);
+  }
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
   const baseURL = env.OPENAI_BASE_URL || fc.base_url || undefined;
   return {
@@ -236,7 +259,12 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     profiles: { ...fromFiles.profiles, ...fc.profiles },
     agentFiles: fromFiles.files,
     ...(fromFiles.changes.length > 0 ? { agentFileChanges: fromFiles.changes } : {}),
-    warnings: [...fromFiles.warnings, ...hooks.warnings, ...(projectMcp?.warnings ?? [])],
+    warnings: [
+      ...fromFiles.warnings,
+      ...hooks.warnings,
+      ...(projectMcp?.warnings ?? []),
+      ...refused,
+    ],
     workerThreads: Math.max(
       1,
       positive(
@@ -259,12 +287,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     policy: policySetting(fc.policy, "policy"),
     notify: fc.notify !== false,
     // The config's own servers win on a name clash (projectMcp left those out).
-    mcpServers: { ...projectMcp?.servers, ...mcpServers },
+    mcpServers: servers,
     ...(projectMcp ? { projectMcp } : {}),
     ...(Object.keys(hooks.hooks).length > 0 ? { hooks: hooks.hooks } : {}),
+    runTrust,
     ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),
     configPath: fs.existsSync(file) ? file : undefined,
-    sandbox: sandboxSetting(fc, env),
+    sandbox,
     shellEnv: shellEnvSetting(fc.shell_env),
   };
 }
@@ -277,22 +306,26 @@ function sandboxSetting(fc: FileConfig, env: Env): SandboxConfig {
     throw new ConfigError(`${name} must be "auto", "on" or "off", got ${JSON.stringify(mode)}`);
   }
   const network = networkSetting(fc.sandbox_network ?? true, "sandbox_network")!;
-  const writable = fc.sandbox_writable ?? [];
-  const usage = 'sandbox_writable must be an array of absolute paths (or "~/…")';
-  if (!Array.isArray(writable)) throw new ConfigError(usage);
+  return {
+    mode: mode as SandboxMode,
+    network: networkPolicyOf(network),
+    writable: pathList(fc.sandbox_writable, "sandbox_writable", env),
+    bwrap: env.WARREN_BWRAP || "bwrap",
+  };
+}
+
+/** `sandbox_writable`, `trusted_paths`: absolute paths (or "~/…"), resolved. */
+function pathList(value: unknown, name: string, env: Env): string[] {
+  const list = value ?? [];
+  const usage = `${name} must be an array of absolute paths (or "~/…")`;
+  if (!Array.isArray(list)) throw new ConfigError(usage);
   const home = env.HOME || os.homedir();
-  const paths = writable.map((p: unknown) => {
+  return list.map((p: unknown) => {
     if (typeof p !== "string" || p === "") throw new ConfigError(usage);
     const expanded = p === "~" ? home : p.startsWith("~/") ? path.join(home, p.slice(2)) : p;
     if (!path.isAbsolute(expanded)) throw new ConfigError(`${usage}; got ${JSON.stringify(p)}`);
     return path.resolve(expanded);
   });
-  return {
-    mode: mode as SandboxMode,
-    network: networkPolicyOf(network),
-    writable: paths,
-    bwrap: env.WARREN_BWRAP || "bwrap",
-  };
 }
 
 /** A `sandbox_network` (the config's, a profile's): true, false or {"allow": […], "deny": […]}. */

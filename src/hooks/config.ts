@@ -1,6 +1,7 @@
 // The config's `hooks`, in Claude Code's shape: {Event: [{matcher, hooks: [{type: "command",
 // command, timeout}]}]} for the events warren runs (SPEC §9). Only the person's config file sets
 // them: profiles and agent files cannot, and nothing an agent does reaches the config.
+import { refusal, resolveShellCommand, type RunTrust } from "../tools/runnable.js";
 
 /** The events warren runs hooks for. */
 export const HOOK_EVENTS = [
@@ -180,4 +181,41 @@ export function hooksFor(
     }
   }
   return out;
+}
+
+/**
+ * Why `command` must not run as a hook in `cwd` (one line), or undefined: it would run a file an
+ * agent could have written (tools/runnable.ts). Checked at start and again before each run.
+ * `pathVar`: the PATH the hook gets; `$CLAUDE_PROJECT_DIR` is `cwd`, as for the hook itself.
+ */
+export function hookRefusal(
+  event: HookEvent,
+  command: string,
+  cwd: string,
+  trust: RunTrust,
+  pathVar: string | undefined = process.env.PATH,
+): string | undefined {
+  const vars = { CLAUDE_PROJECT_DIR: cwd, PWD: cwd, HOME: process.env.HOME };
+  const resolved = resolveShellCommand(command, cwd, vars, pathVar);
+  const what = `hook ${event} (${command.trim().split("\n")[0]!.slice(0, 60)})`;
+  return refusal(what, resolved, trust, [cwd]);
+}
+
+/** One line per configured hook that would be refused in `cwd` (shown at start). */
+export function refusedHooks(
+  hooks: HooksConfig,
+  cwd: string,
+  trust: RunTrust,
+  pathVar?: string,
+): string[] {
+  const lines = new Set<string>();
+  for (const event of HOOK_EVENTS) {
+    for (const group of hooks[event] ?? []) {
+      for (const hook of group.hooks) {
+        const line = hookRefusal(event, hook.command, cwd, trust, pathVar);
+        if (line) lines.add(line);
+      }
+    }
+  }
+  return [...lines];
 }

@@ -10,11 +10,14 @@ export type HookRun =
   | { kind: "exited"; code: number; stdout: string; stderr: string }
   | { kind: "timeout"; seconds: number }
   | { kind: "failed"; message: string }
+  /** Not run: it would run a file an agent could have written (tools/runnable.ts); `line` says which. */
+  | { kind: "refused"; line: string }
   | { kind: "aborted" };
 
 /** What one PreToolUse hook answered. */
 export type PreAnswer =
-  | { kind: "block"; message: string }
+  /** `line`: the guard could not run (shown to the person; `message` is what the model reads). */
+  | { kind: "block"; message: string; line?: string }
   | { kind: "decision"; verdict: Verdict; reason: string }
   | { kind: "none" }
   | { kind: "failed"; line: string };
@@ -50,6 +53,8 @@ export function failureLine(event: HookEvent, command: string, run: HookRun): st
       return `${what} timed out after ${run.seconds} s and was killed; ignored`;
     case "failed":
       return `${what} could not run: ${firstLine(run.message)}; ignored`;
+    case "refused":
+      return `${run.line}; not run`;
     case "aborted":
       return undefined;
     case "exited": {
@@ -77,8 +82,37 @@ const DECISIONS: Record<string, Verdict> = { allow: "allow", ask: "ask", deny: "
 /** Claude Code's older top-level `decision`. */
 const OLD_DECISIONS: Record<string, Verdict> = { approve: "allow", block: "deny" };
 
+/** Exit codes of bash for a command it could not find (127) or not execute (126). */
+const NOT_RUN_CODES = new Set([126, 127]);
+
+/**
+ * Why a PreToolUse guard could not run at all (refused, not started, its program missing or not
+ * executable), as one line; undefined when it ran. Such a guard blocks the call it guards
+ * (SPEC §9): a guard an agent broke or replaced never lets a call through.
+ */
+function guardNotRun(command: string, run: HookRun): string | undefined {
+  const what = `hook PreToolUse (${firstLine(command).slice(0, 60)})`;
+  if (run.kind === "refused") return `${run.line}; the call it guards is blocked`;
+  if (run.kind === "failed") {
+    return `${what} could not run: ${firstLine(run.message)}; the call it guards is blocked`;
+  }
+  if (run.kind === "exited" && NOT_RUN_CODES.has(run.code)) {
+    const said = firstLine(run.stderr) || firstLine(run.stdout);
+    return `${what} could not run (exit code ${run.code}${said ? `: ${said}` : ""}); the call it guards is blocked`;
+  }
+  return undefined;
+}
+
 /** What a PreToolUse hook's run answers (its failures as a line, for the caller to show). */
 export function preToolUseAnswer(command: string, run: HookRun): PreAnswer {
+  const notRun = guardNotRun(command, run);
+  if (notRun) {
+    return {
+      kind: "block",
+      message: "a hook guarding this call could not run, so the call was not made",
+      line: notRun,
+    };
+  }
   const failed = failureLine("PreToolUse", command, run);
   if (failed) return { kind: "failed", line: failed };
   if (run.kind !== "exited") return { kind: "none" };

@@ -8,7 +8,7 @@ import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { escapeControl } from "../text/escape.js";
 import { errorMessage } from "../tools/tool.js";
 import { serverAllowed } from "./allow.js";
-import { isStdio, type McpServerConfig } from "./config.js";
+import { isStdio, serverRefusal, type McpServerConfig } from "./config.js";
 import { serverEnv } from "./env.js";
 
 /** What a server's tools/list gives, as kept in mcp_tools.tools. */
@@ -57,6 +57,9 @@ export async function connect(
   if (!serverAllowed(server)) {
     throw new McpStartError(notAllowedLine(name, server.allow!.file));
   }
+  // Nor one that would run a file an agent could have written (looked up now: planted since start?).
+  const refused = serverRefusal(name, server);
+  if (refused) throw new McpStartError(refused);
   let tail = "";
   let transport: Transport;
   if (isStdio(server)) {

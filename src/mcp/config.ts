@@ -4,6 +4,7 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
 import type { ProjectAllow } from "./allow.js";
+import { refusal, resolveCommand, type RunTrust } from "../tools/runnable.js";
 
 interface Timeouts {
   /** How long connecting (spawn + initialize + listTools) may take. */
@@ -12,6 +13,11 @@ interface Timeouts {
   callTimeoutMs: number;
   /** Set on a project `.mcp.json`'s server: it starts only once that file is allowed (allow.ts). */
   allow?: ProjectAllow;
+  /**
+   * Where agents write and what the person trusts (config.ts sets it at start): a stdio server
+   * that would run a file an agent could have written is refused (serverRefusal).
+   */
+  trust?: RunTrust;
 }
 
 export interface StdioServerConfig extends Timeouts {
@@ -163,4 +169,20 @@ export function configHash(server: McpServerConfig): string {
     ? { command: server.command, args: server.args, env: server.env, cwd: server.cwd ?? null }
     : { url: server.url, headers: server.headers };
   return createHash("sha256").update(JSON.stringify(key)).digest("hex").slice(0, 32);
+}
+
+/**
+ * Why stdio server `name` must not start (one line), or undefined: its command, a file among its
+ * arguments, or the package `npx` would pick lies where an agent could have written it
+ * (tools/runnable.ts). Looked up again before each start, so a file planted since is caught.
+ */
+export function serverRefusal(name: string, server: McpServerConfig): string | undefined {
+  if (!isStdio(server) || !server.trust) return undefined;
+  const cwd = server.cwd ?? process.cwd();
+  const pathVar = server.env.PATH ?? process.env.PATH;
+  return refusal(
+    `MCP server "${name}"`,
+    resolveCommand(server.command, server.args, cwd, pathVar),
+    server.trust,
+  );
 }

@@ -2,7 +2,7 @@
 import type { Queryable } from "../db/client.js";
 import { escapeControl } from "../text/escape.js";
 import { serverAllowed } from "./allow.js";
-import { isStdio, type McpServerConfig } from "./config.js";
+import { isStdio, serverRefusal, type McpServerConfig } from "./config.js";
 import { buildTools, readCatalog, type CatalogRow } from "./catalog.js";
 
 export interface ServerListing {
@@ -11,10 +11,11 @@ export interface ServerListing {
   /** The command line or URL. */
   target: string;
   /**
-   * "ok", "failed" (the last fetch failed), "not fetched yet", or "not allowed" (a project
-   * .mcp.json's server before the person allows that file).
+   * "ok", "failed" (the last fetch failed), "not fetched yet", "not allowed" (a project
+   * .mcp.json's server before the person allows that file), or "refused" (it would run a file an
+   * agent could have written; `error` says which).
    */
-  state: "ok" | "failed" | "not fetched yet" | "not allowed";
+  state: "ok" | "failed" | "not fetched yet" | "not allowed" | "refused";
   /** The .mcp.json it comes from (a project's server). */
   file?: string;
   error: string | null;
@@ -31,7 +32,8 @@ export function listingOf(
     .sort(([a], [b]) => a.localeCompare(b))
     .map(([name, server]) => {
       const allowed = serverAllowed(server);
-      const row = allowed ? byName.get(name) : undefined;
+      const refused = allowed ? serverRefusal(name, server) : undefined;
+      const row = allowed && !refused ? byName.get(name) : undefined;
       // As agents are offered them: a tool with a name no model can take is left out.
       const tools = row ? buildTools([row], servers).map((t) => t.name) : [];
       return {
@@ -39,8 +41,16 @@ export function listingOf(
         transport: isStdio(server) ? "stdio" : "http",
         target: isStdio(server) ? [server.command, ...server.args].join(" ") : server.url,
         ...(server.allow ? { file: server.allow.file } : {}),
-        state: !allowed ? "not allowed" : !row ? "not fetched yet" : row.error ? "failed" : "ok",
-        error: row?.error ?? null,
+        state: !allowed
+          ? "not allowed"
+          : refused
+            ? "refused"
+            : !row
+              ? "not fetched yet"
+              : row.error
+                ? "failed"
+                : "ok",
+        error: refused ?? row?.error ?? null,
         fetched_at: row?.fetched_at ?? null,
         tools: tools.sort(),
       };
@@ -71,7 +81,9 @@ export function listingLines(listing: ServerListing[]): string[] {
           ? `failed: ${s.error}${s.tools.length ? ` (offering the ${s.tools.length} tools listed before)` : ""}`
           : s.state === "not allowed"
             ? `not allowed (from ${s.file}; \`warren mcp allow\` or /mcp allow starts it)`
-            : "not fetched yet (offers no tools until it is)";
+            : s.state === "refused"
+              ? (s.error ?? "refused")
+              : "not fetched yet (offers no tools until it is)";
     lines.push(`${s.name}  ${s.transport}  ${s.target}  — ${state}`);
     for (const t of s.tools) lines.push(`  ${t}`);
   }

@@ -11,7 +11,7 @@ import { shellSettingsOf, type Config } from "../config/config.js";
 import type { Verdict } from "../policy/policy.js";
 import type { Db } from "../db/client.js";
 import { notice, type WarningSink } from "../db/warning.js";
-import { hooksFor, type HookEvent } from "../hooks/config.js";
+import { hookRefusal, hooksFor, type HookEvent } from "../hooks/config.js";
 import {
   combinePre,
   failureLine,
@@ -66,17 +66,24 @@ async function runEvent(
   });
   const caps = capabilitiesOf(config, agent);
   const shell = shellSettingsOf(config, caps.sandbox, caps.network);
-  // All matching hooks at once, as Claude Code runs them.
+  const pathVar = config.shellEnv.set.PATH ?? process.env.PATH;
+  // All matching hooks at once, as Claude Code runs them; each looked up first, in this agent's
+  // working directory: a hook that would run a file an agent could have written is not run.
   return Promise.all(
-    commands.map(async (hook) => ({
-      command: hook.command,
-      run: await runHook(hook.command, input, {
-        cwd,
-        shell,
-        signal: site.signal,
-        timeoutSeconds: hook.timeout,
-      }),
-    })),
+    commands.map(async (hook) => {
+      const refused = hookRefusal(event, hook.command, cwd, config.runTrust, pathVar);
+      if (refused)
+        return { command: hook.command, run: { kind: "refused", line: refused } as const };
+      return {
+        command: hook.command,
+        run: await runHook(hook.command, input, {
+          cwd,
+          shell,
+          signal: site.signal,
+          timeoutSeconds: hook.timeout,
+        }),
+      };
+    }),
   );
 }
 
@@ -113,7 +120,11 @@ export async function preToolUse(
     tool_use_id: call.id,
   });
   const answers = runs.map(({ command, run }) => preToolUseAnswer(command, run));
-  for (const a of answers) if (a.kind === "failed") await report(site, "PreToolUse", a.line);
+  for (const a of answers) {
+    if (a.kind === "failed" || (a.kind === "block" && a.line)) {
+      await report(site, "PreToolUse", a.line!);
+    }
+  }
   return combinePre(verdict, answers);
 }
 

@@ -19,14 +19,14 @@ function load(content: unknown) {
   return loadConfig({ WARREN_CONFIG: file, HOME: dir, XDG_CONFIG_HOME: dir }, dir);
 }
 
-const hook = { type: "command", command: "./check.sh" };
+const hook = { type: "command", command: "/opt/hooks/check.sh" };
 
 describe("hooks in the config file", () => {
   it("are read in Claude Code's shape; none configured leaves them out", () => {
     expect(load({}).hooks).toBeUndefined();
     const config = load({ hooks: { PreToolUse: [{ matcher: "Bash", hooks: [hook] }] } });
     expect(config.hooks).toEqual({
-      PreToolUse: [{ matcher: "Bash", hooks: [{ command: "./check.sh", timeout: 60 }] }],
+      PreToolUse: [{ matcher: "Bash", hooks: [{ command: "/opt/hooks/check.sh", timeout: 60 }] }],
     });
     expect(config.warnings).toEqual([]);
   });

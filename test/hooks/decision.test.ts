@@ -193,7 +193,6 @@ describe("a PreToolUse hook's answer", () => {
       preToolUseAnswer("c", exited(0, json({ decision: "sure" }))),
       preToolUseAnswer("check.sh", exited(1, "", "boom\nmore")),
       preToolUseAnswer("c", { kind: "timeout", seconds: 2 }),
-      preToolUseAnswer("c", { kind: "failed", message: "the sandbox is required" }),
     ];
     for (const a of lines) {
       expect(a.kind).toBe("failed");
@@ -205,6 +204,28 @@ describe("a PreToolUse hook's answer", () => {
     });
     expect(lines[3]).toMatchObject({ line: expect.stringMatching(/timed out after 2 s/) });
     expect(preToolUseAnswer("c", { kind: "aborted" })).toEqual({ kind: "none" });
+  });
+
+  it("a guard that cannot run (not started, not found, refused) blocks the call, with one line", () => {
+    const blocked = {
+      kind: "block",
+      message: "a hook guarding this call could not run, so the call was not made",
+    };
+    expect(preToolUseAnswer("c", { kind: "failed", message: "the sandbox is required" })).toEqual({
+      ...blocked,
+      line: "hook PreToolUse (c) could not run: the sandbox is required; the call it guards is blocked",
+    });
+    expect(preToolUseAnswer("g.sh", exited(127, "", "bash: g.sh: command not found"))).toEqual({
+      ...blocked,
+      line: "hook PreToolUse (g.sh) could not run (exit code 127: bash: g.sh: command not found); the call it guards is blocked",
+    });
+    expect(preToolUseAnswer("g.sh", exited(126, "", "Permission denied"))).toMatchObject(blocked);
+    expect(
+      preToolUseAnswer("g.sh", { kind: "refused", line: "hook PreToolUse (g.sh) refused: x" }),
+    ).toEqual({
+      ...blocked,
+      line: "hook PreToolUse (g.sh) refused: x; the call it guards is blocked",
+    });
   });
 });
 

@@ -39,13 +39,16 @@ const e2e = useE2E();
 let work: string;
 beforeEach(() => {
   work = mkdtempSync(path.join(os.tmpdir(), "warren-hooks-e2e-"));
-  mkdirSync(path.join(work, "hooks"));
+  mkdirSync(path.join(work, ".claude", "hooks"), { recursive: true });
 });
 afterEach(() => rmSync(work, { recursive: true, force: true }));
 
-/** A hook script in the working directory (inside the sandbox's view); returns its path. */
+/**
+ * A hook script in the working directory's `.claude/hooks/` (read-only to agents, so warren runs
+ * it; anywhere else in the working directory it would be refused); returns its path.
+ */
 function hookScript(name: string, body: string): string {
-  const file = path.join(work, "hooks", name);
+  const file = path.join(work, ".claude", "hooks", name);
   writeFileSync(file, `#!/usr/bin/env bash\n${body}\n`);
   chmodSync(file, 0o755);
   return file;
@@ -411,6 +414,8 @@ describe("MCP tools", () => {
     const config = {
       mcp_servers: { everything: { command: process.execPath, args: [EVERYTHING, "stdio"] } },
       policy: { "mcp__everything__*": "allow" },
+      // In this repository's node_modules, where the first run's working directory is: trusted.
+      trusted_paths: [path.resolve(EVERYTHING, "../../../..")],
       hooks: {
         PreToolUse: [group(block, "mcp__everything__echo")],
         PostToolUse: [group(record, "mcp__.*")],

@@ -20,8 +20,9 @@ const workdir = mkdtempSync(path.join(os.tmpdir(), "warren-hooks-resume-"));
 
 /** A hook that appends its event's name to `log` in the working directory. */
 function logger(name: string): string {
-  mkdirSync(path.join(workdir, "hooks"), { recursive: true });
-  const file = path.join(workdir, "hooks", name);
+  // In .claude/hooks/, read-only to agents: anywhere else in the working directory it is refused.
+  mkdirSync(path.join(workdir, ".claude", "hooks"), { recursive: true });
+  const file = path.join(workdir, ".claude", "hooks", name);
   writeFileSync(file, `#!/usr/bin/env bash\ncat > /dev/null; echo ${name} >> hooks.log\n`);
   chmodSync(file, 0o755);
   return file;

@@ -55,6 +55,8 @@ function setup(extra: object = {}) {
         fx: { command: process.execPath, args: [FAULTS], env: { CALLS_FILE: calls } },
       },
       policy: { "mcp__*": "allow" },
+      // In this repository, the tests' working directory: trusted, or it would be refused.
+      trusted_paths: [path.dirname(FAULTS)],
       ...extra,
     }),
   );

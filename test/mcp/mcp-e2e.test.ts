@@ -26,7 +26,10 @@ const FAULTS = path.join(root, "test/mcp/fixtures/fault-server.mjs");
 function writeConfig(config: object): Record<string, string> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "warren-mcp-"));
   const file = path.join(dir, "config.json");
-  writeFileSync(file, JSON.stringify(config));
+  // The servers lie in this repository, the tests' working directory: trusted by path, or they
+  // would be refused (an agent could have written them).
+  const trusted_paths = [path.dirname(FAULTS), path.join(root, "node_modules")];
+  writeFileSync(file, JSON.stringify({ trusted_paths, ...config }));
   return { WARREN_CONFIG: file };
 }
 
@@ -335,7 +338,10 @@ describe("MCP servers", () => {
     // timeouts are not part of the server's identity, so the stored list stays its own).
     const env = writeConfig(server(30));
     expect((await e2e.warren(["mcp", "list"], env)).stdout).toContain("mcp__fx__ok");
-    writeFileSync(env.WARREN_CONFIG!, JSON.stringify(server(2)));
+    writeFileSync(
+      env.WARREN_CONFIG!,
+      JSON.stringify({ trusted_paths: [path.dirname(FAULTS)], ...server(2) }),
+    );
     // From now on it never answers.
     writeFileSync(hang, "");
     expect(existsSync(hang)).toBe(true);

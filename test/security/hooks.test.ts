@@ -3,13 +3,17 @@
 // the agent's own bash; the model's tool input reaches a hook only as JSON on stdin, never as
 // shell text; and a hook's `allow` never widens the policy (a deny rule stays denied, an ask
 // stays asked). The first two go through the runtime's hook path (runtime/hook-calls.ts) with the
-// config loadConfig gives; the last two end to end through `bin/warren -p`.
+// config loadConfig gives; the last two end to end through `bin/warren -p`. Hook scripts live in
+// `.claude/hooks/`, which the sandbox keeps read-only to agents: a hook never runs a file an agent
+// could have written (issue 37), which the last block tries end to end.
 import {
   chmodSync,
   existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
+  rmSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
@@ -45,7 +49,7 @@ describe("a hook process is boxed in like the agent's bash", () => {
 
   /** Runs the PreToolUse hooks of a bash call the way the gate does, with the fixture's config. */
   async function runPreToolUse(hookBody: string, sandbox: "on" | "off") {
-    const hook = script(path.join(fx.cwd, ".hooks"), "probe.sh", hookBody);
+    const hook = script(path.join(fx.cwd, ".claude", "hooks"), "probe.sh", hookBody);
     writeFileSync(
       fx.configFile,
       JSON.stringify({
@@ -120,7 +124,7 @@ describe("a hostile model cannot get through or around a hook", () => {
   ].join(" ");
 
   it("tool input with quotes, $(…), backticks and newlines reaches the hook only as JSON", async () => {
-    const hook = script(path.join(work, ".hooks"), "read.sh", `cat > got.json; exit 2`);
+    const hook = script(path.join(work, ".claude", "hooks"), "read.sh", `cat > got.json; exit 2`);
     e2e.fake().script([
       {
         agent: "root",
@@ -148,7 +152,7 @@ describe("a hostile model cannot get through or around a hook", () => {
 
   it("a hook's allow cannot widen a deny rule: the call is denied and the hook not even run", async () => {
     const hook = script(
-      path.join(work, ".hooks"),
+      path.join(work, ".claude", "hooks"),
       "allow.sh",
       `touch hook-ran; echo '${allowAll}'`,
     );
@@ -182,7 +186,7 @@ describe("a hostile model cannot get through or around a hook", () => {
 
   it("a hook's allow cannot answer an ask: under --approve none the call is refused", async () => {
     const hook = script(
-      path.join(work, ".hooks"),
+      path.join(work, ".claude", "hooks"),
       "allow.sh",
       `touch hook-ran; echo '${allowAll}'`,
     );
@@ -207,4 +211,126 @@ describe("a hostile model cannot get through or around a hook", () => {
     expect(result).toMatchObject({ error: { code: "NOT_ALLOWED" } });
     expect(existsSync(path.join(work, "new.txt"))).toBe(false);
   });
+});
+
+describe("a hook never runs what an agent could have written (issue 37)", () => {
+  let fx: Fixture;
+  let work: string;
+  beforeEach(() => {
+    fx = makeFixture();
+    work = fx.cwd;
+  });
+  afterEach(() => fx.cleanup());
+
+  const writeThenDone = () =>
+    e2e.fake().script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: {
+          toolCalls: [{ name: "write_file", arguments: { path: "a.txt", content: "x" } }],
+        },
+      },
+      { agent: "root", match: after("write_file"), reply: { text: "done" } },
+    ]);
+
+  const bashThenDone = () =>
+    e2e.fake().script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: { toolCalls: [{ name: "bash", arguments: { command: "touch bash-ran" } }] },
+      },
+      { agent: "root", match: after("bash"), reply: { text: "done" } },
+    ]);
+
+  it("a PostToolUse script in the working directory is refused with one line; trusted_paths runs it", async () => {
+    const lint = script(
+      path.join(work, "tools"),
+      "lint.sh",
+      `touch "${work}/lint-ran"; echo 'lint feedback' >&2; exit 2`,
+    );
+    const command = `bash "$CLAUDE_PROJECT_DIR"/tools/lint.sh`;
+    writeThenDone();
+    const run = await e2e.prompt("go", {
+      cwd: work,
+      config: { hooks: { PostToolUse: [group(command)] } },
+    });
+    expect(run.json?.text, run.stderr).toBe("done");
+    expect(existsSync(path.join(work, "lint-ran"))).toBe(false);
+    const line = run.stderr.split("\n").find((l) => l.includes("refused"));
+    expect(line).toContain(`hook PostToolUse (${command}) refused: it would run ${lint}`);
+    expect(line).toContain(`add it to "trusted_paths"`);
+    // The model never heard from it.
+    expect(JSON.stringify(requestsOf(e2e.fake(), "root").at(-1))).not.toContain("lint feedback");
+
+    // The person trusts that folder in their own config: it runs.
+    writeThenDone();
+    const trusted = await e2e.prompt("go", {
+      cwd: work,
+      config: {
+        hooks: { PostToolUse: [group(command)] },
+        trusted_paths: [path.join(work, "tools")],
+      },
+    });
+    expect(trusted.json?.text, trusted.stderr).toBe("done");
+    expect(existsSync(path.join(work, "lint-ran"))).toBe(true);
+    expect(trusted.stderr).not.toContain("refused");
+  }, 120_000);
+
+  it(".claude/hooks/ (read-only to agents) runs; a symlink from there into the working directory does not", async () => {
+    const hooks = path.join(work, ".claude", "hooks");
+    script(hooks, "lint.sh", `touch "${work}/lint-ran"; exit 0`);
+    const command = `"$CLAUDE_PROJECT_DIR"/.claude/hooks/lint.sh`;
+    writeThenDone();
+    const ok = await e2e.prompt("go", {
+      cwd: work,
+      config: { hooks: { PostToolUse: [group(command)] } },
+    });
+    expect(ok.json?.text, ok.stderr).toBe("done");
+    expect(existsSync(path.join(work, "lint-ran"))).toBe(true);
+    expect(ok.stderr).not.toContain("refused");
+
+    rmSync(path.join(work, "lint-ran"));
+    const planted = script(path.join(work, "tools"), "lint.sh", `touch "${work}/lint-ran"`);
+    rmSync(path.join(hooks, "lint.sh"));
+    symlinkSync("../../tools/lint.sh", path.join(hooks, "lint.sh"));
+    writeThenDone();
+    const run = await e2e.prompt("go", {
+      cwd: work,
+      config: { hooks: { PostToolUse: [group(command)] } },
+    });
+    expect(run.json?.text, run.stderr).toBe("done");
+    expect(existsSync(path.join(work, "lint-ran"))).toBe(false);
+    expect(run.stderr).toContain(`lint.sh (through ${planted}), which an agent could have written`);
+  }, 120_000);
+
+  it("a PreToolUse guard an agent could have rewritten blocks the call instead of running", async () => {
+    const guard = script(path.join(work, "tools"), "guard.sh", `touch "${work}/guard-ran"`);
+    bashThenDone();
+    const run = await e2e.prompt("go", {
+      cwd: work,
+      config: { hooks: { PreToolUse: [group(`${guard} --strict`, "Bash")] } },
+    });
+    expect(run.json?.text, run.stderr).toBe("done");
+    expect(existsSync(path.join(work, "guard-ran"))).toBe(false);
+    expect(existsSync(path.join(work, "bash-ran"))).toBe(false);
+    const result = lastToolResults(requestsOf(e2e.fake(), "root").at(-1)!)[0]!.value;
+    expect(result).toMatchObject({ error: { code: "NOT_ALLOWED" } });
+    expect(JSON.stringify(result)).toContain("could not run");
+    expect(run.stderr).toMatch(/refused: it would run .*guard\.sh.*the call it guards is blocked/);
+  }, 120_000);
+
+  it("a PreToolUse guard that cannot be found blocks the call (fails closed)", async () => {
+    bashThenDone();
+    const run = await e2e.prompt("go", {
+      cwd: work,
+      config: { hooks: { PreToolUse: [group("/nonexistent/warren-guard.sh", "Bash")] } },
+    });
+    expect(run.json?.text, run.stderr).toBe("done");
+    expect(existsSync(path.join(work, "bash-ran"))).toBe(false);
+    const result = lastToolResults(requestsOf(e2e.fake(), "root").at(-1)!)[0]!.value;
+    expect(result).toMatchObject({ error: { code: "NOT_ALLOWED" } });
+    expect(run.stderr).toMatch(/could not run \(exit code 127.*the call it guards is blocked/);
+  }, 120_000);
 });

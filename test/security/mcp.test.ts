@@ -5,11 +5,13 @@
 // never reach it, a not-allowed .mcp.json must never start it.
 import { createHash } from "node:crypto";
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
   realpathSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
 import path from "node:path";
@@ -31,9 +33,13 @@ function scratch(prefix: string): string {
   return mkdtempSync(path.join("/var/tmp", prefix));
 }
 
+/**
+ * The fault server lies in this repository, the tests' working directory, where an agent could
+ * write: the person's config trusts it by path (`trusted_paths`), or it would be refused.
+ */
 function writeConfig(dir: string, config: object): Record<string, string> {
   const file = path.join(dir, "config.json");
-  writeFileSync(file, JSON.stringify(config));
+  writeFileSync(file, JSON.stringify({ trusted_paths: [path.dirname(FAULTS)], ...config }));
   return { WARREN_CONFIG: file };
 }
 
@@ -382,4 +388,110 @@ describe("a hostile .mcp.json", () => {
     },
     120_000,
   );
+});
+
+describe("an MCP server never runs what an agent could have written (issue 37)", () => {
+  /** A script that notes it ran (it is no MCP server: it exits). */
+  const marker = (mark: string) =>
+    `#!/usr/bin/env node\nrequire("node:fs").appendFileSync(${JSON.stringify(mark)}, "ran\\n");\n`;
+
+  it("`node tools/mcp.mjs` in the working directory is refused: listed as such, never started, unless trusted", async () => {
+    const dir = scratch("warren-mcpsec-");
+    const work = path.join(dir, "work");
+    const mark = path.join(dir, "ran");
+    mkdirSync(path.join(work, "tools"), { recursive: true });
+    const script = path.join(work, "tools", "mcp.mjs");
+    writeFileSync(
+      script,
+      `import { appendFileSync } from "node:fs";\nappendFileSync(${JSON.stringify(mark)}, "ran\\n");\n`,
+    );
+    const config = {
+      mcp_servers: { local: { command: "node", args: ["tools/mcp.mjs"] } },
+      policy: { "mcp__*": "allow" },
+    };
+    const env = { WARREN_CONFIG: path.join(dir, "config.json") };
+    writeFileSync(env.WARREN_CONFIG, JSON.stringify(config));
+    const listed = await e2e.warren(["mcp", "list"], env, work);
+    expect(listed.stdout).toContain(
+      `local  stdio  node tools/mcp.mjs  — MCP server "local" refused: it would run ${script}, which an agent could have written (in ${work}); to trust it, add it to "trusted_paths" in ${env.WARREN_CONFIG}`,
+    );
+    expect(existsSync(mark)).toBe(false);
+
+    e2e.fake().script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: { toolCalls: [{ name: "mcp__local__ok", arguments: {} }] },
+      },
+      { agent: "root", match: after("mcp__local__ok"), reply: { text: "tried" } },
+    ]);
+    const run = await e2e.prompt("go", { env, cwd: work });
+    expect(run.json?.text, run.stderr).toBe("tried");
+    expect(run.stderr).toContain(`MCP server "local" refused: it would run ${script}`);
+    expect(existsSync(mark)).toBe(false);
+
+    // Trusted by path in the person's config: it is started (and, being no server, fails).
+    writeFileSync(
+      env.WARREN_CONFIG,
+      JSON.stringify({ ...config, trusted_paths: [path.join(work, "tools")] }),
+    );
+    const trusted = await e2e.warren(["mcp", "list"], env, work);
+    expect(trusted.stdout).not.toContain("refused");
+    expect(existsSync(mark)).toBe(true);
+  }, 120_000);
+
+  it("the README's `npx -y @modelcontextprotocol/server-everything` never runs a package planted in node_modules", async () => {
+    const dir = scratch("warren-mcpsec-");
+    const work = path.join(dir, "work");
+    const mark = path.join(dir, "planted-ran");
+    const pkg = path.join(work, "node_modules", "@modelcontextprotocol", "server-everything");
+    mkdirSync(pkg, { recursive: true });
+    mkdirSync(path.join(work, "node_modules", ".bin"));
+    writeFileSync(
+      path.join(pkg, "package.json"),
+      JSON.stringify({
+        name: "@modelcontextprotocol/server-everything",
+        version: "9.9.9",
+        bin: { "mcp-server-everything": "index.js" },
+      }),
+    );
+    writeFileSync(path.join(pkg, "index.js"), marker(mark));
+    chmodSync(path.join(pkg, "index.js"), 0o755);
+    symlinkSync(
+      "../@modelcontextprotocol/server-everything/index.js",
+      path.join(work, "node_modules", ".bin", "mcp-server-everything"),
+    );
+    const env = { WARREN_CONFIG: path.join(dir, "config.json") };
+    writeFileSync(
+      env.WARREN_CONFIG,
+      JSON.stringify({
+        mcp_servers: {
+          everything: {
+            command: "npx",
+            args: ["-y", "@modelcontextprotocol/server-everything"],
+            env: { npm_config_update_notifier: "false" },
+          },
+        },
+        policy: { "mcp__*": "allow" },
+      }),
+    );
+    const listed = await e2e.warren(["mcp", "list"], env, work);
+    expect(listed.stdout).toContain(
+      `MCP server "everything" refused: it would run ${pkg}, which an agent could have written`,
+    );
+    expect(existsSync(mark)).toBe(false);
+
+    e2e.fake().script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: { toolCalls: [{ name: "mcp__everything__echo", arguments: {} }] },
+      },
+      { agent: "root", match: after("mcp__everything__echo"), reply: { text: "tried" } },
+    ]);
+    const run = await e2e.prompt("go", { env, cwd: work });
+    expect(run.json?.text, run.stderr).toBe("tried");
+    expect(run.stderr).toContain(`MCP server "everything" refused`);
+    expect(existsSync(mark)).toBe(false);
+  }, 120_000);
 });
