@@ -15,6 +15,7 @@ import { forkPrefix } from "./fork-prefix.js";
 import { mcpBench } from "./mcp.js";
 import { memory } from "./memory.js";
 import { modelCap } from "./model-cap.js";
+import { networkGate } from "./network-gate.js";
 import { policyParse } from "./policy-parse.js";
 import { scaleOut } from "./scale-out.js";
 import { startup } from "./startup.js";
@@ -41,6 +42,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "search-insert": searchInsert,
   "policy-parse": policyParse,
   "bash-sandbox": bashSandbox,
+  "network-gate": networkGate,
   "task-claim": taskClaimWake,
   "worktree-fork": worktreeFork,
   "model-cap": modelCap,

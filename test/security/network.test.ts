@@ -6,7 +6,7 @@
 import { spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { AgentRow } from "../../src/agents/agents.sql.js";
@@ -16,7 +16,7 @@ import { decideHost, type NetworkRules } from "../../src/sandbox/network/rules.j
 import { closeNetworkProxies } from "../../src/sandbox/network/gate.js";
 import { probeBwrap, shellLaunch } from "../../src/sandbox/launch.js";
 import type { ShellSettings } from "../../src/sandbox/settings.js";
-import { closeWarmSandboxes } from "../../src/sandbox/warm.js";
+import { closeWarmSandboxes, warmSandboxPids } from "../../src/sandbox/warm.js";
 import { after, isFirst, lastToolResults, requestsOf, useE2E } from "../runtime/e2e-support.js";
 import { bash, makeFixture, output, type Fixture } from "./fixture.js";
 
@@ -99,6 +99,12 @@ describe("the network gate", () => {
     const tunnel = `http://127.0.0.1:${listed}/tunnel`;
     expect(await run(curl(tunnel, "--proxytunnel"), shell)).toContain("hello from /tunnel");
     expect(await runPerCall(curl(url), shell)).toContain("hello from /plain");
+    // The bash calls ran in one warm sandbox, kept between calls, the bridge as its keeper.
+    const pids = warmSandboxPids();
+    expect(pids).toHaveLength(1);
+    expect(readFileSync(`/proc/${pids[0]}/cmdline`, "utf8")).toContain("warren bridge");
+    expect(await run(curl(url), shell)).toContain("hello from /plain");
+    expect(warmSandboxPids()).toEqual(pids);
   });
 
   it("the command's environment points at the bridge, with nothing exempted", async () => {

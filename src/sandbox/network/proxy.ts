@@ -108,12 +108,16 @@ export async function startNetworkProxy(
   fs.chmodSync(socketPath, 0o600);
   // Waiting for sandboxes must not keep warren's process alive (a request in flight does).
   server.server.unref();
+  // Gone with the process (a crash leaves it to the next start's sweep).
+  const removeDir = () => fs.rmSync(dir, { recursive: true, force: true });
+  process.once("exit", removeDir);
   let closed: Promise<void> | undefined;
   return {
     socketPath,
     close: () =>
       (closed ??= server.close(true).finally(() => {
-        fs.rmSync(dir, { recursive: true, force: true });
+        process.off("exit", removeDir);
+        removeDir();
       })),
   };
 }
