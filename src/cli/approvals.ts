@@ -3,6 +3,7 @@
 // wins, whether it comes from here or a TUI).
 import { answerApproval, listPending } from "../approvals/approvals.js";
 import { shownArguments } from "../approvals/shown.js";
+import { FILE_CHANGE_TOOL } from "../config/accepted-files.js";
 import { shownTreeRule } from "../policy/tree-rules.js";
 import { escapeLine, visibleText } from "../text/escape.js";
 import { expectPositionals, parseCommandArgs, UsageError, type RunCommand } from "./command.js";
@@ -61,7 +62,10 @@ export const runApprovals: RunCommand = async (args, io) => {
       // Every argument of the call, every character shown (the subject is only what the policy
       // matched): a real newline ends its line with ⏎, an invisible or look-alike character is
       // its code (text/escape.ts visibleLines). Continuation lines sit deeper than the keys.
-      const args = shownArguments(p.arguments);
+      const args =
+        p.tool === FILE_CHANGE_TOOL
+          ? [{ key: "change", value: p.subject }]
+          : shownArguments(p.arguments);
       if (args.length === 0) io.out(`${ARG_INDENT}(no arguments)`);
       for (const arg of args) {
         const [first, ...rest] = visibleText(arg.value);

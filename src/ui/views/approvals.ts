@@ -13,7 +13,11 @@ import { graphemes, graphemeWidth } from "./text-width.js";
 import { cleanText, paintSpans, ROLE, type Line, type Span, type Theme } from "./theme.js";
 
 /** What a view needs of a pending request (a row of listPending): its call, not its subject. */
-export type ShownApproval = Pick<ApprovalRow, "id" | "agent_id" | "tool" | "arguments" | "pattern">;
+export type ShownApproval = Pick<
+  ApprovalRow,
+  "id" | "agent_id" | "tool" | "arguments" | "pattern"
+> &
+  Partial<Pick<ApprovalRow, "subject">>;
 
 /** The key that jumps to the agent with the oldest request (tmux passes it; the input has no use for it). */
 export const APPROVAL_KEY = "Ctrl+G";
@@ -97,7 +101,11 @@ function requestRows(request: ShownApproval, width: number): Row[] {
     { text: ` ${GLYPH.dash} ` },
     ...pieceSpans(visibleLines(request.tool).flat(), ROLE.toolName),
   ];
-  const args = shownArguments(request.arguments);
+  // A changed instruction or agent file has no call: its request text (the file and the diff) is it.
+  const args =
+    request.tool === FILE_CHANGE_TOOL
+      ? [{ key: "change", value: request.subject ?? "" }]
+      : shownArguments(request.arguments);
   if (args.length === 0) head.push({ text: " (no arguments)", style: ROLE.faint });
   const rows = hardWrap(head, width, WRAP_INDENT);
   for (const arg of args) {

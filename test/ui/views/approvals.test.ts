@@ -87,6 +87,7 @@ describe("the approval block", () => {
       id: 21,
       agent_id: t.root.id,
       tool: "accept_change",
+      arguments: "{}",
       subject: "/r/AGENTS.md (instruction file) changed since you accepted it\n- Old.\n+ New.",
       pattern: "",
     };
