@@ -88,6 +88,16 @@ function readStore(file: string): { store: Store; hashes: Set<string> } {
   return read;
 }
 
+/** Changes whenever the store does (what a cached view of it is keyed by). */
+export function acceptedStamp(env: Env = process.env): string {
+  try {
+    const st = fs.statSync(acceptedStorePath(env));
+    return `${st.mtimeMs}:${st.size}:${st.ino}`;
+  } catch {
+    return "none";
+  }
+}
+
 function writeStore(file: string, store: Store): void {
   fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.${threadId}.tmp`;

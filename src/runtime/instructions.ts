@@ -10,7 +10,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { readText, viewOf, type FileChange } from "../config/accepted-files.js";
+import { acceptedStamp, readText, viewOf, type FileChange } from "../config/accepted-files.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -41,6 +41,8 @@ interface RawFile {
 
 interface Entry {
   raw: Map<string, RawFile>;
+  /** The last view composed, of this `raw` under the store as it was (`stamp`). */
+  composed?: { raw: Map<string, RawFile>; stamp: string; value: Instructions };
   /** The candidate paths looked at, in order: what a recheck stats again. */
   candidates: string[][];
   checkedAt: number;
@@ -175,8 +177,13 @@ export function instructionsFor(
         entry.checkedAt = Date.now();
       });
   }
-  // Composed on every call (a few joins): an acceptance takes effect at the next request.
-  return compose(entry.candidates, entry.raw, env);
+  // Composed again when the files or the store changed: an acceptance counts at the next request.
+  const stamp = acceptedStamp(env);
+  const last = entry.composed;
+  if (last && last.raw === entry.raw && last.stamp === stamp) return last.value;
+  const value = compose(entry.candidates, entry.raw, env);
+  entry.composed = { raw: entry.raw, stamp, value };
+  return value;
 }
 
 /** Every file an agent in `cwd` may read instructions from, existing or not (start acceptance). */

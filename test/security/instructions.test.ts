@@ -14,6 +14,7 @@ import {
   after,
   isFirst,
   isTask,
+  lastToolName,
   lastToolResults,
   requestsOf,
   useE2E,
@@ -173,6 +174,56 @@ describe("model-written instructions reach no prompt until the person accepts th
     expect(systemOf(accepted.request)).toContain(EVIL);
     expect(systemOf(accepted.request)).not.toContain(PERSON);
     expect(accepted.run.stderr).not.toContain("differs from what you accepted");
+  }, 60_000);
+});
+
+describe("accepted while the tree runs", () => {
+  it("the root's next request after the person's answer carries the new text", async () => {
+    put(path.join(world.work, "AGENTS.md"), `${PERSON}\n`);
+    const fake = e2e.fake();
+    let answered: number | undefined;
+    /** Answers the tree's open change request with `warren approve`, as the person would. */
+    const approveOpen = async (req: RecordedRequest) => {
+      const rootId = /Your id: ([0-9a-f-]{36})/.exec(systemOf(req))![1]!;
+      const [open] = (await changeRequests(rootId)).filter((r) => r.status === "pending");
+      expect(open, "the change was asked about before this request").toBeDefined();
+      answered = open!.id;
+      const approved = await e2e.warren(["approve", String(open!.id)], world.env);
+      expect(approved.code, approved.stderr).toBe(0);
+      return { toolCalls: [{ name: "wait", arguments: { timeout: 0 } }] };
+    };
+    fake.script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: {
+          toolCalls: [{ name: "bash", arguments: { command: `printf '${EVIL}\\n' > AGENTS.md` } }],
+        },
+      },
+      // Re-read within 2 s (stat): by the third request the change is seen and asked about.
+      ...[1, 2].map(() => ({
+        agent: "root",
+        match: (req: RecordedRequest) => ["bash", "wait"].includes(lastToolName(req) ?? ""),
+        reply: { delayMs: 2500, toolCalls: [{ name: "wait", arguments: { timeout: 0 } }] },
+      })),
+      { agent: "root", match: after("wait"), reply: approveOpen },
+      { agent: "root", match: after("wait"), reply: { text: "done" } },
+    ]);
+    const run = await e2e.prompt("Go.", {
+      cwd: world.work,
+      env: { ...world.env, WARREN_SANDBOX: "off" },
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(readFileSync(path.join(world.work, "AGENTS.md"), "utf8")).toBe(`${EVIL}\n`);
+    const root = requestsOf(fake, "root");
+    expect(root).toHaveLength(5);
+    for (const req of root.slice(0, 4)) {
+      expect(systemOf(req)).toContain(PERSON);
+      expect(systemOf(req)).not.toContain(EVIL);
+    }
+    expect(answered).toBeDefined();
+    expect(systemOf(root[4]!)).toContain(EVIL);
+    expect(systemOf(root[4]!)).not.toContain(PERSON);
   }, 60_000);
 });
 
