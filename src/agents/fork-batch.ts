@@ -7,6 +7,7 @@
 import type { Db } from "../db/client.js";
 import type { ResultStamp } from "./event-keys.js";
 import type { Limits } from "./limits.js";
+import { lookalikeRefusals } from "./names.js";
 import {
   checkedFork,
   forkMade,
@@ -82,15 +83,27 @@ export function forkCall(
 }
 
 async function runBatch(batch: Batch): Promise<void> {
-  const { calls } = batch;
+  let calls: Gathered[];
   let rows: BatchRow[];
   try {
+    // A name that passes for another agent's of the tree (names.ts) is refused alone; the others fork.
+    const refusals = await lookalikeRefusals(
+      batch.db,
+      batch.parentId,
+      batch.calls.map((c) => c.fork.name),
+    );
+    calls = batch.calls.filter((call, i) => {
+      const refused = refusals[i];
+      if (refused) settle(call, { err: refused });
+      return !refused;
+    });
+    if (calls.length === 0) return;
     const forks = calls.map((c) => c.fork);
     rows = await runForks(batch.db, batch.parentId, batch.shared, batch.limits, forks);
   } catch (err) {
     // The whole statement failed (the lease lost, the database away): each call fails or
     // retries with it (commitOnce), as it would have alone.
-    for (const call of calls) settle(call, { err });
+    for (const call of batch.calls) settle(call, { err });
     return;
   }
   const byOrd = new Map(rows.map((row) => [row.ord, row]));

@@ -1,5 +1,7 @@
 // Stored text rules (SPEC §2): every text is valid UTF-8 without NUL, names are 1-64 characters
 // without control characters. Problems are INVALID_ARGS saying what was wrong, never a database error.
+import { foldedSkeleton } from "../text/confusables.js";
+import { codeEscape, firstInvisible, visibleText } from "../text/escape.js";
 import { AgentError } from "./errors.js";
 
 export const NAME_MAX_CHARS = 64;
@@ -37,8 +39,32 @@ export function validateText(value: unknown, field: string): string {
   return value;
 }
 
-/** An agent name: trimmed, 1-64 characters, no control characters, not `parent`. */
-export function validateName(name: unknown): string {
+/**
+ * Names that are someone else's: the person (mail from them says so by a marker no name can spell,
+ * llm/framing.ts PERSON `⟨person⟩`), the root, a child's word for its parent. Refused however
+ * spelt — case, look-alike letters, digits for letters (foldedSkeleton), punctuation and symbols
+ * around or between the letters (`⟨person⟩`, `h.u.m.a.n`) — the root keeping `root`.
+ */
+export const RESERVED_NAMES = ["root", "human", "person", "parent"] as const;
+const RESERVED = new Map(RESERVED_NAMES.map((n) => [reservedKey(n), n]));
+
+/** What a name is compared to the reserved names by: its folded skeleton's letters and digits. */
+function reservedKey(name: string): string {
+  return foldedSkeleton(name).replace(/[^\p{L}\p{N}]/gu, "");
+}
+
+export interface NameOptions {
+  /** The name of a tree's root: it may be `root` (exactly). */
+  root?: boolean;
+}
+
+/**
+ * An agent name: trimmed, 1-64 characters, no control or other invisible characters (zero-width,
+ * bidi, tags, variation selectors, spaces other than U+0020, …), and none that can pass for a
+ * reserved name (RESERVED_NAMES). A name that can pass for another agent's of the tree is refused
+ * where the tree is known (names.ts).
+ */
+export function validateName(name: unknown, options: NameOptions = {}): string {
   if (typeof name !== "string" || !name.trim()) {
     throw new AgentError("INVALID_ARGS", "name must be a non-empty string");
   }
@@ -57,7 +83,25 @@ export function validateName(name: unknown): string {
       `name is ${length} characters; at most ${NAME_MAX_CHARS} are allowed`,
     );
   }
-  if (trimmed === "parent") throw new AgentError("INVALID_ARGS", `"parent" is a reserved name`);
+  // Before trim, which drops some invisibles (U+FEFF, U+00A0, …) silently: ASCII blanks aside,
+  // a name given with one is refused, not quietly changed.
+  const invisible = firstInvisible(name.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, ""));
+  if (invisible) {
+    throw new AgentError(
+      "INVALID_ARGS",
+      `name must not contain invisible characters (found ${codeEscape(invisible.ch)} at character ${invisible.index})`,
+    );
+  }
+  const reserved = RESERVED.get(reservedKey(trimmed));
+  if (reserved && !(options.root && trimmed === "root")) {
+    const shown = visibleText(trimmed).join("");
+    throw new AgentError(
+      "INVALID_ARGS",
+      shown === reserved
+        ? `"${reserved}" is a reserved name; choose another`
+        : `name "${shown}" can pass for "${reserved}", a reserved name; choose another`,
+    );
+  }
   return trimmed;
 }
 

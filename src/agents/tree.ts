@@ -23,6 +23,7 @@ import type { ApproveMode, Policy } from "../policy/policy.js";
 import { displayName, getAgent, isUuid } from "./refs.js";
 import { lockAgents } from "./lock-order.js";
 import { scrubText, validateName, validateText } from "./text.js";
+import { lookalikeRefusals } from "./names.js";
 import { rowFromJson } from "../db/json-row.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 
@@ -79,7 +80,7 @@ export async function createTree(db: Db, options: NewAgent = {}): Promise<AgentR
       .values({
         id,
         tree_id: id,
-        name: options.name ? validateName(options.name) : "root",
+        name: options.name ? validateName(options.name, { root: true }) : "root",
         state: options.prompt ? "running" : "idle",
         system_prompt: options.systemPrompt ?? null,
         model: options.model ?? null,
@@ -141,6 +142,8 @@ export async function forkAgentIn(
   limits: Limits = DEFAULT_LIMITS,
 ): Promise<ForkMade> {
   const fork = checkedFork(parentId, options);
+  const [refused] = await lookalikeRefusals(q, parentId, [fork.name]);
+  if (refused) throw refused;
   const [made] = await runForks(q, parentId, options, limits, [fork]);
   return forkMade(parentId, fork.name, options, limits, made);
 }

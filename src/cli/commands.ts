@@ -58,10 +58,11 @@ Options:
   },
   {
     name: "send",
-    summary: "send mail to an agent from you (shown as human)",
+    summary: "send mail to an agent from you (shown to agents as ⟨person⟩)",
     usage: `Usage: warren send AGENT MESSAGE... [--tree ID]
 
-Send mail to an agent from you; agents see the sender as "human". An idle agent wakes
+Send mail to an agent from you; agents see the sender as "⟨person⟩", a name no agent
+can have. An idle agent wakes
 and starts a turn with it. Several MESSAGE words are joined with spaces; "-" reads
 the message from stdin. AGENT is resolved as for \`warren log\`.
 

@@ -1,4 +1,4 @@
-// `warren send AGENT MESSAGE`: mail from the person (shown to agents as `human`).
+// `warren send AGENT MESSAGE`: mail from the person (shown to agents as `⟨person⟩`, llm/framing.ts PERSON).
 import { loadConfig } from "../config/config.js";
 import { sendMail } from "../mail/send.js";
 import { parseCommandArgs, UsageError, type RunCommand } from "./command.js";

@@ -4,6 +4,7 @@ import type { EventRow } from "../agents/events.sql.js";
 import { escapeControl, escapeLine } from "../text/escape.js";
 import { oneLine, shortId, truncateText, type Colors } from "../text/format.js";
 import { parseObject, stringOrUndefined } from "../text/json.js";
+import { isPerson } from "../llm/framing.js";
 
 export interface TranscriptOptions {
   color: Colors;
@@ -75,9 +76,9 @@ function renderMailIn(event: EventRow, color: Colors): string[] {
   const parsed = event.data?.message === undefined ? parseObject(event.content) : event.data;
   const message = stringOrUndefined(parsed?.message);
   if (message === undefined) return block(color.cyan("✉"), event.content);
-  const from = stringOrUndefined(parsed?.from) ?? "human";
+  const from = stringOrUndefined(parsed?.from);
   const name = stringOrUndefined(parsed?.from_name) ?? from;
-  const who = from === "human" ? "human" : `${name} ${shortId(from)}`;
+  const who = isPerson(from) ? "human" : `${name} ${shortId(from!)}`;
   return block(color.cyan(`✉ from ${escapeLine(who)}:`), message);
 }
 

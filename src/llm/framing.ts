@@ -17,11 +17,25 @@ function attribute(value: string): string {
 }
 
 /**
- * A mail as the model reads it. `fromId` null means the person ("human"). The short id is a
+ * How mail and wait results name the person (`warren send`, the TUI): a marker no agent's name can
+ * spell — a name whose letters fold to `person` (or `human`, `root`, `parent`) is refused however
+ * it is bracketed or spelt (agents/text.ts validateName) — so no agent can pass for the person.
+ */
+export const PERSON = "⟨person⟩";
+
+/** Is this sender (a wait result's `from`) the person? `human` is how older events name them. */
+export function isPerson(from: string | null | undefined): boolean {
+  return !from || from === PERSON || from === "human";
+}
+
+/**
+ * A mail as the model reads it. `fromId` null means the person (PERSON). The short id is a
  * valid agent reference, for when two agents share a name.
  */
 export function mailText(fromName: string, fromId: string | null, body: string): string {
-  const from = fromId ? `from="${attribute(fromName)}" id="${fromId.slice(0, 8)}"` : `from="human"`;
+  const from = fromId
+    ? `from="${attribute(fromName)}" id="${fromId.slice(0, 8)}"`
+    : `from="${PERSON}"`;
   return `<mail ${from}>\n${neutraliseTag(body, "mail")}\n</mail>`;
 }
 

@@ -17,6 +17,7 @@
 // count) are taken with SKIP LOCKED, and whoever holds either is mid-way through its own write;
 // the mail is then sent as usual and that writer, or the wait's next look, takes it.
 import { countedCte } from "../agents/events.js";
+import { PERSON } from "../llm/framing.js";
 import { agentChannel, WORK_CHANNEL } from "../bus/channels.js";
 
 /** A NOTIFY payload carries a handed result up to this size; a larger one is read by its key. */
@@ -69,9 +70,9 @@ export function mailCtes(p: HandoffSql): string {
   ), he as (
     insert into events (agent_id, tree_id, kind, content, data, key, epoch)
     select ${p.to}, r.tree_id, hw.kind,
-           json_build_object('from', coalesce(${p.from}::text, 'human'),
+           json_build_object('from', coalesce(${p.from}::text, '${PERSON}'),
                              'from_name', coalesce((select name from agents where id = ${p.from}),
-                                                   'human'),
+                                                   '${PERSON}'),
                              'message', ${p.body})::text,
            hw.data || jsonb_build_object('mail_ids', jsonb_build_array(hm.id)), hw.key, hw.epoch
       from hw, hb, hm, recipient r

@@ -15,6 +15,7 @@ import { isUuid } from "../agents/refs.js";
 import { agentChannel, CHILD_HINT } from "../bus/channels.js";
 import { UNLISTENED_POLL_MS, type Bus } from "../bus/bus.js";
 import { blockUntilRechecked } from "./recheck.js";
+import { PERSON } from "../llm/framing.js";
 import { parseHanded, type Handed } from "./handoff.js";
 
 export type NextMail = { from: string; from_name: string; message: string };
@@ -289,7 +290,7 @@ const TAKE_NEXT: Prepared = {
        order by id limit 1
        for update skip locked
     ), f as (
-      select m.id, m.from_id, m.body, coalesce(a.name, 'human') as from_name
+      select m.id, m.from_id, m.body, coalesce(a.name, '${PERSON}') as from_name
         from m left join agents a on a.id = m.from_id
     ), g as (
       update mail_waits set key = null
@@ -301,7 +302,7 @@ const TAKE_NEXT: Prepared = {
       -- committed, and this insert is refused by the key instead of waiting for it.
       insert into events (agent_id, tree_id, kind, content, data, key, epoch)
       select $1::uuid, (select tree_id from l), $2::text,
-             json_build_object('from', coalesce(f.from_id::text, 'human'),
+             json_build_object('from', coalesce(f.from_id::text, '${PERSON}'),
                                'from_name', f.from_name, 'message', f.body)::text,
              $3::jsonb || jsonb_build_object('mail_ids', jsonb_build_array(f.id)),
              $5::text, $6::bigint
@@ -363,7 +364,7 @@ async function attemptNext(
   }
   if (row.mail_id !== null) {
     return {
-      result: { from: row.from_id ?? "human", from_name: row.from_name, message: row.body },
+      result: { from: row.from_id ?? PERSON, from_name: row.from_name, message: row.body },
       eventId: Number(row.event_id),
       consumedMailIds: [Number(row.mail_id)],
     };

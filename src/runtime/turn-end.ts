@@ -8,7 +8,7 @@ import type { Db } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import { LeaseLost, type Fence } from "../agents/errors.js";
 import { eventKey } from "../agents/event-keys.js";
-import { mailText } from "../llm/framing.js";
+import { mailText, PERSON } from "../llm/framing.js";
 import { formatUsd } from "../agents/cost.js";
 import type { Spend } from "./spend.js";
 
@@ -129,8 +129,8 @@ async function takeMailIn(
         await tx.execute(sql`
           with e as (
             insert into events (agent_id, kind, content, data, key, epoch)
-            values (${agent.id}, 'mail_in', ${mailText(m.from_name ?? "human", m.from_id, m.body)},
-                    ${JSON.stringify({ mail_id: Number(m.id), from: m.from_id, from_name: m.from_name ?? "human", message: m.body })}::jsonb,
+            values (${agent.id}, 'mail_in', ${mailText(m.from_name ?? PERSON, m.from_id, m.body)},
+                    ${JSON.stringify({ mail_id: Number(m.id), from: m.from_id, from_name: m.from_name ?? PERSON, message: m.body })}::jsonb,
                     ${eventKey.mail(Number(m.id))}, ${epoch})
             returning id)
           update mail set consumed_at = now(), consumed_by_event = (select id from e)

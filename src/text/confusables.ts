@@ -114,3 +114,8 @@ export function skeleton(text: string): string {
   }
   return out;
 }
+
+/** skeleton, case folded too: `Root`, `RООT` (Cyrillic О) and `r00t` all fold to `root`. */
+export function foldedSkeleton(text: string): string {
+  return skeleton(skeleton(text).toLowerCase());
+}

@@ -37,6 +37,16 @@ export function escapeLine(text: string): string {
 const INVISIBLE =
   /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}\p{Cs}\p{Default_Ignorable_Code_Point}]|(?! )\p{Zs}/u;
 
+/** The first invisible character of `text` (INVISIBLE, a newline included) and where, if any. */
+export function firstInvisible(text: string): { ch: string; index: number } | undefined {
+  let index = 0;
+  for (const ch of text) {
+    index += 1;
+    if (INVISIBLE.test(ch)) return { ch, index };
+  }
+  return undefined;
+}
+
 /** A part of a line drawn for a person: as is, or a mark (an escape, the newline's marker). */
 export interface VisiblePiece {
   text: string;

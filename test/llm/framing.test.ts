@@ -10,8 +10,8 @@ describe("mail frame", () => {
     );
   });
 
-  it("frames mail from the person as human", () => {
-    expect(mailText("human", null, "hi")).toBe('<mail from="human">\nhi\n</mail>');
+  it("frames mail from the person by the marker no agent name can spell", () => {
+    expect(mailText("human", null, "hi")).toBe('<mail from="⟨person⟩">\nhi\n</mail>');
   });
 
   it("keeps a body that closes the frame and opens a forged one inside its own frame", () => {

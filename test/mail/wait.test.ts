@@ -11,6 +11,7 @@ import { sendMail } from "../../src/mail/send.js";
 import { waitForMail, type WaitRequest } from "../../src/mail/wait.js";
 import { sleep, useBus } from "../support/agents.js";
 import { useTestDatabase } from "../support/db.js";
+import { PERSON } from "../../src/llm/framing.js";
 
 const database = useTestDatabase();
 const bus = useBus(() => database().url);
@@ -47,7 +48,7 @@ describe("waitForMail", () => {
     for (let i = 0; i < 3; i++) messages.push((await wait()).result);
     expect(messages).toEqual([
       { from: child.id, from_name: "child", message: "one" },
-      { from: "human", from_name: "human", message: "two" },
+      { from: PERSON, from_name: PERSON, message: "two" },
       { from: child.id, from_name: "child", message: "three" },
     ]);
     expect((await wait()).result).toEqual({ status: "timeout" });
@@ -105,8 +106,8 @@ describe("waitForMail", () => {
     const byId = new Map(recorded.map((e) => [e.id, e]));
     expect(byId.get(received.eventId)?.kind).toBe("mail_in");
     expect(JSON.parse(byId.get(received.eventId)!.content)).toEqual({
-      from: "human",
-      from_name: "human",
+      from: PERSON,
+      from_name: PERSON,
       message: "hi",
     });
     expect(JSON.parse(byId.get(timedOut.eventId)!.content)).toEqual({ status: "timeout" });

@@ -185,8 +185,23 @@ export function renderApprovalBlock(
 ): Line[] {
   if (requests.length === 0) return [];
   // The whole call, wrapped: `y` and `a` must never approve what the screen cut off.
-  const rows: Row[] = requests.flatMap((request) => requestRows(request, width));
   const first = requests[0]!;
+  if (options.room !== undefined && !approvalFits(requests, width, options.room)) {
+    // Taller than the screen: say so rather than show part of it as if it were the whole.
+    return wrapSpans(
+      [
+        { text: `? approval ${first.id}`, style: ROLE.alarm },
+        { text: ` ${GLYPH.dash} ` },
+        ...pieceSpans(visibleLines(first.tool).flat(), ROLE.toolName),
+        {
+          text: `: taller than this screen: read it whole with warren approvals, answer with warren approve ${first.id} or warren deny ${first.id}`,
+        },
+      ],
+      width,
+      WRAP_INDENT,
+    ).map((row) => paintSpans(theme, clipRow(row, width)));
+  }
+  const rows: Row[] = requests.flatMap((request) => requestRows(request, width));
   const key = (text: string): Span => ({ text, style: ROLE.strong });
   const faint = (text: string): Span => ({ text, style: ROLE.faint });
   const keyRows: Row[] = [];
@@ -223,22 +238,7 @@ export function renderApprovalBlock(
       ),
     );
   }
-  let shown = [...rows, ...keyRows];
-  if (options.room !== undefined && !approvalFits(requests, width, options.room)) {
-    // Taller than the screen: say so rather than show part of it as if it were the whole.
-    shown = wrapSpans(
-      [
-        { text: `? approval ${first.id}`, style: ROLE.alarm },
-        { text: ` ${GLYPH.dash} ` },
-        ...pieceSpans(visibleLines(first.tool).flat(), ROLE.toolName),
-        {
-          text: `: ${rows.length} rows, taller than this screen: read it whole with warren approvals, answer with warren approve ${first.id} or warren deny ${first.id}`,
-        },
-      ],
-      width,
-      WRAP_INDENT,
-    );
-  }
+  const shown = [...rows, ...keyRows];
   return shown.map((row) => paintSpans(theme, clipRow(row, width)));
 }
 
@@ -258,6 +258,9 @@ export function approvalFits(
 ): boolean {
   let rows = 1;
   for (const request of requests) {
+    // So long it cannot fit (a character takes a column or more, nearly always): not wrapped to
+    // find out, on every frame. At worst a call of combining marks is sent to warren approvals.
+    if (request.arguments.length > 2 * room * width) return false;
     rows += requestRows(request, width).length;
     if (rows > room) return false;
   }

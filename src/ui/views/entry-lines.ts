@@ -16,6 +16,7 @@ import { GLYPH } from "./glyphs.js";
 import { agentRefText, knownResultRows, type AgentNames } from "./tool-results.js";
 import { cleanText, ROLE, type Line, type Span, type Style, type Theme } from "./theme.js";
 import { parseObject, stringOrUndefined } from "../../text/json.js";
+import { isPerson } from "../../llm/framing.js";
 
 export type ScrollEntry =
   | { kind: "event"; event: EventRow }
@@ -375,7 +376,8 @@ function mailInRows(event: EventRow, width: number): Row[] {
       from ??= agent[2];
     }
   }
-  const who = !from || from === "human" ? "human" : `${name ?? "?"} ${shortId(from)}`;
+  // The person is drawn as "human" here (their own view); agents read the marker (llm/framing.ts).
+  const who = isPerson(from) ? "human" : `${name ?? "?"} ${shortId(from!)}`;
   return mailRows(`${GLYPH.mail} from ${who}: `, body, width);
 }
 

@@ -5,6 +5,7 @@ import { shortId } from "../../text/format.js";
 import { GLYPH } from "./glyphs.js";
 import { clipRow, collapseSpans, type Row } from "./spans.js";
 import { cleanText, ROLE, type Span, type Style } from "./theme.js";
+import { isPerson } from "../../llm/framing.js";
 
 /** The name of an agent of the tree by id, when the view knows it. */
 export type AgentNames = (id: string) => string | undefined;
@@ -44,9 +45,9 @@ export function knownResultRows(
   if (tool === "wait") {
     if (Array.isArray(value.results)) return fanInRows(value.results, width, names);
     if (typeof value.message === "string") {
-      const from = typeof value.from === "string" ? value.from : "human";
+      const from = typeof value.from === "string" ? value.from : undefined;
       const name = typeof value.from_name === "string" ? value.from_name : from;
-      const who = from === "human" ? "human" : `${name} ${shortId(from)}`;
+      const who = isPerson(from) ? "human" : `${name} ${shortId(from!)}`;
       return mailRows(`${GLYPH.result} ${GLYPH.mail} from ${who}: `, value.message, width);
     }
     if (value.status === "timeout") {
