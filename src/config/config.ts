@@ -178,6 +178,29 @@ function readFileConfig(file: string): FileConfig {
   return parsed as FileConfig;
 }
 
+/**
+ * One line when the config file holds a secret (`api_key`, an MCP server's `env` or `headers`,
+ * `shell_env.set`) and other users may read it; warren never changes the person's file itself.
+ */
+function configModeWarning(file: string, fc: FileConfig): string | undefined {
+  let mode: number;
+  try {
+    mode = fs.statSync(file).mode;
+  } catch {
+    return undefined;
+  }
+  if ((mode & 0o044) === 0) return undefined;
+  const servers = Object.values((fc.mcp_servers ?? {}) as Record<string, Record<string, unknown>>);
+  const filled = (v: unknown) => !!v && typeof v === "object" && Object.keys(v).length > 0;
+  const secret =
+    !!fc.api_key ||
+    servers.some((s) => filled(s?.env) || filled(s?.headers)) ||
+    filled((fc.shell_env as { set?: unknown } | undefined)?.set);
+  if (!secret) return undefined;
+  const octal = (mode & 0o777).toString(8).padStart(3, "0");
+  return `${file} holds secrets and other users may read it (mode ${octal}): chmod 600 ${file}`;
+}
+
 function positive(value: unknown, name: string, fallback: number): number {
   if (value === undefined || value === null || value === "") return fallback;
   const n = Number(value);
@@ -239,6 +262,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     const line = serverRefusal(name, server);
     if (line) refused.push(`${line}; it does not start`);
   }
+  const modeWarning = configModeWarning(file, fc);
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
   const baseURL = env.OPENAI_BASE_URL || fc.base_url || undefined;
   return {
@@ -264,6 +288,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       ...hooks.warnings,
       ...(projectMcp?.warnings ?? []),
       ...refused,
+      ...(modeWarning ? [modeWarning] : []),
     ],
     workerThreads: Math.max(
       1,

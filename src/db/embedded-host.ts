@@ -19,7 +19,7 @@ export async function acquireLock(lockPath: string): Promise<() => Promise<void>
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (;;) {
     try {
-      const handle = await fs.open(lockPath, "wx", 0o644);
+      const handle = await fs.open(lockPath, "wx", 0o600);
       await handle.writeFile(`${process.pid}\n`);
       await handle.close();
       return () => fs.rm(lockPath, { force: true });

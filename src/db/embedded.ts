@@ -73,7 +73,9 @@ export async function ensureEmbedded(home: string, options: EmbeddedOptions = {}
   const known = await readConfig(paths);
   if (known && (await isInitialised(paths)) && (await ping(known)) === "ok") return urlOf(known);
 
-  await fs.mkdir(paths.home, { recursive: true, mode: 0o755 });
+  // Its files are the person's alone (the password in postgres.json): 0700 here, 0600 below. Run
+  // as root, ensureSearchable gives the postgres user search permission only.
+  await fs.mkdir(paths.home, { recursive: true, mode: 0o700 });
   const release = await acquireLock(paths.lockPath);
   try {
     const runAs = await postgresUser(notice);
@@ -176,8 +178,8 @@ async function start(
   // The unix socket path must fit in sockaddr_un (~107 bytes) and survive pg_ctl's shell quoting.
   let socketDir = path.join(paths.home, "run");
   if (socketDir.length > 80 || socketDir.includes("'")) socketDir = os.tmpdir();
-  else await fs.mkdir(socketDir, { recursive: true, mode: 0o755 });
-  await fs.appendFile(paths.logPath, "", { mode: 0o640 });
+  else await fs.mkdir(socketDir, { recursive: true, mode: 0o700 });
+  await fs.appendFile(paths.logPath, "", { mode: 0o600 });
   await chownTo([paths.logPath, ...(socketDir === os.tmpdir() ? [] : [socketDir])], runAs);
 
   if ((await run(pg_ctl, ["status", "-D", paths.dataDir], runAs, paths.home)).code === 0) {

@@ -1,9 +1,11 @@
 // The glob tool, plus the directory walk that grep shares: `**`, `*`, `?`, `[abc]` and `{a,b}`
-// patterns (glob-match.ts) over a walk that skips node_modules and .git and stays inside cwd.
-import type { Dirent } from "node:fs";
+// patterns (glob-match.ts) over a walk that skips node_modules and .git and stays inside cwd,
+// and never enters warren's hidden set (hidden.ts) whatever the working directory.
+import { statSync, type Dirent } from "node:fs";
 import { readdir, realpath, stat } from "node:fs/promises";
 import path from "node:path";
 import { compileGlob, nextTurn } from "./glob-match.js";
+import { hiddenMessage, hiddenSet, isHidden, type HiddenSet } from "./hidden.js";
 import {
   allowedPath,
   checkArgs,
@@ -14,7 +16,7 @@ import {
   objectSchema,
   type FileToolContext,
 } from "./paths.js";
-import { fail, ok, type Tool } from "./tool.js";
+import { fail, ok, type Tool, type ToolOutcome } from "./tool.js";
 
 const MAX_FILES = 1000;
 /** Files looked at before giving up, so a walk of a huge tree stays bounded (grep's too). */
@@ -28,6 +30,42 @@ export interface WalkOptions {
   signal: AbortSignal;
   /** A real directory that symlinked files must resolve inside; undefined: anywhere. */
   inside?: string;
+  /** Warren's secrets: not listed, not entered (by path, and a folder by identity too). */
+  hidden?: HiddenSet;
+}
+
+/** Whether the walk must leave `absolute` out: in the hidden set by path (a folder: by identity). */
+function leftOut(options: WalkOptions, absolute: string, dir: boolean): boolean {
+  const hidden = options.hidden;
+  if (!hidden) return false;
+  if (hidden.paths.some((h) => isInside(h, absolute))) return true;
+  if (!dir) return false;
+  try {
+    const st = statSync(absolute);
+    return hidden.ids.has(`${st.dev}:${st.ino}`);
+  } catch {
+    return false;
+  }
+}
+
+/** The walk's options for a file tool: confinement and the hidden set. */
+export async function walkOptions(ctx: FileToolContext): Promise<WalkOptions> {
+  return {
+    signal: ctx.signal,
+    inside: await confinement(ctx),
+    hidden: hiddenSet(process.env, ctx.shell?.configPath),
+  };
+}
+
+/** NOT_ALLOWED when a search root is (in) the hidden set, else undefined. */
+export async function hiddenRoot(
+  ctx: FileToolContext,
+  given: string,
+  absolute: string,
+): Promise<ToolOutcome | undefined> {
+  const set = hiddenSet(process.env, ctx.shell?.configPath);
+  const real = await realpath(absolute).catch(() => absolute);
+  return isHidden(set, absolute, real) ? fail("NOT_ALLOWED", hiddenMessage(given)) : undefined;
 }
 
 /**
@@ -51,6 +89,7 @@ export async function* walkFiles(
   for (const entry of entries) {
     if (options.signal.aborted) return;
     const rel = prefix === "" ? entry.name : `${prefix}/${entry.name}`;
+    if (leftOut(options, path.join(root, rel), entry.isDirectory())) continue;
     if (entry.isDirectory()) {
       if (!SKIPPED_DIRS.has(entry.name)) yield* walkFiles(root, options, rel);
     } else if (entry.isFile()) {
@@ -65,6 +104,7 @@ async function isFileWithin(link: string, options: WalkOptions): Promise<boolean
   const target = await realpath(link).catch(() => undefined);
   if (target === undefined) return false;
   if (options.inside !== undefined && !isInside(options.inside, target)) return false;
+  if (options.hidden && isHidden(options.hidden, link, target)) return false;
   return (await stat(target).catch(() => undefined))?.isFile() ?? false;
 }
 
@@ -113,13 +153,17 @@ export const globTool: Tool<FileToolContext> = {
       if (!matcher.ok) return matcher;
       const searchRoot = await allowedPath(ctx, checked.value.path ?? ".");
       if (!searchRoot.ok) return searchRoot;
+      const secret = await hiddenRoot(ctx, checked.value.path ?? ".", searchRoot.value);
+      if (secret) return secret;
       if (!(await stat(searchRoot.value)).isDirectory()) {
         return fail("INVALID_ARGS", `${displayPath(ctx.cwd, searchRoot.value)} is not a directory`);
       }
       // The pattern's literal directories ("../", "/etc/") are a path like any other.
       const root = await allowedPath(ctx, path.resolve(searchRoot.value, base));
       if (!root.ok) return root;
-      const walk = { signal: ctx.signal, inside: await confinement(ctx) };
+      const hiddenBase = await hiddenRoot(ctx, checked.value.pattern, root.value);
+      if (hiddenBase) return hiddenBase;
+      const walk = await walkOptions(ctx);
       const files: string[] = [];
       let visited = 0;
       let incomplete = false;

@@ -3,7 +3,8 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
-import { FILES_PER_TURN, MAX_VISITED, walkFiles } from "./glob.js";
+import { FILES_PER_TURN, hiddenRoot, MAX_VISITED, walkFiles, walkOptions } from "./glob.js";
+import { hiddenSet } from "./hidden.js";
 import { compileGlob, nextTurn, type GlobMatcher } from "./glob-match.js";
 import {
   allowedPath,
@@ -65,7 +66,8 @@ export const grepLimits = { timeMs: 10_000 };
 const MATCHER = `
 const { parentPort, workerData } = require("node:worker_threads");
 const fs = require("node:fs");
-const { pattern, flags, files, maxMatches, maxLine, maxBytes, inside } = workerData;
+const { pattern, flags, files, maxMatches, maxLine, maxBytes, inside, hiddenIds } = workerData;
+const hidden = new Set(hiddenIds);
 const path = require("node:path");
 // Regular files only, opened without blocking (a FIFO swapped in is skipped, never waited on),
 // and, when confined, only a descriptor whose real path is inside (a symlink swapped in between
@@ -76,6 +78,8 @@ function readChecked(file) {
   try {
     const info = fs.fstatSync(fd);
     if (!info.isFile() || info.size > maxBytes) return undefined;
+    // One of warren's secrets under another name (a hard link, a renamed parent): never read.
+    if (hidden.has(info.dev + ":" + info.ino)) return undefined;
     if (inside !== undefined) {
       let real;
       try { real = fs.readlinkSync("/proc/self/fd/" + fd); } catch { real = undefined; }
@@ -121,7 +125,9 @@ function matchInWorker(
   signal: AbortSignal,
   limitMs: number,
   /** The real directory the files must lie in (undefined: file access "any"). */
-  inside?: string,
+  inside: string | undefined,
+  /** `dev:ino` of warren's secrets (hidden.ts): such a file is skipped, whatever its name. */
+  hiddenIds: string[],
 ): Promise<MatchOutcome> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(MATCHER, {
@@ -134,6 +140,7 @@ function matchInWorker(
         maxLine: MAX_LINE_CHARS,
         maxBytes: MAX_FILE_BYTES,
         inside,
+        hiddenIds,
       },
       resourceLimits: { maxOldGenerationSizeMb: 256 },
     });
@@ -182,13 +189,15 @@ export const grepTool: Tool<FileToolContext> = {
       const allowed = await allowedPath(ctx, checked.value.path ?? ".");
       if (!allowed.ok) return allowed;
       const root = allowed.value;
+      const secret = await hiddenRoot(ctx, checked.value.path ?? ".", root);
+      if (secret) return secret;
       const files: [string, string][] = [];
       let incomplete = false;
       if ((await stat(root)).isFile()) {
         files.push([root, displayPath(ctx.cwd, root)]);
       } else {
         const byName = glob !== undefined && !glob.includes("/");
-        const walk = { signal: ctx.signal, inside: await confinement(ctx) };
+        const walk = await walkOptions(ctx);
         let visited = 0;
         for await (const rel of walkFiles(root, walk)) {
           if (++visited > MAX_VISITED) {
@@ -208,6 +217,7 @@ export const grepTool: Tool<FileToolContext> = {
         ctx.signal,
         grepLimits.timeMs,
         await confinement(ctx),
+        [...hiddenSet(process.env, ctx.shell?.configPath).ids],
       );
       if ("timedOut" in found) {
         return fail(

@@ -2,10 +2,15 @@
 // files are read or written (a FIFO, socket, device or directory is refused at once, never waited
 // on: opened O_NONBLOCK, checked on the open descriptor), and the file opened is the file checked
 // (the descriptor's own path, /proc/self/fd/N, must lie inside the working directory, so a
-// symlink swapped in between the check and the open cannot lead outside).
+// symlink swapped in between the check and the open cannot lead outside). Whatever the working
+// directory, warren's secrets are never opened (hidden.ts: by path, resolved path and identity, so
+// `..`, links, hard links and renamed parents lead nowhere), and the files that configure warren
+// are never written (protected-paths.ts).
 import { constants, type Stats } from "node:fs";
 import { mkdir, open, readlink, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
+import { hiddenMessage, hiddenSet, isHidden, isHiddenFile } from "./hidden.js";
+import { configEntryOf, repositoryRootOf } from "./protected-paths.js";
 import {
   allowedPath,
   confinement,
@@ -31,6 +36,35 @@ export interface OpenedFile {
 }
 
 export type OpenMode = "read" | "update" | "write";
+
+/**
+ * Where the configuration entries are looked for: the working directory, its repository's root
+ * (for an isolated child's worktree, the repository it belongs to as well) and the home
+ * directory (`~/.claude`, `~/.codex`), each as given and resolved.
+ */
+function configBases(cwd: string, realCwd: string): string[] {
+  const bases = new Set([path.resolve(cwd), realCwd]);
+  const root = repositoryRootOf(realCwd);
+  if (root) bases.add(root);
+  const worktree = /^(.*)\/\.warren\/worktrees\/[^/]+/.exec(realCwd);
+  if (worktree?.[1]) bases.add(worktree[1]);
+  if (process.env.HOME) bases.add(path.resolve(process.env.HOME));
+  return [...bases];
+}
+
+/** The configuration entry (e.g. `.claude`) that `absolute` or `real` lies in, or undefined. */
+async function configEntry(cwd: string, absolute: string, real: string) {
+  const realCwd = await realPathOf(path.resolve(cwd));
+  for (const base of configBases(cwd, realCwd)) {
+    const entry = configEntryOf(base, absolute) ?? configEntryOf(base, real);
+    if (entry) return entry;
+  }
+  return undefined;
+}
+
+function configMessage(given: string, entry: string): string {
+  return `"${given}" is in ${entry}, which configures warren (${entry === ".git" ? "the repository's entry" : "read-only to agents"}); the file tools never write it — ask the person to change it`;
+}
 
 function refused(code: "INVALID_ARGS" | "NOT_ALLOWED", message: string): Checked<never> {
   return { ok: false, error: { code, message } };
@@ -83,6 +117,13 @@ export async function openChecked(
       `"${given}" leads outside your working directory ${ctx.cwd}; the file tools only reach files inside it`,
     );
   }
+  // Whatever the file access: never warren's secrets, never (written) its configuration.
+  const hidden = hiddenSet(process.env, ctx.shell?.configPath);
+  if (isHidden(hidden, absolute, real)) return refused("NOT_ALLOWED", hiddenMessage(given));
+  if (mode !== "read") {
+    const entry = await configEntry(ctx.cwd, absolute, real);
+    if (entry) return refused("NOT_ALLOWED", configMessage(given, entry));
+  }
   const base = O_NONBLOCK | O_NOCTTY | O_NOFOLLOW;
   // Errors name the path as given (made absolute), not its resolved form.
   const named = (err: unknown) => {
@@ -116,8 +157,15 @@ export async function openChecked(
         `${shown} is ${kindOf(info)}; the file tools read and write regular files only`,
       );
     }
+    const opened = await openedPath(handle, info, real);
+    // The file opened, by identity and real path: not a hard link to a secret, not swapped for one.
+    const entry = mode === "read" ? undefined : await configEntry(ctx.cwd, opened, opened);
+    if (isHiddenFile(hidden, info) || isHidden(hidden, opened) || entry) {
+      await handle.close();
+      if (created) await unlink(opened).catch(() => undefined);
+      return refused("NOT_ALLOWED", entry ? configMessage(given, entry) : hiddenMessage(given));
+    }
     if (root !== undefined) {
-      const opened = await openedPath(handle, info, real);
       if (!isInside(root, opened)) {
         await handle.close();
         // Made by this call, outside: taken away again (it is empty; nothing was written).

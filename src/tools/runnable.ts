@@ -5,14 +5,15 @@
 // and for `npx PKG` / `npm exec PKG` the `node_modules/.bin/BIN` and `node_modules/PKG` npx would
 // pick walking up from the working directory. Each is followed link by link: the path as given,
 // every symbolic link on the way and where it ends must all lie where agents cannot write.
-// Agents write the tree's working directory and `sandbox_writable`, except the folders the
-// sandbox keeps read-only to them (`.warren/` but its `worktrees/`, `.claude/`, `.codex/`,
-// `.git/hooks`). The person's own config trusts more by path (`trusted_paths`); a project file
+// Agents write the tree's working directory and `sandbox_writable`, except the files that
+// configure warren, read-only to them (protected-paths.ts: `.warren/` but its `worktrees/`,
+// `.claude/`, `.codex/`, `.git/hooks`, …). The person's own config trusts more by path (`trusted_paths`); a project file
 // never can. Pure file-system look-ups, synchronous and cheap: done at start and again before
 // each run, so a file planted since is caught.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { configEntryOf } from "./protected-paths.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -25,11 +26,6 @@ export interface RunTrust {
   /** The config file, named in the refusal line (how to trust). */
   configFile: string;
 }
-
-/** Below a writable directory, kept read-only to agents by the sandbox. */
-const READ_ONLY_IN_WORK = [".warren", ".claude", ".codex", path.join(".git", "hooks")];
-/** Below `.warren/`, where isolated children work: writable again. */
-const WORKTREES = path.join(".warren", "worktrees");
 
 /** Symbolic links followed for one path before giving up (Linux's limit). */
 const MAX_HOPS = 40;
@@ -96,8 +92,8 @@ export function writableBy(trust: RunTrust, extraWritable: readonly string[], p:
   if (trusted.some((t) => inside(t, p))) return undefined;
   for (const root of roots([...trust.writable, ...extraWritable])) {
     if (!inside(root, p)) continue;
-    const kept = READ_ONLY_IN_WORK.some((d) => inside(path.join(root, d), p));
-    if (kept && !inside(path.join(root, WORKTREES), p)) continue;
+    // The files that configure warren are read-only to agents (bash and the file tools).
+    if (configEntryOf(root, p) !== undefined) continue;
     return root;
   }
   return undefined;

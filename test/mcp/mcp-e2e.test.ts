@@ -29,7 +29,8 @@ function writeConfig(config: object): Record<string, string> {
   // The servers lie in this repository, the tests' working directory: trusted by path, or they
   // would be refused (an agent could have written them).
   const trusted_paths = [path.dirname(FAULTS), path.join(root, "node_modules")];
-  writeFileSync(file, JSON.stringify({ trusted_paths, ...config }));
+  // 0600, as a config holding secrets (a server's env) should be: no warning about its mode.
+  writeFileSync(file, JSON.stringify({ trusted_paths, ...config }), { mode: 0o600 });
   return { WARREN_CONFIG: file };
 }
 
