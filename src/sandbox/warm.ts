@@ -9,9 +9,11 @@ import {
   bwrapArgs,
   exists,
   hiddenForCommand,
+  networkFilter,
   probeBwrap,
   realPath,
   resetBwrapProbes,
+  writablePaths,
 } from "./launch.js";
 import { DEFAULT_SANDBOX, type ShellSettings } from "./settings.js";
 
@@ -47,6 +49,8 @@ interface Warm {
   /** The working directory (the same inside and out). */
   cwd: string;
   tools: Tools;
+  /** What runs each call's bash: setpriv, then (network off) the Unix socket filter. */
+  prefix: string[];
   /** A bash already entered while the sandbox is idle, waiting for the next call's command. */
   standby?: Standby;
 }
@@ -128,6 +132,10 @@ export async function warmLaunch(
   if (!(await probeBwrap(sandbox.bwrap)).ok) return undefined;
   const tools = await probeWarm(sandbox.bwrap);
   if (!tools) return undefined;
+  const filter = networkFilter(sandbox, writablePaths(sandbox, cwd));
+  // No filter where one is required: the per-call launch refuses with the reason.
+  if (filter && !filter.ok && sandbox.mode === "on") return undefined;
+  const program = filter?.ok ? filter.program : undefined;
   const args = bwrapArgs(sandbox, cwd, hiddenForCommand(env, settings?.configPath));
   let id: string;
   try {
@@ -140,7 +148,8 @@ export async function warmLaunch(
   let warm: Warm;
   try {
     warm =
-      takeIdle(key) ?? (await startWarm(key, sandbox.bwrap, args, tools, sandbox.network, cwd));
+      takeIdle(key) ??
+      (await startWarm(key, sandbox.bwrap, args, tools, sandbox.network, cwd, program));
   } catch {
     return undefined; // could not start: the per-call launch shows bwrap's own error
   }
@@ -158,7 +167,7 @@ export async function warmLaunch(
   let empty = false;
   return {
     file: tools.nsenter,
-    args: [...warm.enter, tools.setpriv, ...SETPRIV_ARGS, "bash", "-c", command],
+    args: [...warm.enter, ...warm.prefix, "bash", "-c", command],
     env: childEnv,
     ...(standby && { standby, input: `${command}\0` }),
     afterExit() {
@@ -222,7 +231,7 @@ function startStandby(warm: Warm, env: Record<string, string>): Standby | undefi
   try {
     child = spawn(
       warm.tools.nsenter,
-      [...warm.enter, warm.tools.setpriv, ...SETPRIV_ARGS, "bash", "-c", STANDBY_SCRIPT],
+      [...warm.enter, ...warm.prefix, "bash", "-c", STANDBY_SCRIPT],
       { cwd: warm.cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe", "pipe"] },
     );
   } catch {
@@ -321,6 +330,7 @@ function startWarm(
   tools: Tools,
   network: boolean,
   cwd: string,
+  filter?: string,
 ): Promise<Warm> {
   const root = process.getuid?.() === 0;
   // Unprivileged bwrap nests a second user namespace to show the caller's uid, and that one
@@ -390,7 +400,19 @@ function startWarm(
         "--root",
         "--wd",
       ];
-      const warm: Warm = { key, bwrap: child, pid, mntNs, enter, scratch, dead: false, cwd, tools };
+      const prefix = [tools.setpriv, ...SETPRIV_ARGS, ...(filter ? [filter] : [])];
+      const warm: Warm = {
+        key,
+        bwrap: child,
+        pid,
+        mntNs,
+        enter,
+        scratch,
+        dead: false,
+        cwd,
+        tools,
+        prefix,
+      };
       live.add(warm);
       child.on("exit", () => destroyWarm(warm));
       resolve(warm);
