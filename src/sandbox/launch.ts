@@ -247,9 +247,9 @@ export function bwrapArgs(
   if (!sandbox.network) args.push("--unshare-net");
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
   const work = realPath(cwd);
-  for (const dir of writablePaths(sandbox, cwd)) {
-    if (exists(dir)) args.push("--bind", dir, dir);
-  }
+  const writable = writablePaths(sandbox, cwd).filter(exists);
+  for (const dir of writable) args.push("--bind", dir, dir);
+  for (const dir of writable) args.push(...configMounts(dir));
   // A git worktree (an isolated child's) reads its repository's git directory, which may lie
   // under the private /tmp or elsewhere: visible, and read-only even inside a writable path, so a
   // child cannot plant a hook that runs when the person merges (`warren merge` commits for it).
@@ -274,6 +274,42 @@ export function bwrapArgs(
     args.push("--bind", real, real);
   }
   args.push("--chdir", work);
+  return args;
+}
+
+/**
+ * What configures warren (and the tools it reads the config of) in a writable directory: bound
+ * read-only on top, each a mount point that cannot be renamed, removed or replaced either. The
+ * `.git` directory itself is bound writable (git works in it) but as a mount point it stays where
+ * it is; a `.git` file (a worktree's pointer) is read-only. `.warren/worktrees/` stays writable:
+ * isolated children work there. Only what exists is bound: bwrap would otherwise create the
+ * mount point in the person's tree, so an absent one stays creatable (its readers must not trust
+ * a file created during a tree).
+ */
+const CONFIG_ENTRIES = [".warren", ".claude", ".codex", ".mcp.json"];
+const GIT_ENTRIES = [".git/hooks", ".git/config"];
+
+function configMounts(dir: string): string[] {
+  const args: string[] = [];
+  const bind = (rel: string, flag: string) => {
+    const at = path.join(dir, rel);
+    let stat: fs.Stats;
+    try {
+      stat = fs.lstatSync(at);
+    } catch {
+      return undefined; // absent: left as it is (see above)
+    }
+    // A link is bound where it points: made a mount point there, the link itself stays movable.
+    args.push(flag, at, at);
+    return stat;
+  };
+  const git = bind(".git", "--ro-bind");
+  if (git?.isDirectory()) {
+    args.splice(args.length - 3, 1, "--bind"); // its contents writable: git works in it
+    for (const rel of GIT_ENTRIES) bind(rel, "--ro-bind");
+  }
+  for (const rel of CONFIG_ENTRIES) bind(rel, "--ro-bind");
+  bind(".warren/worktrees", "--bind");
   return args;
 }
 
