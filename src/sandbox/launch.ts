@@ -215,12 +215,36 @@ export async function shellLaunch(
  * happens to be writable (a HOME under cwd). Every sandbox, per call or warm, is built from this.
  */
 export function hiddenForCommand(env: Env, extraConfig?: string): string[] {
-  try {
-    fs.mkdirSync(warrenHome(env), { recursive: true, mode: 0o700 });
-  } catch {
-    // Cannot be made: then nothing can be written there by the command either.
+  // The config file's directory too: made, it is bound read-only where a writable directory
+  // holds it (lockedAncestors), so a command cannot create a config the next start would read.
+  for (const dir of [warrenHome(env), path.dirname(configPath(env))]) {
+    try {
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch {
+      // Cannot be made: then nothing can be written there by the command either.
+    }
   }
   return hiddenPaths(env, extraConfig);
+}
+
+/**
+ * The directories between a writable directory and a hidden path inside it (warren started in
+ * $HOME: ~/.local, ~/.local/share, ~/.config, ~/.config/warren): bound read-only, each a mount
+ * point, so no command renames one away to walk around the hiding, or writes a new config there.
+ */
+function lockedAncestors(writable: string[], hidden: string[]): string[] {
+  const locked = new Set<string>();
+  for (const target of hidden) {
+    const real = realPath(target);
+    for (const dir of writable) {
+      if (!real.startsWith(dir + path.sep)) continue;
+      for (let up = path.dirname(real); up !== dir && up.startsWith(dir); up = path.dirname(up)) {
+        if (exists(up)) locked.add(up);
+      }
+    }
+  }
+  // Outer first: an inner bind on top of its read-only parent.
+  return [...locked].sort((a, b) => a.length - b.length);
 }
 
 export function hiddenPaths(env: Env, extraConfig?: string): string[] {
@@ -255,6 +279,7 @@ export function bwrapArgs(
   // child cannot plant a hook that runs when the person merges (`warren merge` commits for it).
   const common = worktreeGitDir(work);
   if (common) args.push("--ro-bind", common, common);
+  for (const dir of lockedAncestors(writable, hidden)) args.push("--ro-bind", dir, dir);
   // Last, so a writable directory that holds one of them still hides it.
   for (const target of hidden) {
     const real = realPath(target);
