@@ -9,7 +9,7 @@ import { configPath } from "../paths.js";
 import type { FileAccess } from "./modes.js";
 import type { Profile } from "./profile.js";
 import { poolerSetting, type PoolerMode } from "../db/pooler.js";
-import { validateShellEnv, type ShellEnvConfig } from "../sandbox/env.js";
+import { EMPTY_SHELL_ENV, validateShellEnv, type ShellEnvConfig } from "../sandbox/env.js";
 import type { SandboxConfig, SandboxMode, ShellSettings } from "../sandbox/settings.js";
 import {
   networkPolicyOf,
@@ -19,7 +19,13 @@ import {
 } from "../sandbox/network/rules.js";
 import { loadAgentFiles } from "./agent-files.js";
 import type { FileChange } from "./accepted-files.js";
-import { isStdio, parseMcpServers, serverRefusal, type McpServerConfig } from "../mcp/config.js";
+import {
+  confineServers,
+  isStdio,
+  parseMcpServers,
+  serverRefusal,
+  type McpServerConfig,
+} from "../mcp/config.js";
 import { refusedHooks, validateHooks, type HooksConfig } from "../hooks/config.js";
 import type { RunTrust } from "../tools/runnable.js";
 import { loadProjectMcp, type ProjectMcp } from "../mcp/project.js";
@@ -263,6 +269,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     if (line) refused.push(`${line}; it does not start`);
   }
   const modeWarning = configModeWarning(file, fc);
+  const configFile = fs.existsSync(file) ? file : undefined;
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
   const baseURL = env.OPENAI_BASE_URL || fc.base_url || undefined;
   return {
@@ -312,12 +319,17 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     policy: policySetting(fc.policy, "policy"),
     notify: fc.notify !== false,
     // The config's own servers win on a name clash (projectMcp left those out).
-    mcpServers: servers,
+    // Its stdio servers run in the config's sandbox (with their own env only: no shell_env).
+    mcpServers: confineServers(servers, {
+      sandbox,
+      env: EMPTY_SHELL_ENV,
+      ...(configFile && { configPath: configFile }),
+    }),
     ...(projectMcp ? { projectMcp } : {}),
     ...(Object.keys(hooks.hooks).length > 0 ? { hooks: hooks.hooks } : {}),
     runTrust,
     ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),
-    configPath: fs.existsSync(file) ? file : undefined,
+    configPath: configFile,
     sandbox,
     shellEnv: shellEnvSetting(fc.shell_env),
   };

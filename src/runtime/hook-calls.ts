@@ -81,6 +81,7 @@ async function runEvent(
           shell,
           signal: site.signal,
           timeoutSeconds: hook.timeout,
+          ...(hook.sandbox === false && { sandbox: false }),
         }),
       };
     }),

@@ -13,6 +13,7 @@ import { configPath, warrenHome } from "../paths.js";
 import { buildToolEnv, EMPTY_SHELL_ENV } from "./env.js";
 import { gateFor, type Gate } from "./network/gate.js";
 import { describeNetwork, unsharesNetwork } from "./network/rules.js";
+import { seccompProgram, trustedSeccomp, type Seccomp } from "./seccomp.js";
 import {
   DEFAULT_SANDBOX,
   INSTALL_HINT,
@@ -107,8 +108,33 @@ export async function sandboxStatus(config: SandboxConfig): Promise<SandboxStatu
 export async function sandboxStartNotice(config: SandboxConfig): Promise<string | undefined> {
   if (config.mode !== "auto") return undefined;
   const probe = await probeBwrap(config.bwrap);
-  if (probe.ok) return undefined;
-  return `sandbox: ${probe.reason}, so bash runs unconfined; ${INSTALL_HINT}`;
+  if (!probe.ok) return `sandbox: ${probe.reason}, so bash runs unconfined; ${INSTALL_HINT}`;
+  if (config.network) return undefined;
+  const seccomp = seccompProgram();
+  if (seccomp.ok) return undefined;
+  return `sandbox: ${seccomp.reason}, so with the network off commands can still reach Unix sockets (only --unshare-net holds)`;
+}
+
+/**
+ * With the network off: the filter that refuses Unix sockets (seccomp.ts) for a sandbox writable
+ * in `writable`, or why there is none (`auto` runs without it; `on` refuses).
+ */
+export function networkFilter(sandbox: SandboxConfig, writable: string[]): Seccomp | undefined {
+  // Off, or a gate (the bridge outside the filter holds the one socket to warren's proxy).
+  if (sandbox.network === true) return undefined;
+  return trustedSeccomp(writable);
+}
+
+/**
+ * What apply-seccomp needs to make its nested user namespace as uid 0 (mapping uid 0 takes
+ * CAP_SETFCAP since Linux 5.12): it has it; the command it starts in that namespace has no
+ * capability outside it, and the mounts it inherits stay locked (read-only, hidden).
+ */
+export const FILTER_CAP = ["--cap-add", "CAP_SETFCAP"];
+
+/** The line a refusal says when the sandbox is `on` and the filter is missing. */
+export function filterRefusal(reason: string): string {
+  return `the sandbox is required (sandbox: "on") with the network off, but ${reason}: Unix sockets would stay reachable; nothing was run`;
 }
 
 /** The program and arguments to spawn, and its environment; or why it may not run. */
@@ -120,7 +146,13 @@ export type Launch =
  * No `--new-session`: the command stays in the process group bash.ts kills on timeout, abort and
  * lease loss (it has no controlling terminal anyway: it is spawned detached, stdin closed).
  */
-export const BASE_ARGS = ["--die-with-parent", "--unshare-pid", "--cap-drop", "ALL"];
+export const BASE_ARGS = [
+  "--die-with-parent",
+  "--unshare-pid",
+  "--unshare-ipc",
+  "--cap-drop",
+  "ALL",
+];
 
 /**
  * How to run `argv` (program first) for an agent in `cwd` under `settings` (default: sandbox
@@ -152,6 +184,10 @@ export async function shellLaunch(
     }
     return plain;
   }
+  const filter = networkFilter(sandbox, writablePaths(sandbox, cwd));
+  if (filter && !filter.ok && sandbox.mode === "on") {
+    return { ok: false, message: filterRefusal(filter.reason) };
+  }
   // The private /tmp starts empty: a TMPDIR pointing elsewhere would not be writable.
   childEnv.TMPDIR = "/tmp";
   // The network gate (network/gate.ts): its proxy, and the bridge that starts the command.
@@ -165,11 +201,22 @@ export async function shellLaunch(
       message: `the network gate's proxy could not start (${why}); nothing was run`,
     };
   }
-  const args = bwrapArgs(sandbox, cwd, hiddenForCommand(env, settings?.configPath), gate);
+  const args = bwrapArgs(
+    sandbox,
+    cwd,
+    hiddenForCommand(env, settings?.configPath),
+    settings?.stateDir,
+    gate,
+  );
+  // The Unix socket filter wraps the command alone: the bridge before it needs its socket.
+  const command = filter?.ok ? [filter.program, ...argv] : argv;
+  const withCap = filter?.ok
+    ? [...args.slice(0, BASE_ARGS.length), ...FILTER_CAP, ...args.slice(BASE_ARGS.length)]
+    : args;
   return {
     ok: true,
     file: sandbox.bwrap,
-    args: [...args, "--", ...(gate ? gate.wrap(argv) : argv)],
+    args: [...withCap, "--", ...(gate ? gate.wrap(command) : command)],
     env: { ...childEnv, ...gate?.env },
     sandboxed: true,
   };
@@ -182,12 +229,36 @@ export async function shellLaunch(
  * happens to be writable (a HOME under cwd). Every sandbox, per call or warm, is built from this.
  */
 export function hiddenForCommand(env: Env, extraConfig?: string): string[] {
-  try {
-    fs.mkdirSync(warrenHome(env), { recursive: true, mode: 0o700 });
-  } catch {
-    // Cannot be made: then nothing can be written there by the command either.
+  // The config file's directory too: made, it is bound read-only where a writable directory
+  // holds it (lockedAncestors), so a command cannot create a config the next start would read.
+  for (const dir of [warrenHome(env), path.dirname(configPath(env))]) {
+    try {
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch {
+      // Cannot be made: then nothing can be written there by the command either.
+    }
   }
   return hiddenPaths(env, extraConfig);
+}
+
+/**
+ * The directories between a writable directory and a hidden path inside it (warren started in
+ * $HOME: ~/.local, ~/.local/share, ~/.config, ~/.config/warren): bound read-only, each a mount
+ * point, so no command renames one away to walk around the hiding, or writes a new config there.
+ */
+function lockedAncestors(writable: string[], hidden: string[]): string[] {
+  const locked = new Set<string>();
+  for (const target of hidden) {
+    const real = realPath(target);
+    for (const dir of writable) {
+      if (!real.startsWith(dir + path.sep)) continue;
+      for (let up = path.dirname(real); up !== dir && up.startsWith(dir); up = path.dirname(up)) {
+        if (exists(up)) locked.add(up);
+      }
+    }
+  }
+  // Outer first: an inner bind on top of its read-only parent.
+  return [...locked].sort((a, b) => a.length - b.length);
 }
 
 export function hiddenPaths(env: Env, extraConfig?: string): string[] {
@@ -208,20 +279,22 @@ export function bwrapArgs(
   sandbox: SandboxConfig,
   cwd: string,
   hidden: string[],
+  stateDir?: string,
   gate?: Gate,
 ): string[] {
   const args = [...BASE_ARGS];
   if (unsharesNetwork(sandbox.network)) args.push("--unshare-net");
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
   const work = realPath(cwd);
-  for (const dir of [work, ...sandbox.writable.map(realPath)]) {
-    if (exists(dir)) args.push("--bind", dir, dir);
-  }
+  const writable = writablePaths(sandbox, cwd).filter(exists);
+  for (const dir of writable) args.push("--bind", dir, dir);
+  for (const dir of writable) args.push(...configMounts(dir));
   // A git worktree (an isolated child's) reads its repository's git directory, which may lie
   // under the private /tmp or elsewhere: visible, and read-only even inside a writable path, so a
   // child cannot plant a hook that runs when the person merges (`warren merge` commits for it).
   const common = worktreeGitDir(work);
   if (common) args.push("--ro-bind", common, common);
+  for (const dir of lockedAncestors(writable, hidden)) args.push("--ro-bind", dir, dir);
   // Last, so a writable directory that holds one of them still hides it.
   for (const target of hidden) {
     const real = realPath(target);
@@ -234,9 +307,56 @@ export function bwrapArgs(
     if (stat.isDirectory()) args.push("--tmpfs", real);
     else args.push("--ro-bind", "/dev/null", real);
   }
+  if (stateDir) {
+    // After the hiding: a server's state under warren's home is its own, and writable.
+    fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    const real = realPath(stateDir);
+    args.push("--bind", real, real);
+  }
   if (gate) args.push(...gate.binds);
   args.push("--chdir", work);
   return args;
+}
+
+/**
+ * What configures warren (and the tools it reads the config of) in a writable directory: bound
+ * read-only on top, each a mount point that cannot be renamed, removed or replaced either. The
+ * `.git` directory itself is bound writable (git works in it) but as a mount point it stays where
+ * it is; a `.git` file (a worktree's pointer) is read-only. `.warren/worktrees/` stays writable:
+ * isolated children work there. Only what exists is bound: bwrap would otherwise create the
+ * mount point in the person's tree, so an absent one stays creatable (its readers must not trust
+ * a file created during a tree).
+ */
+const CONFIG_ENTRIES = [".warren", ".claude", ".codex", ".mcp.json"];
+const GIT_ENTRIES = [".git/hooks", ".git/config"];
+
+function configMounts(dir: string): string[] {
+  const args: string[] = [];
+  const bind = (rel: string, flag: string) => {
+    const at = path.join(dir, rel);
+    let stat: fs.Stats;
+    try {
+      stat = fs.lstatSync(at);
+    } catch {
+      return undefined; // absent: left as it is (see above)
+    }
+    // A link is bound where it points: made a mount point there, the link itself stays movable.
+    args.push(flag, at, at);
+    return stat;
+  };
+  const git = bind(".git", "--ro-bind");
+  if (git?.isDirectory()) {
+    args.splice(args.length - 3, 1, "--bind"); // its contents writable: git works in it
+    for (const rel of GIT_ENTRIES) bind(rel, "--ro-bind");
+  }
+  for (const rel of CONFIG_ENTRIES) bind(rel, "--ro-bind");
+  bind(".warren/worktrees", "--bind");
+  return args;
+}
+
+/** The places a sandbox may write (real paths): the working directory first, then the config's. */
+export function writablePaths(sandbox: SandboxConfig, cwd: string): string[] {
+  return [realPath(cwd), ...sandbox.writable.map(realPath)];
 }
 
 /** The repository's git directory when `dir` is a linked worktree (`.git` is a file), else null. */

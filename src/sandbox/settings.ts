@@ -32,6 +32,11 @@ export interface ShellSettings {
   env: ShellEnvConfig;
   /** The config file in force, hidden besides the default location. */
   configPath?: string;
+  /**
+   * A directory of the command's own, made if missing and writable inside even where it lies under
+   * a hidden path (an MCP server's state, under warren's home).
+   */
+  stateDir?: string;
 }
 
 export const INSTALL_HINT =

@@ -10,9 +10,11 @@ import {
   bwrapArgs,
   exists,
   hiddenForCommand,
+  networkFilter,
   probeBwrap,
   realPath,
   resetBwrapProbes,
+  writablePaths,
 } from "./launch.js";
 import { DEFAULT_SANDBOX, type ShellSettings } from "./settings.js";
 
@@ -41,13 +43,20 @@ interface Warm {
   /** `mnt:[…]` of the sandbox, checked before each entry (a reused pid is never entered). */
   mntNs: string;
   enter: string[];
-  /** /tmp and /dev as they were at start (scratchListing): a call that adds to them spoils it. */
+  /**
+   * /tmp, /dev and the tmpfs over each hidden directory as they were at start (scratchListing):
+   * a call that adds to them spoils it.
+   */
   scratch: string;
+  /** Those places, relative to the sandbox's root. */
+  scratchDirs: string[];
   dead: boolean;
   idleTimer?: NodeJS.Timeout;
   /** The working directory (the same inside and out). */
   cwd: string;
   tools: Tools;
+  /** What runs each call's bash: setpriv, then (network off) the Unix socket filter. */
+  prefix: string[];
   /** A bash already entered while the sandbox is idle, waiting for the next call's command. */
   standby?: Standby;
 }
@@ -78,6 +87,13 @@ const SETPRIV_ARGS = [
   "--bounding-set=-all",
   "--inh-caps=-all",
   "--ambient-caps=-all",
+];
+
+const SETPRIV_FILTER_ARGS = [
+  "--no-new-privs",
+  "--bounding-set=-all,+setfcap",
+  "--inh-caps=-all,+setfcap",
+  "--ambient-caps=-all,+setfcap",
 ];
 
 const idle = new Map<string, Warm[]>();
@@ -136,7 +152,17 @@ export async function warmLaunch(
   } catch {
     return undefined; // no proxy: the per-call launch says why
   }
-  const args = bwrapArgs(sandbox, cwd, hiddenForCommand(env, settings?.configPath), gate);
+  const filter = networkFilter(sandbox, writablePaths(sandbox, cwd));
+  // No filter where one is required: the per-call launch refuses with the reason.
+  if (filter && !filter.ok && sandbox.mode === "on") return undefined;
+  const program = filter?.ok ? filter.program : undefined;
+  const args = bwrapArgs(
+    sandbox,
+    cwd,
+    hiddenForCommand(env, settings?.configPath),
+    undefined,
+    gate,
+  );
   let id: string;
   try {
     const st = fs.statSync(realPath(cwd));
@@ -157,6 +183,7 @@ export async function warmLaunch(
         sandbox.network === true,
         cwd,
         gate?.keeper,
+        program,
       ));
   } catch {
     return undefined; // could not start: the per-call launch shows bwrap's own error
@@ -176,7 +203,7 @@ export async function warmLaunch(
   let empty = false;
   return {
     file: tools.nsenter,
-    args: [...warm.enter, tools.setpriv, ...SETPRIV_ARGS, "bash", "-c", command],
+    args: [...warm.enter, ...warm.prefix, "bash", "-c", command],
     env: childEnv,
     ...(standby && { standby, input: `${command}\0` }),
     afterExit() {
@@ -240,7 +267,7 @@ function startStandby(warm: Warm, env: Record<string, string>): Standby | undefi
   try {
     child = spawn(
       warm.tools.nsenter,
-      [...warm.enter, warm.tools.setpriv, ...SETPRIV_ARGS, "bash", "-c", STANDBY_SCRIPT],
+      [...warm.enter, ...warm.prefix, "bash", "-c", STANDBY_SCRIPT],
       { cwd: warm.cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe", "pipe"] },
     );
   } catch {
@@ -293,7 +320,8 @@ function leftovers(warm: Warm): boolean {
     const children = fs.readFileSync(`/proc/${warm.pid}/task/${warm.pid}/children`, "utf8");
     if (children.trim() !== "") return true;
     const limit = warm.scratch.split("\n").length;
-    if (scratchListing(`/proc/${warm.pid}/root`, limit) !== warm.scratch) return true;
+    const now = scratchListing(`/proc/${warm.pid}/root`, warm.scratchDirs, limit);
+    if (now !== warm.scratch) return true;
     return nsOf(warm.pid) !== warm.mntNs;
   } catch {
     return true; // the keeper is gone, or unreadable: never reuse it
@@ -304,7 +332,7 @@ function leftovers(warm: Warm): boolean {
  * What the sandbox's own writable places hold (its private /tmp and /dev, walked without
  * crossing into the working directory or another mount): the same after a clean call as at start.
  */
-function scratchListing(root: string, limit = Infinity): string {
+function scratchListing(root: string, dirs: string[], limit = Infinity): string {
   const found: string[] = [];
   const walk = (dir: string, rel: string, dev: number) => {
     for (const name of fs.readdirSync(dir).sort()) {
@@ -316,7 +344,7 @@ function scratchListing(root: string, limit = Infinity): string {
       if (st.isDirectory() && st.dev === dev) walk(path.join(dir, name), `${rel}/${name}`, dev);
     }
   };
-  for (const top of ["tmp", "dev"]) {
+  for (const top of dirs) {
     const dir = path.join(root, top);
     walk(dir, top, fs.statSync(dir).dev);
   }
@@ -340,6 +368,7 @@ function startWarm(
   network: boolean,
   cwd: string,
   keeper: string[] = KEEPER,
+  filter?: string,
 ): Promise<Warm> {
   const root = process.getuid?.() === 0;
   // Unprivileged bwrap nests a second user namespace to show the caller's uid, and that one
@@ -358,6 +387,12 @@ function startWarm(
     "--",
     ...keeper,
   ];
+  // Its writable scratch: /tmp, /dev, and each tmpfs that hides a directory of warren's.
+  const scratchDirs = ["tmp", "dev"];
+  args.forEach((arg, at) => {
+    const dir = args[at + 1];
+    if (arg === "--tmpfs" && dir && dir !== "/tmp") scratchDirs.push(dir.slice(1));
+  });
   return new Promise((resolve, reject) => {
     const child = spawn(bwrap, full, {
       cwd: "/",
@@ -389,7 +424,7 @@ function startWarm(
       if (!pid || !mnt || mntNs !== `mnt:[${mnt}]`) return fail(new Error("bwrap: no sandbox"));
       let scratch: string;
       try {
-        scratch = scratchListing(`/proc/${pid}/root`);
+        scratch = scratchListing(`/proc/${pid}/root`, scratchDirs);
       } catch (e) {
         return fail(e as Error);
       }
@@ -405,11 +440,28 @@ function startWarm(
         ...(enterUser ? ["--user", "--preserve-credentials"] : []),
         "--mount",
         "--pid",
+        "--ipc",
         ...(network ? [] : ["--net"]),
         "--root",
         "--wd",
       ];
-      const warm: Warm = { key, bwrap: child, pid, mntNs, enter, scratch, dead: false, cwd, tools };
+      // With the filter, setpriv leaves apply-seccomp the one capability it needs (FILTER_CAP).
+      const prefix = filter
+        ? [tools.setpriv, ...SETPRIV_FILTER_ARGS, filter]
+        : [tools.setpriv, ...SETPRIV_ARGS];
+      const warm: Warm = {
+        key,
+        bwrap: child,
+        pid,
+        mntNs,
+        enter,
+        scratch,
+        dead: false,
+        cwd,
+        tools,
+        prefix,
+        scratchDirs,
+      };
       live.add(warm);
       child.on("exit", () => destroyWarm(warm));
       resolve(warm);
