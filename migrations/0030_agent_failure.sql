@@ -19,3 +19,6 @@ END $$;
 CREATE TRIGGER "events_agent_failure" AFTER INSERT ON "events" FOR EACH ROW
   WHEN ((NEW.kind = 'error' AND NEW.data ? 'failed') OR NEW.kind IN ('user', 'mail_in'))
   EXECUTE FUNCTION "warren_agent_failure"();
+--> statement-breakpoint
+-- A trigger's function, never called directly: closed to PUBLIC like every warren function (0021).
+REVOKE EXECUTE ON FUNCTION "warren_agent_failure"() FROM PUBLIC;
