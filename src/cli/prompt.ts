@@ -88,6 +88,15 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
         reasoning_tokens: result.reasoningTokens,
         cost_usd: result.costUsd,
         ...(error === undefined ? {} : { error }),
+        ...(result.failedAgents
+          ? {
+              failed_agents: result.failedAgents.map((f) => ({
+                agent_id: f.agentId,
+                name: f.name,
+                error: f.error,
+              })),
+            }
+          : {}),
       }),
     );
   } else if (result.text) {

@@ -60,6 +60,13 @@ describe("a failed agent", () => {
       new RegExp(`^warren: agent lost ${lost.id.slice(0, 8)} failed: .*404.*does not exist`),
     );
 
+    expect(run.json as unknown).toMatchObject({
+      failed_agents: [
+        { agent_id: lost.id, name: "lost", error: expect.stringContaining(NOT_FOUND) },
+      ],
+    });
+    expect(run.json).not.toHaveProperty("error");
+
     // The parent's wait: the failed child is `failed` with the server's message, never `idle`.
     const waited = lastToolResults(requestsOf(fake, "root")[2]!);
     expect(waited).toHaveLength(1);
