@@ -67,7 +67,7 @@ export interface WorktreeInfo {
 export interface WaitStatusEntry {
   agent_id: string;
   name: string;
-  status: "received" | "dead" | "idle" | "running";
+  status: "received" | "dead" | "failed" | "idle" | "running";
 }
 
 export const agents = pgTable(
@@ -130,6 +130,12 @@ export const agents = pgTable(
     activity: text("activity"),
     /** While the agent waits on several agents: the live per-agent fan-in state (status layer). */
     wait_status: jsonb("wait_status").$type<WaitStatusEntry[]>(),
+    /**
+     * Why the agent's last turn failed (its model requests failed for good: the `error` event's
+     * text), until its next turn starts; an idle agent with one is shown and awaited as `failed`
+     * (migration 0030 keeps it from the events).
+     */
+    failure: text("failure"),
   },
   (t) => [
     index("agents_tree_idx").on(t.tree_id, t.created_at),

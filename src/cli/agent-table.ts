@@ -56,11 +56,22 @@ export function paintState(state: AgentState, color: Colors): (text: string) => 
   }
 }
 
+/**
+ * The state a person reads: `failed` for an idle agent whose last turn failed (its `failure`, kept
+ * until its next turn starts), else its state.
+ */
+export function shownState(agent: AgentRow): AgentState | "failed" {
+  return agent.state === "idle" && typeof agent.failure === "string" ? "failed" : agent.state;
+}
+
 /** One line summing up a tree: "tree 1234abcd · 3 agents: 1 running, 2 idle". */
 export function treeSummary(root: AgentRow, list: AgentRow[], color: Colors): string {
   const counts = new Map<string, number>();
-  for (const agent of list) counts.set(agent.state, (counts.get(agent.state) ?? 0) + 1);
-  const parts = ["running", "waiting", "idle", "dead"]
+  for (const agent of list) {
+    const state = shownState(agent);
+    counts.set(state, (counts.get(state) ?? 0) + 1);
+  }
+  const parts = ["running", "waiting", "idle", "failed", "dead"]
     .filter((state) => counts.has(state))
     .map((state) => `${counts.get(state)} ${state}`);
   const n = list.length;
@@ -114,7 +125,7 @@ export function renderAgentTable(
       agent,
       cells: [
         `${branch}${shownName(agent)}`,
-        (isQueued(agent) ? "queued" : agent.state) + reaped,
+        (isQueued(agent) ? "queued" : shownState(agent)) + reaped,
         String(agent.turns),
         String(agent.tool_calls),
         `${compactNumber(agent.input_tokens)}/${compactNumber(agent.output_tokens)}`,
@@ -138,7 +149,11 @@ export function renderAgentTable(
       line(
         cells.map((cell, i) => {
           const padded = align(cell, i);
-          if (i === 1) return paintState(agent.state, color)(padded);
+          if (i === 1) {
+            return shownState(agent) === "failed"
+              ? color.red(padded)
+              : paintState(agent.state, color)(padded);
+          }
           return i === 0 && agent.state === "dead" ? color.dim(padded) : padded;
         }),
       ),

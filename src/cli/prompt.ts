@@ -88,20 +88,38 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
         reasoning_tokens: result.reasoningTokens,
         cost_usd: result.costUsd,
         ...(error === undefined ? {} : { error }),
+        ...(result.failedAgents
+          ? {
+              failed_agents: result.failedAgents.map((f) => ({
+                agent_id: f.agentId,
+                name: f.name,
+                error: f.error,
+              })),
+            }
+          : {}),
       }),
     );
   } else if (result.text) {
     io.out(escapeControl(result.text, { multiline: true }));
+  }
+  // One line per agent of the tree whose last turn failed, named, with the server's message.
+  for (const failed of result.failedAgents ?? []) {
+    const who = `${failed.name} ${failed.agentId.slice(0, 8)}`;
+    io.err(`warren: agent ${escapeControl(who)} failed: ${escapeControl(firstLine(failed.error))}`);
   }
   if (result.timedOut) {
     io.err(`warren: ${timedOutMessage}`);
     return EXIT_TIMEOUT;
   }
   if (error !== undefined) {
-    io.err(`warren: ${error.split("\n")[0]}`);
+    io.err(`warren: ${firstLine(error)}`);
     return 1;
   }
   return 0;
+}
+
+function firstLine(text: string): string {
+  return text.split("\n")[0]!;
 }
 
 /** The runtime enforces the timeout; this only guards against it never returning. */

@@ -20,12 +20,14 @@ import { parseHanded, type Handed } from "./handoff.js";
 
 export type NextMail = { from: string; from_name: string; message: string };
 export type WaitTimeout = { status: "timeout" };
-export type FanInStatus = "received" | "dead" | "idle" | "running";
+export type FanInStatus = "received" | "dead" | "failed" | "idle" | "running";
 export interface FanInEntry {
   agent_id: string;
   name: string;
   status: FanInStatus;
   message?: string;
+  /** A `failed` agent's: why its last turn failed (the server's message). */
+  error?: string;
   /** A worktree child's change against its base (files, lines added and removed). */
   changes?: Changes;
 }
@@ -415,7 +417,7 @@ const FAN_IN_LOOK: Prepared = {
              or exists (select 1 from agents where id = $1::uuid and lease_owner = $3::text
                            and lease_epoch = $4::bigint) as held
     ), look as (
-      select t.ord, a.id, a.name, a.state, m.id is not null as mailed
+      select t.ord, a.id, a.name, a.state, a.failure, m.id is not null as mailed
         from unnest($2::uuid[]) with ordinality as t(id, ord)
         join agents a on a.id = t.id
         left join lateral (
@@ -427,6 +429,7 @@ const FAN_IN_LOOK: Prepared = {
       select jsonb_agg(jsonb_build_object(
                'agent_id', id, 'name', name,
                'status', case when mailed then 'received' when state = 'dead' then 'dead'
+                              when state = 'idle' and failure is not null then 'failed'
                               when state = 'idle' then 'idle' else 'running' end)
              order by ord) as value
         from look
@@ -445,6 +448,7 @@ const FAN_IN_LOOK: Prepared = {
            coalesce(array_agg(id order by ord), '{}') as ids,
            coalesce(array_agg(name order by ord), '{}') as names,
            coalesce(array_agg(state order by ord), '{}') as states,
+           coalesce(array_agg(failure is not null order by ord), '{}') as failed,
            coalesce(array_agg(mailed order by ord), '{}') as mailed,
            -- Written now or already so: either way the row holds it.
            (select value is not null from status) as stored
@@ -464,6 +468,7 @@ async function attemptFanIn(
       ids: string[];
       names: string[];
       states: string[];
+      failed: boolean[];
       mailed: boolean[];
       stored: boolean;
     }>(db, FAN_IN_LOOK, [
@@ -475,7 +480,7 @@ async function attemptFanIn(
     ]);
     if (look?.held !== true) throw new LeaseLost(request.agentId);
     const statuses = look.states.map((state, i) =>
-      look.mailed[i] ? ("received" as const) : fanInStatus(state),
+      look.mailed[i] ? ("received" as const) : fanInStatus(state, look.failed[i]!),
     );
     if (statuses.includes("running")) {
       request.onProgress?.(
@@ -493,9 +498,10 @@ async function attemptFanIn(
       state: string;
       mail_id: string | null;
       body: string | null;
+      failure: string | null;
       worktree: WorktreeInfo | null;
     }>(sql`
-      select a.id, a.name, a.state, m.id as mail_id, m.body, a.worktree
+      select a.id, a.name, a.state, a.failure, m.id as mail_id, m.body, a.worktree
         from unnest(${sql.param(fromAgents)}::uuid[]) with ordinality as t(id, ord)
         join agents a on a.id = t.id
         left join lateral (
@@ -510,7 +516,10 @@ async function attemptFanIn(
       if (r.mail_id !== null) {
         return { agent_id: r.id, name: r.name, status: "received", message: r.body ?? "" };
       }
-      return { agent_id: r.id, name: r.name, status: fanInStatus(r.state) };
+      const status = fanInStatus(r.state, r.failure !== null);
+      return status === "failed"
+        ? { agent_id: r.id, name: r.name, status, error: r.failure! }
+        : { agent_id: r.id, name: r.name, status };
     });
     request.onProgress?.(entries, false);
     const settled = entries.every((e) => e.status !== "running");
@@ -536,7 +545,12 @@ async function attemptFanIn(
   });
 }
 
-/** An awaited agent without mail for the waiter: settled when it is dead or idle. */
-function fanInStatus(state: string): FanInStatus {
-  return state === "dead" ? "dead" : state === "idle" ? "idle" : "running";
+/**
+ * An awaited agent without mail for the waiter: settled when it is dead or idle — `failed` when
+ * idle after a turn that failed (`failure` set), never `idle` then.
+ */
+function fanInStatus(state: string, failed: boolean): FanInStatus {
+  if (state === "dead") return "dead";
+  if (state !== "idle") return "running";
+  return failed ? "failed" : "idle";
 }

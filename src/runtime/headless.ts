@@ -38,6 +38,8 @@ export interface PromptRun {
   /** The whole tree's cost in USD (config `prices`); null when no agent's model has a price. */
   costUsd: number | null;
   error?: string;
+  /** The tree's other agents whose last turn failed (their model requests failed for good). */
+  failedAgents?: { agentId: string; name: string; error: string }[];
   timedOut?: boolean;
 }
 
@@ -171,6 +173,12 @@ async function summarise(
       ) l on true
      where a.id = ${treeId}`);
   const row = rows.rows[0]!;
+  // A child that failed is named (its parent may have answered all the same).
+  const failed = await db.execute<{ id: string; name: string; failure: string }>(sql`
+    select id, name, failure from agents
+     where tree_id = ${treeId} and id <> ${treeId} and state = 'idle' and failure is not null
+     order by created_at`);
+  const failedAgents = failed.rows.map((r) => ({ agentId: r.id, name: r.name, error: r.failure }));
   return {
     treeId,
     agentId: treeId,
@@ -181,6 +189,7 @@ async function summarise(
     cachedTokens: Number(row.cached_tokens),
     reasoningTokens: Number(row.reasoning_tokens),
     ...(row.last_kind === "error" ? { error: row.last_content ?? "error" } : {}),
+    ...(failedAgents.length ? { failedAgents } : {}),
     ...(timedOut ? { timedOut } : {}),
   };
 }

@@ -146,9 +146,12 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     }
     const startingTurn = last.kind === "user" || last.kind === "mail_in";
     const spend = await spending(db, agent, deps.config);
-    const problem = budgetProblem(agent, startingTurn, spend) ?? modelProblem(deps.config.model);
+    const budget = budgetProblem(agent, startingTurn, spend);
+    const problem = budget ?? modelProblem(deps.config.model);
     if (problem) {
-      await appendEvent(db, agent.id, "error", problem, undefined, stamp(deps));
+      // No model to ask is a failure (the agent is shown `failed`); a budget spent is not.
+      const data = budget ? undefined : FAILED;
+      await appendEvent(db, agent.id, "error", problem, data, stamp(deps));
       await notifyError(deps, agent, signal, problem);
       // Like any end of turn, mail that arrived meanwhile is taken in, never stranded under an
       // idle agent; it cannot loop: each pass consumes the mail it finds.
@@ -184,6 +187,12 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
   }
 }
 
+/**
+ * The data of an `error` event that ends a turn as failed: the database keeps its text as the
+ * agent's `failure` until the next turn starts (migration 0030).
+ */
+const FAILED = { failed: true };
+
 /** How a step ended: tools ran, or the model answered without calls (and how its turn ended). */
 type StepEnd = "called" | { end: AnswerEnd };
 
@@ -210,12 +219,13 @@ async function guarded(
       return false;
     }
     const what = err instanceof ModelError ? "model error" : "internal error";
+    // Marked failed: until its next turn the agent is `failed`, not `idle` (migration 0030).
     await appendEvent(
       deps.db,
       agent.id,
       "error",
       `${what}: ${shownError(err)}`,
-      undefined,
+      FAILED,
       stamp(deps),
     );
     await notifyError(deps, agent, signal, `${what}: ${shownError(err)}`);

@@ -13,8 +13,9 @@ export const waitTool: Tool<AgentToolContext> = {
   description:
     "Wait for mail. Without from_agents: returns the oldest message from anyone, or " +
     '{"status":"timeout"}. With from_agents: returns one entry per listed agent, each ' +
-    '"received" (with its message), "idle" (it ended its turn without sending), "dead" or ' +
-    '"running" (still working at the timeout); it returns as soon as none is running.',
+    '"received" (with its message), "idle" (it ended its turn without sending), "failed" (its ' +
+    'model requests failed for good; "error" says why), "dead" or "running" (still working at ' +
+    "the timeout); it returns as soon as none is running.",
   parameters: {
     type: "object",
     properties: {

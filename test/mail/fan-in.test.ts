@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { AgentRow } from "../../src/agents/agents.sql.js";
 import { agents } from "../../src/agents/agents.sql.js";
 import { events } from "../../src/agents/events.sql.js";
+import { appendEvent } from "../../src/agents/events.js";
 import { isLeaseLost } from "../../src/agents/errors.js";
 import { createTree, forkAgent, killAgent, setState } from "../../src/agents/tree.js";
 import type { Db } from "../../src/db/client.js";
@@ -171,6 +172,31 @@ describe("fan-in", () => {
     // The last report is the settled one, from the transaction that took the mail: not stored.
     expect(stored.slice(0, -1).every(Boolean)).toBe(true);
     expect(stored.at(-1)).toBe(false);
+  });
+
+  it("a child whose turn failed is failed with why, in the stored status and the result", async () => {
+    const { parent, children, fanIn } = await family("broken", "slow");
+    const [broken, slow] = children as [AgentRow, AgentRow];
+    // The end of a failed turn: an error event marked failed (turn.ts), then idle.
+    await appendEvent(db, broken.id, "error", "model error: 404 no such model", { failed: true });
+    await setState(db, broken.id, "idle");
+    const waitStatus = async () =>
+      (await db.select().from(agents).where(eq(agents.id, parent.id)))[0]!.wait_status;
+    const waiting = fanIn(children, { timeoutSeconds: 30, recheckMs: 60_000, storeStatus: true });
+    await blocked();
+    // The status layer's source: failed, never idle, while the other still runs.
+    expect((await waitStatus())?.map((e) => e.status)).toEqual(["failed", "running"]);
+    await setState(db, slow.id, "idle");
+    const { results } = await waiting;
+    expect(results).toEqual([
+      {
+        agent_id: broken.id,
+        name: "broken",
+        status: "failed",
+        error: "model error: 404 no such model",
+      },
+      { agent_id: slow.id, name: "slow", status: "idle" },
+    ]);
   });
 
   it("an unknown agent is UNKNOWN_AGENT at once, before subscribing", async () => {

@@ -37,3 +37,49 @@ describe("an error ends the turn", () => {
     fake.assertAllUsed();
   });
 });
+
+describe("a turn that failed for good", () => {
+  it("leaves the agent failed until mail starts its next turn, which clears it", async () => {
+    const { db } = rig.database();
+    const fake = rig.fake();
+    fake.script([
+      { agent: "lone", reply: { status: 404, text: "no such model here" } },
+      { agent: "lone", reply: { text: "back on my feet" } },
+    ]);
+    const root = await createTree(db, { name: "lone", prompt: "first question", model: "fake" });
+    const row = async () =>
+      (await db.query.agents.findMany({ where: (a, { eq }) => eq(a.id, root.id) }))[0]!;
+    const failed = await until("the agent failed", async () => {
+      const agent = await row();
+      return agent.state === "idle" && agent.failure !== null ? agent : undefined;
+    });
+    expect(failed.failure).toMatch(/^model error: .*404.*no such model here/);
+    await sendMail(db, { treeId: root.id, fromId: null, toId: root.id, body: "try again" });
+    await until("the answer to the mail", async () =>
+      (await kindsOf(db, root.id)).at(-1) === "assistant" ? true : undefined,
+    );
+    const after = await until("idle again", async () => {
+      const agent = await row();
+      return agent.state === "idle" ? agent : undefined;
+    });
+    expect(after.failure).toBeNull();
+    expect(await kindsOf(db, root.id)).toEqual(["user", "error", "mail_in", "assistant"]);
+    fake.assertAllUsed();
+  });
+
+  it("is not a spent budget: that agent is idle, not failed", async () => {
+    const { db } = rig.database();
+    rig.fake().script([]);
+    const root = await createTree(db, {
+      name: "thrifty",
+      prompt: "first question",
+      model: "fake",
+      budget: { turns: 0 },
+    });
+    await until("the budget's error", async () =>
+      (await kindsOf(db, root.id)).includes("error") ? true : undefined,
+    );
+    const [agent] = await db.query.agents.findMany({ where: (a, { eq }) => eq(a.id, root.id) });
+    expect(agent!.failure).toBeNull();
+  });
+});

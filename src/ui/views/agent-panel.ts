@@ -11,7 +11,8 @@ import {
   doingText,
   msSince,
   SILENT_MS,
-  STATE_GLYPH,
+  isFailed,
+  stateGlyph,
   tokenText,
   tokensOf,
 } from "./agent-text.js";
@@ -262,7 +263,7 @@ function panelRow(
   approvals?: ApprovalMarks,
   costUsd?: number,
 ): Row {
-  const state = STATE_GLYPH[agent.state] ?? STATE_GLYPH.idle;
+  const state = stateGlyph(agent);
   const idle = msSince(agent.last_activity_at, now);
   const silent = agent.state === "running" && idle > SILENT_MS;
   const left: Row = [
@@ -295,9 +296,11 @@ function panelRow(
     ? ROLE.alarm
     : agent.state === "dead"
       ? ROLE.dead
-      : agent.state === "idle"
-        ? ROLE.idle
-        : ROLE.busy;
+      : isFailed(agent)
+        ? ROLE.failed
+        : agent.state === "idle"
+          ? ROLE.idle
+          : ROLE.busy;
   // Room for what it is doing between the name and the details; the details go first when narrow.
   let right = details;
   let room = width - rowWidth(left) - rowWidth(right) - 4;

@@ -16,6 +16,22 @@ export const STATE_GLYPH: Record<AgentState, { glyph: string; style: Style }> = 
   dead: { glyph: GLYPH.dead, style: ROLE.dead },
 };
 
+type Failure = { failure?: string | null };
+
+/** An idle agent whose last turn failed: shown `failed`, never `idle` (migration 0030). */
+export function isFailed(agent: Pick<AgentRow, "state"> & Failure): boolean {
+  return agent.state === "idle" && typeof agent.failure === "string";
+}
+
+/** The glyph of the agent's state, a failed one's instead of idle's. */
+export function stateGlyph(agent: Pick<AgentRow, "state"> & Failure): {
+  glyph: string;
+  style: Style;
+} {
+  if (isFailed(agent)) return { glyph: GLYPH.warning, style: ROLE.failed };
+  return STATE_GLYPH[agent.state] ?? STATE_GLYPH.idle;
+}
+
 /** The agent's name (control characters escaped; at most `maxName` columns) and its short id. */
 export function agentLabel(agent: Pick<AgentRow, "id" | "name">, maxName = 64): string {
   return `${nameText(agent.name, maxName)} ${shortId(agent.id)}`;
@@ -51,7 +67,7 @@ export function agoText(ms: number): string {
 }
 
 /** What the agent is doing, for a person (its `activity`, else a word for its state). */
-export function doingText(agent: Pick<AgentRow, "state" | "activity">): string {
+export function doingText(agent: Pick<AgentRow, "state" | "activity"> & Failure): string {
   const activity = agent.activity?.trim();
   if (activity && (agent.state === "running" || agent.state === "waiting")) {
     return cleanText(activity, false);
@@ -62,7 +78,7 @@ export function doingText(agent: Pick<AgentRow, "state" | "activity">): string {
     case "waiting":
       return "waiting";
     case "idle":
-      return "idle";
+      return isFailed(agent) ? `failed: ${cleanText(agent.failure!, false)}` : "idle";
     case "dead":
       return "dead";
   }

@@ -28,6 +28,7 @@ const STATUS: Record<
   queued: { glyph: GLYPH.waiting, word: "queued", style: ROLE.awaited },
   received: { glyph: GLYPH.received, word: "received", style: ROLE.received },
   idle: { glyph: GLYPH.idle, word: "idle", style: ROLE.idle },
+  failed: { glyph: GLYPH.warning, word: "failed", style: ROLE.failed },
   dead: { glyph: GLYPH.dead, word: "dead", style: ROLE.dead },
 };
 

@@ -50,6 +50,8 @@ export const ROLE = {
   waiting: { fg: "cyan", bold: true },
   idle: { dim: true },
   dead: { fg: "red" },
+  /** An idle agent whose last turn failed (its model requests failed for good). */
+  failed: { fg: "red", bold: true },
   received: { fg: "green" },
   /** An awaited agent still at work (the status layer, a fan-in result). */
   awaited: { fg: "yellow" },

@@ -28,6 +28,7 @@ export function agent(fields: Partial<AgentRow> & { name: string }): AgentRow {
     context_mode: "fresh",
     context_parent_event: null,
     budget: {},
+    failure: null,
     tool_calls: 0,
     input_tokens: 0,
     output_tokens: 0,
