@@ -133,7 +133,7 @@ export const agents = pgTable(
     /**
      * Why the agent's last turn failed (its model requests failed for good: the `error` event's
      * text), until its next turn starts; an idle agent with one is shown and awaited as `failed`
-     * (migration 0030 keeps it from the events).
+     * (migration 0029 keeps it from the events).
      */
     failure: text("failure"),
   },

@@ -189,7 +189,7 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
 
 /**
  * The data of an `error` event that ends a turn as failed: the database keeps its text as the
- * agent's `failure` until the next turn starts (migration 0030).
+ * agent's `failure` until the next turn starts (migration 0029).
  */
 const FAILED = { failed: true };
 
@@ -219,7 +219,7 @@ async function guarded(
       return false;
     }
     const what = err instanceof ModelError ? "model error" : "internal error";
-    // Marked failed: until its next turn the agent is `failed`, not `idle` (migration 0030).
+    // Marked failed: until its next turn the agent is `failed`, not `idle` (migration 0029).
     await appendEvent(
       deps.db,
       agent.id,

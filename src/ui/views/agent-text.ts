@@ -18,7 +18,7 @@ export const STATE_GLYPH: Record<AgentState, { glyph: string; style: Style }> = 
 
 type Failure = { failure?: string | null };
 
-/** An idle agent whose last turn failed: shown `failed`, never `idle` (migration 0030). */
+/** An idle agent whose last turn failed: shown `failed`, never `idle` (migration 0029). */
 export function isFailed(agent: Pick<AgentRow, "state"> & Failure): boolean {
   return agent.state === "idle" && typeof agent.failure === "string";
 }
