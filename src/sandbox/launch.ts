@@ -208,6 +208,7 @@ export async function shellLaunch(
     settings?.stateDir,
     gate,
   );
+  if (filter?.ok) insertBeforeChdir(args, filter.binds ?? []);
   // The Unix socket filter wraps the command alone: the bridge before it needs its socket.
   const command = filter?.ok ? [filter.program, ...argv] : argv;
   const withCap = filter?.ok
@@ -273,6 +274,11 @@ export function hiddenPaths(env: Env, extraConfig?: string): string[] {
     path.join(home, ".pg_service.conf"),
   ];
   return [...new Set(paths.filter((p): p is string => !!p).map((p) => path.resolve(p)))];
+}
+
+/** Adds `extra` mounts to a bwrapArgs result, after its own and before its `--chdir`. */
+export function insertBeforeChdir(args: string[], extra: string[]): void {
+  args.splice(args.lastIndexOf("--chdir"), 0, ...extra);
 }
 
 export function bwrapArgs(

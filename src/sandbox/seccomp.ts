@@ -7,11 +7,13 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { warrenHome } from "../paths.js";
 
 const PACKAGE = "@anthropic-ai/sandbox-runtime/package.json";
 const ARCHES: Record<string, string> = { x64: "x64", arm64: "arm64" };
 
-export type Seccomp = { ok: true; program: string } | { ok: false; reason: string };
+export type Seccomp =
+  { ok: true; program: string; binds?: string[] } | { ok: false; reason: string };
 
 let found: Seccomp | undefined;
 
@@ -48,21 +50,52 @@ function checked(program: string): Seccomp {
   }
 }
 
+/** Where the filter's program is inside every sandbox: bound read-only into its private /tmp. */
+export const FILTER_INSIDE = "/tmp/.warren-apply-seccomp";
+
+let copied: { from: string; to: string } | undefined;
+
 /**
- * The filter's program for a sandbox whose writable places are `writable` (real paths): refused
- * when it lies inside one of them, where a command could have replaced it for the next call.
+ * The filter's program for a sandbox whose writable places are `writable` (real paths), bound
+ * read-only at FILTER_INSIDE so no command can replace it for the next call. When the installed
+ * binary lies inside a writable place (warren run on its own checkout), a copy in warren's home
+ * (0700, hidden from commands) is bound instead, made once per process.
  */
 export function trustedSeccomp(writable: string[]): Seccomp {
   const seccomp = seccompProgram();
   if (!seccomp.ok) return seccomp;
-  const inside = writable.find(
+  const inside = writable.some(
     (dir) => seccomp.program === dir || seccomp.program.startsWith(dir + path.sep),
   );
-  if (inside === undefined) return seccomp;
-  return { ok: false, reason: `${seccomp.program} lies in ${inside}, writable inside the sandbox` };
+  let host = seccomp.program;
+  if (inside) {
+    try {
+      host = privateCopy(seccomp.program);
+    } catch (err) {
+      return {
+        ok: false,
+        reason: `${seccomp.program} lies where a command can write, and no private copy could be made (${(err as Error).message})`,
+      };
+    }
+  }
+  return { ok: true, program: FILTER_INSIDE, binds: ["--ro-bind", host, FILTER_INSIDE] };
+}
+
+function privateCopy(program: string): string {
+  if (copied?.from === program && fs.existsSync(copied.to)) return copied.to;
+  const dir = path.join(warrenHome(process.env), "bin");
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const to = path.join(dir, "apply-seccomp");
+  const temp = `${to}.${process.pid}`;
+  fs.copyFileSync(program, temp);
+  fs.chmodSync(temp, 0o500);
+  fs.renameSync(temp, to);
+  copied = { from: program, to };
+  return to;
 }
 
 /** For tests: look again (a test may point PATH or the package elsewhere). */
 export function forgetSeccomp(): void {
   found = undefined;
+  copied = undefined;
 }

@@ -8,6 +8,7 @@ import { gateFor, type Gate } from "./network/gate.js";
 import {
   BASE_ARGS,
   bwrapArgs,
+  insertBeforeChdir,
   exists,
   hiddenForCommand,
   networkFilter,
@@ -163,6 +164,7 @@ export async function warmLaunch(
     undefined,
     gate,
   );
+  if (filter?.ok) insertBeforeChdir(args, filter.binds ?? []);
   let id: string;
   try {
     const st = fs.statSync(realPath(cwd));
