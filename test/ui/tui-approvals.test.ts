@@ -74,7 +74,7 @@ describe("approvals in the TUI", { retry: 1 }, () => {
 
     const t = await open(env);
     const shown = await t.waitFor(`? approval ${listed.id} — bash: echo worker-42`);
-    expect(shown).toContain(`y allow once · a allow "echo worker-42" for the tree · n deny`);
+    expect(shown).toContain(`y allow once · a allow "echo worker-42 *" for the tree · n deny`);
     expect(shown).toMatch(/\? 1 approval \^G/);
     await t.type("y");
     await t.waitFor("● the command said it");
