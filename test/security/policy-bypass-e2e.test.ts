@@ -2,7 +2,8 @@
 // (its default), the fake model and real bash: under a policy allowing `ls*` and `echo*` and
 // denying `rm *`, a command tree-sitter read as one allowed `ls` (a line continuation before a
 // `#`), and an `rm` spelt as a brace or a glob, each ran before. Now the first is asked — refused
-// without an approver — and the others are denied; nothing is created, nothing removed.
+// without an approver — and the others (one naming rm behind the same trick) are denied; nothing
+// is created, nothing removed.
 import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -16,6 +17,7 @@ describe("issue 38's bypasses through warren -p --approve none", () => {
     const cwd = mkdtempSync("/var/tmp/warren-policy-bypass-");
     for (const dir of ["b", "c", "d"]) mkdirSync(path.join(cwd, dir));
     const commands = [
+      "ls x\\\n#; touch a; echo b",
       "ls x\\\n#; touch a; rm -rf b",
       "echo x; {rm,-rf,c}",
       "/bin/r? -rf d",
@@ -41,13 +43,14 @@ describe("issue 38's bypasses through warren -p --approve none", () => {
     const results = lastToolResults(requestsOf(fake, "root")[1]!).map(
       (r) => r.value as { error?: { code: string; message: string }; exit_code?: number },
     );
-    expect(results).toHaveLength(4);
+    expect(results).toHaveLength(5);
     expect(results[0]!.error?.code).toBe("NOT_ALLOWED");
     expect(results[0]!.error?.message).toContain("needs a person's approval");
-    expect(results[1]!.error?.message).toContain("denied by the tool policy");
-    expect(results[2]!.error?.message).toContain("denied by the tool policy");
+    for (const denied of results.slice(1, 4)) {
+      expect(denied.error?.message).toContain("denied by the tool policy");
+    }
     // What the policy allows still runs unasked.
-    expect(results[3]!.exit_code).toBe(0);
+    expect(results[4]!.exit_code).toBe(0);
     expect(existsSync(path.join(cwd, "a"))).toBe(false);
     for (const dir of ["b", "c", "d"]) expect(existsSync(path.join(cwd, dir))).toBe(true);
   });
