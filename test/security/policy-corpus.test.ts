@@ -205,7 +205,9 @@ const CORPUS: [command: string, expected: Verdict][] = [
   ["ls {a,b}", "ask"],
   ["ls a[1]", "ask"],
   ["ls 'a[1]'", "allow"],
-  ["ls *.ts", "allow"],
+  // A glob becomes file names (`-rf`, `--output=x` are names too): asked; quoted, allowed.
+  ["ls *.ts", "ask"],
+  ["ls '*.ts'", "allow"],
   ["ls & ls", "ask"],
   // Issue 38, item 2: arithmetic evaluates a variable's value, recursively; a subscript runs $(…).
   ["for x in 'a[$(touch p)]'; do ls $((x)); done", "ask"],
