@@ -16,9 +16,13 @@ function shellDenied(shell: ShellAnalysis, subject: string, list: Patterns): boo
   if (shell.unresolved || shell.commands.some((c) => !c.resolved)) return true;
   const line = collapse(subject);
   const folded = line.normalize("NFKC");
+  // A command that is not plain may hide a program from the parse (tree-sitter reads `ls⏎\rm` as
+  // one `ls`): one that names a denied program anywhere, quotes and escapes removed, is denied.
+  const named = shell.plain ? undefined : folded.replace(/[\\'"]/g, "");
   return list.some((raw) => {
     const p = commandPattern(raw, true);
     return (
+      (named !== undefined && namesProgram(named, p)) ||
       commandMatches(p, line) ||
       commandMatches(p, folded) ||
       shell.commands.some(
@@ -29,6 +33,17 @@ function shellDenied(shell: ShellAnalysis, subject: string, list: Patterns): boo
       )
     );
   });
+}
+
+/** Does `text` hold the pattern's leading literal words (`rm`, `git push`) as whole words? */
+function namesProgram(text: string, pattern: string): boolean {
+  const lead: string[] = [];
+  for (const word of pattern.split(" ")) {
+    if (word === "" || word.includes("*") || word.startsWith("-")) break;
+    lead.push(word.replace(/[.+?^${}()|[\]\\]/g, "\\$&"));
+  }
+  if (lead.length === 0) return false;
+  return new RegExp(`(^|[^A-Za-z0-9_.-])${lead.join("\\s+")}($|[^A-Za-z0-9_.-])`).test(text);
 }
 
 /** A pattern's program when it names one literally (`rm -rf *` → rm), else undefined. */

@@ -16,10 +16,9 @@ export interface PlainList {
 }
 
 /** Characters a word may hold outside quotes: no metacharacter, quote, escape, expansion (`$`,
- * `` ` ``, `~`, `{`, `}`, `[`, `]`), comment (`#`), history or extglob (`!`, `(`). `*` and `?` are
- * globs: allowed in arguments (they expand to existing file names, never to code), not in the
- * program's name. */
-const WORD_CHAR = /[A-Za-z0-9_./:@%+,=^*?-]/;
+ * `` ` ``, `~`, `{`, `}`, `[`, `]`, `*`, `?`: a glob becomes the names of files, which may read as
+ * options), comment (`#`), history or extglob (`!`, `(`). */
+const WORD_CHAR = /[A-Za-z0-9_./:@%+,=^-]/;
 /** The program's name: unquoted, no glob, no `=` (an assignment), not a keyword. */
 const PROGRAM = /^[A-Za-z0-9_./+:@%,-]+$/;
 

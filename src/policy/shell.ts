@@ -32,6 +32,8 @@ export interface SimpleCommand {
 }
 
 export interface ShellAnalysis {
+  /** The plain reading (plain.ts) accepted the command and agrees with the parse. */
+  plain?: boolean;
   /** The parse could not name every program: the command does not parse, or is too long. Every
    * deny pattern then matches (commands.ts). */
   unresolved?: boolean;
@@ -184,7 +186,8 @@ export function analyseShell(command: string): ShellAnalysis {
   if (out.opaque.length === 0) {
     const plain = plainList(command);
     if (!plain) out.opaque.push("not a plain list of simple commands with literal words");
-    else if (!sameWords(plain, out.commands)) {
+    else if (sameWords(plain, out.commands)) out.plain = true;
+    else {
       // One of the two misreads it, so neither can name its programs for deny either.
       out.opaque.push("the two readings of it disagree");
       out.unresolved = true;

@@ -445,7 +445,9 @@ describe("MCP tools", () => {
     expect(echo!.value).toEqual({
       error: {
         code: "NOT_ALLOWED",
-        message: "mcp__everything__echo was blocked by a PreToolUse hook: no echoing",
+        // An MCP call is named by all its arguments (issue 38).
+        message:
+          'mcp__everything__echo ({"message":"hello"}) was blocked by a PreToolUse hook: no echoing',
       },
     });
     expect(JSON.stringify(sum!.value)).toContain("42");

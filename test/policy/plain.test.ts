@@ -13,7 +13,7 @@ describe("the plain reading accepts", () => {
     ["echo 'line\nbreak'", [["echo", "line\nbreak"]], []],
     ["ls > /dev/null 2>&1", [["ls"]], []],
     [">/dev/null ls x 2>>/dev/null", [["ls", "x"]], []],
-    ["ls *.ts a=b", [["ls", "*.ts", "a=b"]], []],
+    ["ls '*.ts' a=b", [["ls", "*.ts", "a=b"]], []],
     ["\n\nls\n\necho\n", [["ls"], ["echo"]], ["\n"]],
   ])("%j", (text, commands, operators) => {
     expect(plainList(text)).toEqual({ commands, operators });
@@ -72,6 +72,8 @@ describe("the plain reading refuses", () => {
     "test -v x",
     "test -? x",
     "echo *",
+    "ls *.ts",
+    "ls a?",
     "ls\r",
     "ls\u00a0x",
     "ｌｓ",

@@ -183,7 +183,10 @@ const CORPUS: [command: string, expected: Verdict][] = [
   [`${"( ".repeat(500)}rm -rf x${" )".repeat(500)}`, "deny"],
   // Issue 38, item 1: where tree-sitter and bash read a command differently, or a word is not
   // literal, no allow pattern covers it (the plain reading, plain.ts, and tree-sitter must agree).
-  ["ls x\\\n#; touch a; rm -rf b", "ask"],
+  // Not plain, and it names the denied program (tree-sitter sees only `ls`): denied.
+  ["ls x\\\n#; touch a; rm -rf b", "deny"],
+  ["ls\n\\rm", "deny"],
+  ["ls $x; r'm' x", "deny"],
   ["ls x\\\n#; touch a", "ask"],
   ["ls # a comment", "ask"],
   ["ls a#b", "ask"],
@@ -202,7 +205,9 @@ const CORPUS: [command: string, expected: Verdict][] = [
   ["ls {a,b}", "ask"],
   ["ls a[1]", "ask"],
   ["ls 'a[1]'", "allow"],
-  ["ls *.ts", "allow"],
+  // A glob becomes file names (`-rf`, `--output=x` are names too): asked; quoted, allowed.
+  ["ls *.ts", "ask"],
+  ["ls '*.ts'", "allow"],
   ["ls & ls", "ask"],
   // Issue 38, item 2: arithmetic evaluates a variable's value, recursively; a subscript runs $(…).
   ["for x in 'a[$(touch p)]'; do ls $((x)); done", "ask"],
