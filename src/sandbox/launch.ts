@@ -157,7 +157,7 @@ export async function shellLaunch(
   // The network gate (network/gate.ts): its proxy, and the bridge that starts the command.
   let gate: Gate | undefined;
   try {
-    gate = await gateFor(sandbox.network, env);
+    gate = await gateFor(sandbox.network, env, settings?.networkAsk);
   } catch (err) {
     const why = (err as Error).message;
     return {

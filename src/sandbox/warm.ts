@@ -132,7 +132,7 @@ export async function warmLaunch(
   // The network gate's proxy and bridge (network/gate.ts): the bridge is the keeper.
   let gate: Gate | undefined;
   try {
-    gate = await gateFor(sandbox.network, env);
+    gate = await gateFor(sandbox.network, env, settings?.networkAsk);
   } catch {
     return undefined; // no proxy: the per-call launch says why
   }
