@@ -9,7 +9,7 @@ import { configPath } from "../paths.js";
 import type { FileAccess } from "./modes.js";
 import type { Profile } from "./profile.js";
 import { poolerSetting, type PoolerMode } from "../db/pooler.js";
-import { validateShellEnv, type ShellEnvConfig } from "../sandbox/env.js";
+import { EMPTY_SHELL_ENV, validateShellEnv, type ShellEnvConfig } from "../sandbox/env.js";
 import type { SandboxConfig, SandboxMode, ShellSettings } from "../sandbox/settings.js";
 import {
   networkPolicyOf,
@@ -18,7 +18,7 @@ import {
   type NetworkSetting,
 } from "../sandbox/network/rules.js";
 import { loadAgentFiles } from "./agent-files.js";
-import { parseMcpServers, type McpServerConfig } from "../mcp/config.js";
+import { confineServers, parseMcpServers, type McpServerConfig } from "../mcp/config.js";
 import { validateHooks, type HooksConfig } from "../hooks/config.js";
 import { loadProjectMcp, type ProjectMcp } from "../mcp/project.js";
 import { parseApproveMode, validatePolicy, type ApproveMode, type Policy } from "./policy.js";
@@ -205,6 +205,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     call: fc.mcp_call_timeout_seconds,
     taken: Object.keys(mcpServers),
   });
+  const sandbox = sandboxSetting(fc, env);
+  const configFile = fs.existsSync(file) ? file : undefined;
   const apiKey = env.OPENAI_API_KEY || fc.api_key || undefined;
   const baseURL = env.OPENAI_BASE_URL || fc.base_url || undefined;
   return {
@@ -247,12 +249,16 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     policy: policySetting(fc.policy, "policy"),
     notify: fc.notify !== false,
     // The config's own servers win on a name clash (projectMcp left those out).
-    mcpServers: { ...projectMcp?.servers, ...mcpServers },
+    // Its stdio servers run in the config's sandbox (with their own env only: no shell_env).
+    mcpServers: confineServers(
+      { ...projectMcp?.servers, ...mcpServers },
+      { sandbox, env: EMPTY_SHELL_ENV, ...(configFile && { configPath: configFile }) },
+    ),
     ...(projectMcp ? { projectMcp } : {}),
     ...(Object.keys(hooks.hooks).length > 0 ? { hooks: hooks.hooks } : {}),
     ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),
-    configPath: fs.existsSync(file) ? file : undefined,
-    sandbox: sandboxSetting(fc, env),
+    configPath: configFile,
+    sandbox,
     shellEnv: shellEnvSetting(fc.shell_env),
   };
 }

@@ -29,6 +29,8 @@ export interface HookCommand {
   command: string;
   /** Seconds before the hook's process group is killed. */
   timeout: number;
+  /** false: runs outside the sandbox (`"sandbox": false`; only the person's config sets hooks). */
+  sandbox?: false;
 }
 
 export interface HookGroup {
@@ -97,9 +99,13 @@ function validateCommand(value: unknown, where: string): HookCommand {
     throw new Error(`${where} must be {"type": "command", "command": "…", "timeout": seconds}`);
   }
   const fields = value as Record<string, unknown>;
-  const unknown = Object.keys(fields).find((k) => !["type", "command", "timeout"].includes(k));
+  const keys = ["type", "command", "timeout", "sandbox"];
+  const unknown = Object.keys(fields).find((k) => !keys.includes(k));
   if (unknown !== undefined) {
-    throw new Error(`${where} has an unknown key "${unknown}" (type, command, timeout)`);
+    throw new Error(`${where} has an unknown key "${unknown}" (${keys.join(", ")})`);
+  }
+  if (fields.sandbox !== undefined && typeof fields.sandbox !== "boolean") {
+    throw new Error(`${where}.sandbox must be true or false`);
   }
   if (fields.type !== "command") {
     throw new Error(`${where}.type must be "command" (warren runs command hooks only)`);
@@ -111,7 +117,7 @@ function validateCommand(value: unknown, where: string): HookCommand {
   if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout <= 0) {
     throw new Error(`${where}.timeout must be a positive number of seconds`);
   }
-  return { command: fields.command, timeout };
+  return { command: fields.command, timeout, ...(fields.sandbox === false && { sandbox: false }) };
 }
 
 /** Why `matcher` is no regular expression, or undefined when it is one (or a plain name). */

@@ -2,11 +2,11 @@
 // inside the same sandbox (src/sandbox/: sandbox on/auto/off) with the same allowlisted
 // environment (no API key, no database URL), in a process group of its own that is killed whole on
 // timeout, abort, or warren's death (the lifeline of sandbox/group.ts). The event goes in as JSON on
-// stdin, never as shell text; stdout and stderr come back separately, capped.
-import { spawn } from "node:child_process";
-import { guardGroup, LIFELINE_SCRIPT } from "../sandbox/group.js";
-import { shellLaunch } from "../sandbox/launch.js";
-import type { ShellSettings } from "../sandbox/settings.js";
+// stdin, never as shell text; stdout and stderr come back separately, capped. A hook the person's
+// config marks `"sandbox": false` runs unconfined (still with the allowlisted environment).
+import { runConfined } from "../sandbox/run.js";
+import { EMPTY_SHELL_ENV } from "../sandbox/env.js";
+import { DEFAULT_SANDBOX, type ShellSettings } from "../sandbox/settings.js";
 import type { HookRun } from "./decision.js";
 
 /** Kept of each of stdout and stderr; a hook's answer is small, its chatter is dropped. */
@@ -19,6 +19,8 @@ export interface HookRunOptions {
   shell?: ShellSettings;
   signal: AbortSignal;
   timeoutSeconds: number;
+  /** false: the person's config runs this hook unconfined (hooks come only from that file). */
+  sandbox?: boolean;
 }
 
 /** Runs `command` with `input` on its stdin; never throws. */
@@ -27,42 +29,30 @@ export async function runHook(
   input: string,
   options: HookRunOptions,
 ): Promise<HookRun> {
-  if (options.signal.aborted) return { kind: "aborted" };
-  let launch;
+  let started;
   try {
-    launch = await shellLaunch(options.shell, options.cwd, [
-      "bash",
-      "-c",
-      LIFELINE_SCRIPT,
-      "bash",
-      command,
-    ]);
+    started = await runConfined({
+      settings: confinement(options),
+      cwd: options.cwd,
+      run: { command },
+      // Claude Code's variable, so a copied `"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh` finds its script.
+      env: { CLAUDE_PROJECT_DIR: options.cwd },
+      stdin: true,
+      timeoutMs: options.timeoutSeconds * 1000,
+      signal: options.signal,
+    });
   } catch (err) {
     return { kind: "failed", message: (err as Error).message };
   }
-  if (!launch.ok) return { kind: "failed", message: launch.message };
-  // Claude Code's variable, so a copied `"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh` finds its script.
-  launch.env.CLAUDE_PROJECT_DIR = options.cwd;
-  if (options.signal.aborted) return { kind: "aborted" };
-  const ready = launch;
+  if (!started.ok) {
+    return started.aborted ? { kind: "aborted" } : { kind: "failed", message: started.message };
+  }
+  const confined = started.confined;
+  const { child, state } = confined;
   return new Promise<HookRun>((resolve) => {
-    let child;
-    try {
-      child = spawn(ready.file, ready.args, {
-        cwd: options.cwd,
-        env: ready.env, // the allowlist (sandbox/env.ts), never warren's secrets
-        detached: true, // its own process group: one kill reaches all it started
-        stdio: ["pipe", "pipe", "pipe", "pipe"],
-      });
-    } catch (err) {
-      resolve({ kind: "failed", message: (err as Error).message });
-      return;
-    }
     const stdin = child.stdin!;
     const stdout = child.stdout!;
     const stderr = child.stderr!;
-    const lifeline = child.stdio[3] as NodeJS.WritableStream & { destroy(): void };
-    lifeline.on("error", () => undefined);
     // A hook that does not read its stdin (or exits first) closes the pipe: not a failure.
     stdin.on("error", () => undefined);
     let out = "";
@@ -76,30 +66,36 @@ export async function runHook(
     let code: number | null = null;
     let settled = false;
     let grace: NodeJS.Timeout | undefined;
-    const guard = guardGroup(child, options.timeoutSeconds * 1000, options.signal);
     const finish = (run: HookRun) => {
       if (settled) return;
       settled = true;
-      guard.dispose();
       clearTimeout(grace);
       stdin.destroy();
       stdout.destroy();
       stderr.destroy();
-      lifeline.destroy();
+      confined.finish(false);
       resolve(run);
     };
     const ended = (): HookRun => {
-      if (guard.state.aborted) return { kind: "aborted" };
-      if (guard.state.timedOut) return { kind: "timeout", seconds: options.timeoutSeconds };
+      if (state.aborted) return { kind: "aborted" };
+      if (state.timedOut) return { kind: "timeout", seconds: options.timeoutSeconds };
       return { kind: "exited", code: code ?? 1, stdout: out, stderr: err };
     };
     child.on("error", (e) => finish({ kind: "failed", message: e.message }));
     child.on("exit", (c, signal) => {
       code = c ?? (signal ? 128 : 1);
-      lifeline.end("done\n");
+      confined.exited();
       grace = setTimeout(() => finish(ended()), EXIT_GRACE_MS);
     });
     child.on("close", () => finish(ended()));
+    confined.begin();
     stdin.end(input);
   });
+}
+
+/** The agent's sandbox, or none for a hook the person's config marks `"sandbox": false`. */
+function confinement(options: HookRunOptions): ShellSettings | undefined {
+  if (options.sandbox !== false) return options.shell;
+  const shell = options.shell ?? { sandbox: DEFAULT_SANDBOX, env: EMPTY_SHELL_ENV };
+  return { ...shell, sandbox: { ...shell.sandbox, mode: "off" } };
 }

@@ -1,7 +1,6 @@
 // One connection to one MCP server on the official SDK: spawned (stdio) or reached (streamable
 // HTTP), initialised within the startup timeout, or a one-line error; never a hang.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -9,7 +8,7 @@ import { escapeControl } from "../text/escape.js";
 import { errorMessage } from "../tools/tool.js";
 import { serverAllowed } from "./allow.js";
 import { isStdio, type McpServerConfig } from "./config.js";
-import { serverEnv } from "./env.js";
+import { ConfinedStdioTransport } from "./stdio.js";
 
 /** What a server's tools/list gives, as kept in mcp_tools.tools. */
 export interface ListedTool {
@@ -60,15 +59,10 @@ export async function connect(
   let tail = "";
   let transport: Transport;
   if (isStdio(server)) {
-    const stdio = new StdioClientTransport({
-      command: server.command,
-      args: server.args,
-      env: serverEnv(server.env),
-      ...(server.cwd ? { cwd: server.cwd } : {}),
-      stderr: "pipe",
-    });
+    // In the sandbox unless the person's config says otherwise (stdio.ts).
+    const stdio = new ConfinedStdioTransport(name, server);
     // Drained (a full pipe would block the server) and kept short, for error messages.
-    stdio.stderr?.on("data", (chunk: Buffer | string) => {
+    stdio.stderr.on("data", (chunk: Buffer | string) => {
       tail = (tail + String(chunk)).slice(-STDERR_KEEP);
     });
     transport = stdio;

@@ -3,6 +3,7 @@
 // error naming the bad entry.
 import { createHash } from "node:crypto";
 import path from "node:path";
+import type { ShellSettings } from "../sandbox/settings.js";
 import type { ProjectAllow } from "./allow.js";
 
 interface Timeouts {
@@ -20,6 +21,13 @@ export interface StdioServerConfig extends Timeouts {
   /** Added to the small allowlisted environment (env.ts); warren's own is never passed on. */
   env: Record<string, string>;
   cwd?: string;
+  /**
+   * false: runs outside the sandbox (`"sandbox": false`), honoured only from the person's config
+   * file: a project `.mcp.json`'s server (one with `allow`) runs sandboxed whatever it says.
+   */
+  sandbox?: false;
+  /** The sandbox it runs in (config.ts sets the config's; absent: the default, auto). */
+  confine?: ShellSettings;
 }
 
 export interface HttpServerConfig extends Timeouts {
@@ -59,7 +67,7 @@ function seconds(value: unknown, name: string, fallback: number): number {
   return value * 1000;
 }
 
-const STDIO_KEYS = ["command", "args", "env", "cwd", "type"];
+const STDIO_KEYS = ["command", "args", "env", "cwd", "type", "sandbox"];
 const HTTP_KEYS = ["url", "headers", "type"];
 const COMMON_KEYS = ["startup_timeout_seconds", "call_timeout_seconds"];
 
@@ -131,11 +139,15 @@ export function parseMcpServers(
       if (e.cwd !== undefined && (typeof e.cwd !== "string" || e.cwd === "")) {
         throw new Error(`${at}.cwd must be a directory path`);
       }
+      if (e.sandbox !== undefined && typeof e.sandbox !== "boolean") {
+        throw new Error(`${at}.sandbox must be true or false`);
+      }
       out[name] = {
         command: e.command,
         args: (e.args as string[] | undefined) ?? [],
         env: stringMap(e.env, `${at}.env`),
         ...(e.cwd !== undefined ? { cwd: path.resolve(base, e.cwd as string) } : {}),
+        ...(e.sandbox === false && { sandbox: false }),
         ...timeouts,
       };
     } else {
@@ -160,7 +172,25 @@ export function parseMcpServers(
 /** A hash of what makes a server what it is: a changed command, URL or env is another server. */
 export function configHash(server: McpServerConfig): string {
   const key = isStdio(server)
-    ? { command: server.command, args: server.args, env: server.env, cwd: server.cwd ?? null }
+    ? {
+        command: server.command,
+        args: server.args,
+        env: server.env,
+        cwd: server.cwd ?? null,
+        ...(server.sandbox === false && { sandbox: false }),
+      }
     : { url: server.url, headers: server.headers };
   return createHash("sha256").update(JSON.stringify(key)).digest("hex").slice(0, 32);
+}
+
+/** The servers, each stdio one set to run in `confine` (the config's sandbox). */
+export function confineServers(
+  servers: Record<string, McpServerConfig>,
+  confine: ShellSettings,
+): Record<string, McpServerConfig> {
+  const out: Record<string, McpServerConfig> = {};
+  for (const [name, server] of Object.entries(servers)) {
+    out[name] = isStdio(server) ? { ...server, confine } : server;
+  }
+  return out;
 }

@@ -75,6 +75,7 @@ async function runEvent(
         shell,
         signal: site.signal,
         timeoutSeconds: hook.timeout,
+        ...(hook.sandbox === false && { sandbox: false }),
       }),
     })),
   );

@@ -10,10 +10,11 @@ export interface GroupGuard {
   dispose(): void;
 }
 
+/** Kills `child`'s group past `timeoutMs` or when `signal` fires (either may be absent). */
 export function guardGroup(
   child: ChildProcess,
-  timeoutMs: number,
-  signal: AbortSignal,
+  timeoutMs: number | undefined,
+  signal: AbortSignal | undefined,
 ): GroupGuard {
   const state = { timedOut: false, aborted: false };
   const kill = () => {
@@ -28,16 +29,19 @@ export function guardGroup(
     state.aborted = true;
     kill();
   };
-  const timer = setTimeout(() => {
-    state.timedOut = true;
-    kill();
-  }, timeoutMs);
-  signal.addEventListener("abort", onAbort, { once: true });
+  const timer =
+    timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          state.timedOut = true;
+          kill();
+        }, timeoutMs);
+  signal?.addEventListener("abort", onAbort, { once: true });
   return {
     state,
     dispose() {
       clearTimeout(timer);
-      signal.removeEventListener("abort", onAbort);
+      signal?.removeEventListener("abort", onAbort);
     },
   };
 }

@@ -13,6 +13,7 @@ import { configPath, warrenHome } from "../paths.js";
 import { buildToolEnv, EMPTY_SHELL_ENV } from "./env.js";
 import { gateFor, type Gate } from "./network/gate.js";
 import { describeNetwork, unsharesNetwork } from "./network/rules.js";
+import { seccompProgram, trustedSeccomp, type Seccomp } from "./seccomp.js";
 import {
   DEFAULT_SANDBOX,
   INSTALL_HINT,
@@ -107,8 +108,26 @@ export async function sandboxStatus(config: SandboxConfig): Promise<SandboxStatu
 export async function sandboxStartNotice(config: SandboxConfig): Promise<string | undefined> {
   if (config.mode !== "auto") return undefined;
   const probe = await probeBwrap(config.bwrap);
-  if (probe.ok) return undefined;
-  return `sandbox: ${probe.reason}, so bash runs unconfined; ${INSTALL_HINT}`;
+  if (!probe.ok) return `sandbox: ${probe.reason}, so bash runs unconfined; ${INSTALL_HINT}`;
+  if (config.network === true) return undefined;
+  const seccomp = seccompProgram();
+  if (seccomp.ok) return undefined;
+  return `sandbox: ${seccomp.reason}, so with the network off commands can still reach Unix sockets (only --unshare-net holds)`;
+}
+
+/**
+ * With the network off or a gate (the bridge, outside the filter, is then the only way to
+ * warren's proxy): the filter that refuses Unix sockets (seccomp.ts) for a sandbox writable in
+ * `writable`, or why there is none (`auto` runs without it; `on` refuses).
+ */
+export function networkFilter(sandbox: SandboxConfig, writable: string[]): Seccomp | undefined {
+  if (sandbox.network === true) return undefined;
+  return trustedSeccomp(writable);
+}
+
+/** The line a refusal says when the sandbox is `on` and the filter is missing. */
+export function filterRefusal(reason: string): string {
+  return `the sandbox is required (sandbox: "on") with the network off, but ${reason}: Unix sockets would stay reachable; nothing was run`;
 }
 
 /** The program and arguments to spawn, and its environment; or why it may not run. */
@@ -120,7 +139,13 @@ export type Launch =
  * No `--new-session`: the command stays in the process group bash.ts kills on timeout, abort and
  * lease loss (it has no controlling terminal anyway: it is spawned detached, stdin closed).
  */
-export const BASE_ARGS = ["--die-with-parent", "--unshare-pid", "--cap-drop", "ALL"];
+export const BASE_ARGS = [
+  "--die-with-parent",
+  "--unshare-pid",
+  "--unshare-ipc",
+  "--cap-drop",
+  "ALL",
+];
 
 /**
  * How to run `argv` (program first) for an agent in `cwd` under `settings` (default: sandbox
@@ -152,6 +177,10 @@ export async function shellLaunch(
     }
     return plain;
   }
+  const filter = networkFilter(sandbox, writablePaths(sandbox, cwd));
+  if (filter && !filter.ok && sandbox.mode === "on") {
+    return { ok: false, message: filterRefusal(filter.reason) };
+  }
   // The private /tmp starts empty: a TMPDIR pointing elsewhere would not be writable.
   childEnv.TMPDIR = "/tmp";
   // The network gate (network/gate.ts): its proxy, and the bridge that starts the command.
@@ -165,11 +194,18 @@ export async function shellLaunch(
       message: `the network gate's proxy could not start (${why}); nothing was run`,
     };
   }
-  const args = bwrapArgs(sandbox, cwd, hiddenForCommand(env, settings?.configPath), gate);
+  const args = bwrapArgs(
+    sandbox,
+    cwd,
+    hiddenForCommand(env, settings?.configPath),
+    settings?.stateDir,
+    gate,
+  );
+  const command = [...(filter?.ok ? [filter.program] : []), ...argv];
   return {
     ok: true,
     file: sandbox.bwrap,
-    args: [...args, "--", ...(gate ? gate.wrap(argv) : argv)],
+    args: [...args, "--", ...(gate ? gate.wrap(command) : command)],
     env: { ...childEnv, ...gate?.env },
     sandboxed: true,
   };
@@ -208,13 +244,14 @@ export function bwrapArgs(
   sandbox: SandboxConfig,
   cwd: string,
   hidden: string[],
+  stateDir?: string,
   gate?: Gate,
 ): string[] {
   const args = [...BASE_ARGS];
   if (unsharesNetwork(sandbox.network)) args.push("--unshare-net");
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
   const work = realPath(cwd);
-  for (const dir of [work, ...sandbox.writable.map(realPath)]) {
+  for (const dir of writablePaths(sandbox, cwd)) {
     if (exists(dir)) args.push("--bind", dir, dir);
   }
   // A git worktree (an isolated child's) reads its repository's git directory, which may lie
@@ -234,9 +271,20 @@ export function bwrapArgs(
     if (stat.isDirectory()) args.push("--tmpfs", real);
     else args.push("--ro-bind", "/dev/null", real);
   }
+  if (stateDir) {
+    // After the hiding: a server's state under warren's home is its own, and writable.
+    fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    const real = realPath(stateDir);
+    args.push("--bind", real, real);
+  }
   if (gate) args.push(...gate.binds);
   args.push("--chdir", work);
   return args;
+}
+
+/** The places a sandbox may write (real paths): the working directory first, then the config's. */
+export function writablePaths(sandbox: SandboxConfig, cwd: string): string[] {
+  return [realPath(cwd), ...sandbox.writable.map(realPath)];
 }
 
 /** The repository's git directory when `dir` is a linked worktree (`.git` is a file), else null. */

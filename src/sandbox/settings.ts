@@ -35,6 +35,11 @@ export interface ShellSettings {
   configPath?: string;
   /** Under a network gate: who asks a person about an unlisted host (none: refused). */
   networkAsk?: NetworkAsker;
+  /**
+   * A directory of the command's own, made if missing and writable inside even where it lies under
+   * a hidden path (an MCP server's state, under warren's home).
+   */
+  stateDir?: string;
 }
 
 export const INSTALL_HINT =

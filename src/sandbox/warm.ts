@@ -10,9 +10,11 @@ import {
   bwrapArgs,
   exists,
   hiddenForCommand,
+  networkFilter,
   probeBwrap,
   realPath,
   resetBwrapProbes,
+  writablePaths,
 } from "./launch.js";
 import { DEFAULT_SANDBOX, type ShellSettings } from "./settings.js";
 
@@ -48,6 +50,8 @@ interface Warm {
   /** The working directory (the same inside and out). */
   cwd: string;
   tools: Tools;
+  /** What runs each call's bash: setpriv, then (network off) the Unix socket filter. */
+  prefix: string[];
   /** A bash already entered while the sandbox is idle, waiting for the next call's command. */
   standby?: Standby;
 }
@@ -129,6 +133,10 @@ export async function warmLaunch(
   if (!(await probeBwrap(sandbox.bwrap)).ok) return undefined;
   const tools = await probeWarm(sandbox.bwrap);
   if (!tools) return undefined;
+  const filter = networkFilter(sandbox, writablePaths(sandbox, cwd));
+  // No filter where one is required: the per-call launch refuses with the reason.
+  if (filter && !filter.ok && sandbox.mode === "on") return undefined;
+  const program = filter?.ok ? filter.program : undefined;
   // The network gate's proxy and bridge (network/gate.ts): the bridge is the keeper.
   let gate: Gate | undefined;
   try {
@@ -136,7 +144,13 @@ export async function warmLaunch(
   } catch {
     return undefined; // no proxy: the per-call launch says why
   }
-  const args = bwrapArgs(sandbox, cwd, hiddenForCommand(env, settings?.configPath), gate);
+  const args = bwrapArgs(
+    sandbox,
+    cwd,
+    hiddenForCommand(env, settings?.configPath),
+    undefined,
+    gate,
+  );
   let id: string;
   try {
     const st = fs.statSync(realPath(cwd));
@@ -149,15 +163,10 @@ export async function warmLaunch(
   try {
     warm =
       takeIdle(key) ??
-      (await startWarm(
-        key,
-        sandbox.bwrap,
-        args,
-        tools,
-        sandbox.network === true,
-        cwd,
-        gate?.keeper,
-      ));
+      (await startWarm(key, sandbox.bwrap, args, tools, sandbox.network === true, cwd, {
+        filter: program,
+        keeper: gate?.keeper,
+      }));
   } catch {
     return undefined; // could not start: the per-call launch shows bwrap's own error
   }
@@ -176,7 +185,7 @@ export async function warmLaunch(
   let empty = false;
   return {
     file: tools.nsenter,
-    args: [...warm.enter, tools.setpriv, ...SETPRIV_ARGS, "bash", "-c", command],
+    args: [...warm.enter, ...warm.prefix, "bash", "-c", command],
     env: childEnv,
     ...(standby && { standby, input: `${command}\0` }),
     afterExit() {
@@ -240,7 +249,7 @@ function startStandby(warm: Warm, env: Record<string, string>): Standby | undefi
   try {
     child = spawn(
       warm.tools.nsenter,
-      [...warm.enter, warm.tools.setpriv, ...SETPRIV_ARGS, "bash", "-c", STANDBY_SCRIPT],
+      [...warm.enter, ...warm.prefix, "bash", "-c", STANDBY_SCRIPT],
       { cwd: warm.cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe", "pipe"] },
     );
   } catch {
@@ -339,8 +348,9 @@ function startWarm(
   tools: Tools,
   network: boolean,
   cwd: string,
-  keeper: string[] = KEEPER,
+  options: { filter?: string; keeper?: string[] } = {},
 ): Promise<Warm> {
+  const { filter, keeper = KEEPER } = options;
   const root = process.getuid?.() === 0;
   // Unprivileged bwrap nests a second user namespace to show the caller's uid, and that one
   // cannot enter the namespaces it does not own: one user namespace, uid 0 inside, instead.
@@ -409,7 +419,19 @@ function startWarm(
         "--root",
         "--wd",
       ];
-      const warm: Warm = { key, bwrap: child, pid, mntNs, enter, scratch, dead: false, cwd, tools };
+      const prefix = [tools.setpriv, ...SETPRIV_ARGS, ...(filter ? [filter] : [])];
+      const warm: Warm = {
+        key,
+        bwrap: child,
+        pid,
+        mntNs,
+        enter,
+        scratch,
+        dead: false,
+        cwd,
+        tools,
+        prefix,
+      };
       live.add(warm);
       child.on("exit", () => destroyWarm(warm));
       resolve(warm);

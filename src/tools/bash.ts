@@ -1,11 +1,8 @@
 // The bash tool: runs a command in its own process group in the agent's cwd, returns its
 // interleaved output (capped) and kills the whole group on timeout or abort — or when warren
 // itself dies (kill -9 included): a watchdog in the group holds a lifeline pipe to this process.
-import { spawn } from "node:child_process";
 import { constants } from "node:os";
-import { guardGroup, LIFELINE_SCRIPT } from "../sandbox/group.js";
-import { shellLaunch, type Launch } from "../sandbox/launch.js";
-import { warmLaunch, type WarmLaunch } from "../sandbox/warm.js";
+import { runConfined, type Confined } from "../sandbox/run.js";
 import { checkArgs, objectSchema } from "./paths.js";
 import { errorMessage, fail, ok, type Tool, type ToolOutcome } from "./tool.js";
 
@@ -72,61 +69,26 @@ function exitCode(code: number | null, signal: NodeJS.Signals | null): number | 
   return signal === null ? null : 128 + constants.signals[signal];
 }
 
-/**
- * Runs a launch: a per-call one (bwrap or unconfined) under the lifeline watchdog, or a warm one
- * (sandbox/warm.ts warmLaunch): there warren's death takes the whole sandbox down (bwrap's
- * --die-with-parent), so no watchdog, and the session learns how the call ended.
- */
-function runBash(
-  launch: (Launch & { ok: true }) | WarmLaunch,
-  timeoutS: number,
-  cwd: string,
-  signal: AbortSignal,
-) {
-  const warm = "release" in launch ? launch : undefined;
+/** Runs the started command to its end: its output (capped), exit code, timeout or interrupt. */
+function runBash(confined: Confined) {
+  const { child, state } = confined;
   return new Promise<ToolOutcome>((resolve) => {
-    // A warm sandbox's standby bash is already running (same env, cwd, own group): use it.
-    const child =
-      warm?.standby ??
-      spawn(launch.file, launch.args, {
-        cwd,
-        env: launch.env, // an allowlist, never warren's secrets (sandbox/env.ts)
-        detached: true, // its own process group, so one kill reaches everything it started
-        stdio: warm ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", "pipe"],
-      });
-    if (warm?.standby) {
-      child.ref();
-      for (const stream of child.stdio) (stream as { ref?: () => void } | null)?.ref?.();
-    }
     // With a fourth pipe the typings no longer know stdout and stderr are pipes; they are.
     const stdout = child.stdout!;
     const stderr = child.stderr!;
-    const lifeline = warm ? null : (child.stdio[3] as NodeJS.WritableStream & { destroy(): void });
-    lifeline?.on("error", () => undefined); // the watchdog is gone (killed with the group)
-    const release = () => {
-      // The command is over: let the watchdog go without killing anything. In a warm sandbox,
-      // whatever it left running is killed with the sandbox (as a per-call bwrap's PID 1 would).
-      lifeline?.end("done\n");
-      warm?.afterExit();
-    };
     const output = new CappedOutput();
     let exit: { code: number | null; signal: NodeJS.Signals | null } = { code: null, signal: null };
     let grace: NodeJS.Timeout | undefined;
     let settled = false;
     let clean = false;
-    const guard = guardGroup(child, timeoutS * 1000, signal);
-    const { state } = guard;
 
     const finish = (outcome: () => ToolOutcome) => {
       if (settled) return;
       settled = true;
-      guard.dispose();
       clearTimeout(grace);
       stdout.destroy();
       stderr.destroy();
-      lifeline?.destroy();
-      // Back to the pool only after a call that ended by itself and closed its output.
-      warm?.release(clean && !state.timedOut && !state.aborted);
+      confined.finish(clean);
       resolve(outcome());
     };
     const result = () => {
@@ -147,19 +109,14 @@ function runBash(
     );
     child.on("exit", (code, sig) => {
       exit = { code, signal: sig };
-      release();
+      confined.exited();
       grace = setTimeout(() => finish(result), EXIT_GRACE_MS);
     });
     child.on("close", () => {
       clean = true;
       finish(result);
     });
-    if (warm?.input !== undefined) {
-      // The standby reads the command from fd 3 (its output is now being read).
-      const input = child.stdio[3] as NodeJS.WritableStream & { destroy(): void };
-      input.on("error", () => undefined);
-      input.end(warm.input);
-    }
+    confined.begin();
   });
 }
 
@@ -177,22 +134,22 @@ export const bashTool: Tool = {
     const { command, timeout = DEFAULT_TIMEOUT_S } = checked.value;
     if (ctx.signal.aborted) return ok({ exit_code: null, output: "", interrupted: true });
     try {
-      // In a warm sandbox of this agent's where it can (sandbox/warm.ts), else in bubblewrap per call
-      // where it works; refused when the config requires the sandbox and it does not work.
+      // In a warm sandbox of this agent's where it can, else in bubblewrap per call where it
+      // works; refused when the config requires the sandbox and it does not work (sandbox/run.ts).
       const owner = "agent" in ctx ? String((ctx.agent as { id?: unknown }).id) : "";
-      const warm = await warmLaunch(ctx.shell, ctx.cwd, command, owner);
-      if (warm) {
-        if (ctx.signal.aborted) {
-          warm.release(false); // nothing ran; its standby (if any) goes with the sandbox
-          return ok({ exit_code: null, output: "", interrupted: true });
-        }
-        return await runBash(warm, timeout, ctx.cwd, ctx.signal);
+      const started = await runConfined({
+        settings: ctx.shell,
+        cwd: ctx.cwd,
+        run: { command },
+        warmOwner: owner,
+        timeoutMs: timeout * 1000,
+        signal: ctx.signal,
+      });
+      if (!started.ok) {
+        if (started.aborted) return ok({ exit_code: null, output: "", interrupted: true });
+        return fail("NOT_ALLOWED", started.message);
       }
-      const argv = ["bash", "-c", LIFELINE_SCRIPT, "bash", command];
-      const launch = await shellLaunch(ctx.shell, ctx.cwd, argv);
-      if (!launch.ok) return fail("NOT_ALLOWED", launch.message);
-      if (ctx.signal.aborted) return ok({ exit_code: null, output: "", interrupted: true });
-      return await runBash(launch, timeout, ctx.cwd, ctx.signal);
+      return await runBash(started.confined);
     } catch (err) {
       return fail("INTERNAL", `could not run bash: ${errorMessage(err)}`);
     }

@@ -52,7 +52,8 @@ function setup(extra: object = {}) {
     file,
     JSON.stringify({
       mcp_servers: {
-        fx: { command: process.execPath, args: [FAULTS], env: { CALLS_FILE: calls } },
+        // Its working directory is writable in its sandbox: the calls file lies there.
+        fx: { command: process.execPath, args: [FAULTS], env: { CALLS_FILE: calls }, cwd: dir },
       },
       policy: { "mcp__*": "allow" },
       ...extra,

@@ -4,7 +4,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -23,8 +22,16 @@ const FILESYSTEM = path.join(
 );
 const FAULTS = path.join(root, "test/mcp/fixtures/fault-server.mjs");
 
+/**
+ * Outside /tmp: a server runs in the sandbox (mcp/stdio.ts), whose /tmp is private, so a path
+ * under the host's /tmp would be out of its sight.
+ */
+function scratch(prefix: string): string {
+  return mkdtempSync(path.join("/var/tmp", prefix));
+}
+
 function writeConfig(config: object): Record<string, string> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "warren-mcp-"));
+  const dir = scratch("warren-mcp-");
   const file = path.join(dir, "config.json");
   writeFileSync(file, JSON.stringify(config));
   return { WARREN_CONFIG: file };
@@ -171,13 +178,16 @@ describe("MCP servers", () => {
   }, 120_000);
 
   it("stores and finds an entity with server-memory over stdio", async () => {
-    const memoryFile = path.join(mkdtempSync(path.join(os.tmpdir(), "warren-mcp-mem-")), "m.jsonl");
+    const memoryDir = scratch("warren-mcp-mem-");
+    const memoryFile = path.join(memoryDir, "m.jsonl");
     const env = writeConfig({
       mcp_servers: {
         memory: {
           command: process.execPath,
           args: [MEMORY],
           env: { MEMORY_FILE_PATH: memoryFile },
+          // Its working directory: the one place its sandbox lets it write its file.
+          cwd: memoryDir,
         },
       },
       policy: { "mcp__memory__*": "allow" },
@@ -210,8 +220,8 @@ describe("MCP servers", () => {
   }, 120_000);
 
   it("lists and reads a file in an allowed directory with server-filesystem, and is refused outside it", async () => {
-    const allowed = mkdtempSync(path.join(os.tmpdir(), "warren-mcp-fs-"));
-    const outside = mkdtempSync(path.join(os.tmpdir(), "warren-mcp-fs-out-"));
+    const allowed = scratch("warren-mcp-fs-");
+    const outside = scratch("warren-mcp-fs-out-");
     writeFileSync(path.join(allowed, "note.txt"), "the note's text\n");
     writeFileSync(path.join(outside, "secret.txt"), "not for the model\n");
     const env = writeConfig({
@@ -255,7 +265,8 @@ describe("MCP servers", () => {
 
   it("survives a server that dies mid-call (restarted on the next), caps a huge result, skips bad tools", async () => {
     const env = writeConfig({
-      mcp_servers: { fx: { command: process.execPath, args: [FAULTS] } },
+      // Unconfined: in its sandbox's own PID namespace every start would answer the same pid.
+      mcp_servers: { fx: { command: process.execPath, args: [FAULTS], sandbox: false } },
       policy: { "mcp__*": "allow" },
     });
     const listed = await e2e.warren(["mcp", "list"], env);
@@ -319,7 +330,7 @@ describe("MCP servers", () => {
   }, 120_000);
 
   it("answers a server that never starts with a startup timeout error, and the turn goes on", async () => {
-    const hang = path.join(mkdtempSync(path.join(os.tmpdir(), "warren-mcp-hang-")), "hang");
+    const hang = path.join(scratch("warren-mcp-hang-"), "hang");
     const server = (startup: number) => ({
       mcp_servers: {
         fx: {

@@ -122,7 +122,8 @@ describe("a project's .mcp.json", () => {
     const dir = tmp("warren-mcpproj-");
     const work = path.join(dir, "clone");
     mkdirSync(path.join(work, ".git"), { recursive: true });
-    const mark = path.join(dir, "started");
+    // In the server's working directory: the one place its sandbox lets it write.
+    const mark = path.join(work, "started");
     const project = (extra: string[] = []) =>
       writeFileSync(
         path.join(work, ".mcp.json"),
@@ -206,7 +207,8 @@ describe("/mcp allow in the TUI", () => {
     const dir = tmp("warren-mcptui-");
     const work = path.join(dir, "clone");
     mkdirSync(path.join(work, ".git"), { recursive: true });
-    const mark = path.join(dir, "started");
+    // In the server's working directory: the one place its sandbox lets it write.
+    const mark = path.join(work, "started");
     writeFileSync(
       path.join(work, ".mcp.json"),
       JSON.stringify({

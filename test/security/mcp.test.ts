@@ -37,9 +37,17 @@ function writeConfig(dir: string, config: object): Record<string, string> {
   return { WARREN_CONFIG: file };
 }
 
-/** The fault server as `srv`, noting its calls to `calls`; `env`: more of its environment. */
+/**
+ * The fault server as `srv`, noting its calls to `calls`; `env`: more of its environment. It runs
+ * in the directory of `calls`, the one place its sandbox lets it write.
+ */
 function server(calls: string, env: Record<string, string> = {}) {
-  return { command: process.execPath, args: [FAULTS], env: { CALLS_FILE: calls, ...env } };
+  return {
+    command: process.execPath,
+    args: [FAULTS],
+    env: { CALLS_FILE: calls, ...env },
+    cwd: path.dirname(calls),
+  };
 }
 
 function callsSeen(calls: string): string[] {
