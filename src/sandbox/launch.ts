@@ -125,6 +125,13 @@ export function networkFilter(sandbox: SandboxConfig, writable: string[]): Secco
   return trustedSeccomp(writable);
 }
 
+/**
+ * What apply-seccomp needs to make its nested user namespace as uid 0 (mapping uid 0 takes
+ * CAP_SETFCAP since Linux 5.12): it has it; the command it starts in that namespace has no
+ * capability outside it, and the mounts it inherits stay locked (read-only, hidden).
+ */
+export const FILTER_CAP = ["--cap-add", "CAP_SETFCAP"];
+
 /** The line a refusal says when the sandbox is `on` and the filter is missing. */
 export function filterRefusal(reason: string): string {
   return `the sandbox is required (sandbox: "on") with the network off, but ${reason}: Unix sockets would stay reachable; nothing was run`;
@@ -205,7 +212,13 @@ export async function shellLaunch(
   return {
     ok: true,
     file: sandbox.bwrap,
-    args: [...args, "--", ...(gate ? gate.wrap(command) : command)],
+    args: [
+      ...args.slice(0, BASE_ARGS.length),
+      ...(filter?.ok ? FILTER_CAP : []),
+      ...args.slice(BASE_ARGS.length),
+      "--",
+      ...(gate ? gate.wrap(command) : command),
+    ],
     env: { ...childEnv, ...gate?.env },
     sandboxed: true,
   };

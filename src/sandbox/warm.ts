@@ -84,6 +84,13 @@ const SETPRIV_ARGS = [
   "--ambient-caps=-all",
 ];
 
+const SETPRIV_FILTER_ARGS = [
+  "--no-new-privs",
+  "--bounding-set=-all,+setfcap",
+  "--inh-caps=-all,+setfcap",
+  "--ambient-caps=-all,+setfcap",
+];
+
 const idle = new Map<string, Warm[]>();
 const live = new Set<Warm>();
 
@@ -415,11 +422,15 @@ function startWarm(
         ...(enterUser ? ["--user", "--preserve-credentials"] : []),
         "--mount",
         "--pid",
+        "--ipc",
         ...(network ? [] : ["--net"]),
         "--root",
         "--wd",
       ];
-      const prefix = [tools.setpriv, ...SETPRIV_ARGS, ...(filter ? [filter] : [])];
+      // With the filter, setpriv leaves apply-seccomp the one capability it needs (FILTER_CAP).
+      const prefix = filter
+        ? [tools.setpriv, ...SETPRIV_FILTER_ARGS, filter]
+        : [tools.setpriv, ...SETPRIV_ARGS];
       const warm: Warm = {
         key,
         bwrap: child,

@@ -3,7 +3,7 @@
 // listed host:port works (plain HTTP and CONNECT), an unlisted one is a 403 saying how to allow it,
 // a name that resolves to loopback is refused unless listed explicitly, and nothing bypasses the
 // proxy: no route out of the namespace, no Unix socket. Only 127.0.0.1 is ever contacted.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -166,6 +166,32 @@ describe("the network gate", () => {
       shell,
     );
     expect(routes.trim().split("\n")[0]).toBe("0");
+  });
+
+  it("no Unix socket either: the machine's PostgreSQL socket is refused, warm and per call", async () => {
+    const shell = gated({ allow: [`127.0.0.1:${listed}`] });
+    const psql = "psql -h /var/run/postgresql -U postgres -Atc 'select 4242' </dev/null";
+    // The control: outside the sandbox the socket answers (trust auth), so this can fail.
+    expect(execFileSync("bash", ["-c", psql], { encoding: "utf8" })).toContain("4242");
+    for (const out of [
+      await run(`echo ran; ${psql}`, shell),
+      await runPerCall(`echo ran; ${psql}`, shell),
+    ]) {
+      expect(out).toMatch(/^ran\n/);
+      expect(out).not.toContain("4242");
+      expect(out).toContain("could not create socket: Operation not permitted");
+    }
+    // Nor the proxy's own socket, bound in for the bridge: only the bridge (outside the filter) uses it.
+    const direct = await run(
+      `node -e 'require("net").connect("/tmp/.warren-proxy.sock").on("connect",()=>console.log("connected")).on("error",e=>console.log(e.code))'`,
+      shell,
+    );
+    expect(direct).not.toContain("connected");
+    expect(direct).toContain("EPERM");
+    // The proxy still answers through the bridge in the same sandbox.
+    expect(await run(curl(`http://127.0.0.1:${listed}/after`), shell)).toContain(
+      "hello from /after",
+    );
   });
 
   it("the proxy's socket lives in a private directory under warren's home", async () => {
