@@ -319,6 +319,72 @@ describe("end to end through warren -p", () => {
     expect(result.output).not.toContain("hello from /not-listed");
   });
 
+  it("a fork narrows: a gated child's grandchild asking for everything stays gated", async () => {
+    const work = path.join(fx.base, "e2e-fork");
+    mkdirSync(work);
+    const command = [
+      curl(`http://127.0.0.1:${listed}/from-grand`),
+      curl(`http://127.0.0.1:${unlisted}/widened`),
+    ].join("; ");
+    e2e.fake().script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: {
+          toolCalls: [{ name: "fork", arguments: { name: "kid", prompt: "go", profile: "gated" } }],
+        },
+      },
+      {
+        agent: "root",
+        match: after("fork"),
+        reply: { toolCalls: [{ name: "wait", arguments: { timeout: 60, from_agents: ["kid"] } }] },
+      },
+      { agent: "root", match: after("wait"), reply: { text: "done" } },
+      {
+        agent: "kid",
+        match: isFirst,
+        reply: {
+          toolCalls: [
+            { name: "fork", arguments: { name: "grand", prompt: "go", profile: "open" } },
+          ],
+        },
+      },
+      {
+        agent: "kid",
+        match: after("fork"),
+        reply: {
+          toolCalls: [{ name: "wait", arguments: { timeout: 60, from_agents: ["grand"] } }],
+        },
+      },
+      { agent: "kid", match: after("wait"), reply: { text: "kid done" } },
+      {
+        agent: "grand",
+        match: isFirst,
+        reply: { toolCalls: [{ name: "bash", arguments: { command } }] },
+      },
+      { agent: "grand", match: after("bash"), reply: { text: "grand done" } },
+    ]);
+    const run = await e2e.prompt("go", {
+      cwd: work,
+      timeout: 90,
+      config: {
+        sandbox: "on",
+        policy: { bash: "allow" },
+        profiles: {
+          gated: { sandbox_network: { allow: [`127.0.0.1:${listed}`] } },
+          open: { sandbox_network: true },
+        },
+      },
+    });
+    expect(run.json?.text, run.stderr).toBe("done");
+    const result = lastToolResults(requestsOf(e2e.fake(), "grand").at(-1)!)[0]!.value as {
+      output: string;
+    };
+    expect(result.output).toContain("hello from /from-grand");
+    expect(result.output).toContain(`127.0.0.1:${unlisted} is not in the allow list`);
+    expect(result.output).not.toContain("hello from /widened");
+  }, 120_000);
+
   it("-p without an approver refuses an unlisted host at once, and says so", async () => {
     const work = path.join(fx.base, "e2e-none");
     mkdirSync(work);
