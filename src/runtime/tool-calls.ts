@@ -10,6 +10,7 @@ import { withRetry } from "../db/retry.js";
 import { notice, outage } from "../db/warning.js";
 import { capabilitiesOf, childCapabilities } from "../agents/capabilities.js";
 import { shellSettingsOf } from "../config/config.js";
+import { networkAsker } from "./network-asker.js";
 import type { ToolCall } from "../llm/model.js";
 import {
   createWaitStatusWriter,
@@ -268,7 +269,11 @@ async function execute(
   const ctx: AgentToolContext = {
     cwd: agent.cwd ?? process.cwd(),
     signal,
-    shell: shellSettingsOf(config, caps.sandbox, caps.network),
+    shell: {
+      ...shellSettingsOf(config, caps.sandbox, caps.network),
+      // Under a network gate, an unlisted host is a question for a person (network-asker.ts).
+      ...(Array.isArray(caps.network) && { networkAsk: networkAsker(deps) }),
+    },
     db,
     bus: deps.bus,
     agent,

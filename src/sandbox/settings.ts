@@ -1,6 +1,7 @@
 // What a sandboxed command runs under: the sandbox's settings from the config and the defaults.
 import type { SandboxMode } from "../config/modes.js";
 import type { ShellEnvConfig } from "./env.js";
+import type { NetworkAsker } from "./network/gate.js";
 import type { NetworkPolicy } from "./network/rules.js";
 
 export type { SandboxMode };
@@ -32,6 +33,8 @@ export interface ShellSettings {
   env: ShellEnvConfig;
   /** The config file in force, hidden besides the default location. */
   configPath?: string;
+  /** Under a network gate: who asks a person about an unlisted host (none: refused). */
+  networkAsk?: NetworkAsker;
   /**
    * A directory of the command's own, made if missing and writable inside even where it lies under
    * a hidden path (an MCP server's state, under warren's home).

@@ -44,13 +44,8 @@ interface Warm {
   /** `mnt:[…]` of the sandbox, checked before each entry (a reused pid is never entered). */
   mntNs: string;
   enter: string[];
-  /**
-   * /tmp, /dev and the tmpfs over each hidden directory as they were at start (scratchListing):
-   * a call that adds to them spoils it.
-   */
+  /** /tmp and /dev as they were at start (scratchListing): a call that adds to them spoils it. */
   scratch: string;
-  /** Those places, relative to the sandbox's root. */
-  scratchDirs: string[];
   dead: boolean;
   idleTimer?: NodeJS.Timeout;
   /** The working directory (the same inside and out). */
@@ -146,17 +141,17 @@ export async function warmLaunch(
   if (!(await probeBwrap(sandbox.bwrap)).ok) return undefined;
   const tools = await probeWarm(sandbox.bwrap);
   if (!tools) return undefined;
-  // The network gate's proxy and bridge (network/gate.ts): the bridge is the keeper.
-  let gate: Gate | undefined;
-  try {
-    gate = await gateFor(sandbox.network, env);
-  } catch {
-    return undefined; // no proxy: the per-call launch says why
-  }
   const filter = networkFilter(sandbox, writablePaths(sandbox, cwd));
   // No filter where one is required: the per-call launch refuses with the reason.
   if (filter && !filter.ok && sandbox.mode === "on") return undefined;
   const program = filter?.ok ? filter.program : undefined;
+  // The network gate's proxy and bridge (network/gate.ts): the bridge is the keeper.
+  let gate: Gate | undefined;
+  try {
+    gate = await gateFor(sandbox.network, env, settings?.networkAsk);
+  } catch {
+    return undefined; // no proxy: the per-call launch says why
+  }
   const args = bwrapArgs(
     sandbox,
     cwd,
@@ -177,16 +172,10 @@ export async function warmLaunch(
   try {
     warm =
       takeIdle(key) ??
-      (await startWarm(
-        key,
-        sandbox.bwrap,
-        args,
-        tools,
-        sandbox.network === true,
-        cwd,
-        gate?.keeper,
-        program,
-      ));
+      (await startWarm(key, sandbox.bwrap, args, tools, sandbox.network === true, cwd, {
+        filter: program,
+        keeper: gate?.keeper,
+      }));
   } catch {
     return undefined; // could not start: the per-call launch shows bwrap's own error
   }
@@ -322,8 +311,7 @@ function leftovers(warm: Warm): boolean {
     const children = fs.readFileSync(`/proc/${warm.pid}/task/${warm.pid}/children`, "utf8");
     if (children.trim() !== "") return true;
     const limit = warm.scratch.split("\n").length;
-    const now = scratchListing(`/proc/${warm.pid}/root`, warm.scratchDirs, limit);
-    if (now !== warm.scratch) return true;
+    if (scratchListing(`/proc/${warm.pid}/root`, limit) !== warm.scratch) return true;
     return nsOf(warm.pid) !== warm.mntNs;
   } catch {
     return true; // the keeper is gone, or unreadable: never reuse it
@@ -334,7 +322,7 @@ function leftovers(warm: Warm): boolean {
  * What the sandbox's own writable places hold (its private /tmp and /dev, walked without
  * crossing into the working directory or another mount): the same after a clean call as at start.
  */
-function scratchListing(root: string, dirs: string[], limit = Infinity): string {
+function scratchListing(root: string, limit = Infinity): string {
   const found: string[] = [];
   const walk = (dir: string, rel: string, dev: number) => {
     for (const name of fs.readdirSync(dir).sort()) {
@@ -346,7 +334,7 @@ function scratchListing(root: string, dirs: string[], limit = Infinity): string 
       if (st.isDirectory() && st.dev === dev) walk(path.join(dir, name), `${rel}/${name}`, dev);
     }
   };
-  for (const top of dirs) {
+  for (const top of ["tmp", "dev"]) {
     const dir = path.join(root, top);
     walk(dir, top, fs.statSync(dir).dev);
   }
@@ -369,9 +357,9 @@ function startWarm(
   tools: Tools,
   network: boolean,
   cwd: string,
-  keeper: string[] = KEEPER,
-  filter?: string,
+  options: { filter?: string; keeper?: string[] } = {},
 ): Promise<Warm> {
+  const { filter, keeper = KEEPER } = options;
   const root = process.getuid?.() === 0;
   // Unprivileged bwrap nests a second user namespace to show the caller's uid, and that one
   // cannot enter the namespaces it does not own: one user namespace, uid 0 inside, instead.
@@ -389,12 +377,6 @@ function startWarm(
     "--",
     ...keeper,
   ];
-  // Its writable scratch: /tmp, /dev, and each tmpfs that hides a directory of warren's.
-  const scratchDirs = ["tmp", "dev"];
-  args.forEach((arg, at) => {
-    const dir = args[at + 1];
-    if (arg === "--tmpfs" && dir && dir !== "/tmp") scratchDirs.push(dir.slice(1));
-  });
   return new Promise((resolve, reject) => {
     const child = spawn(bwrap, full, {
       cwd: "/",
@@ -426,7 +408,7 @@ function startWarm(
       if (!pid || !mnt || mntNs !== `mnt:[${mnt}]`) return fail(new Error("bwrap: no sandbox"));
       let scratch: string;
       try {
-        scratch = scratchListing(`/proc/${pid}/root`, scratchDirs);
+        scratch = scratchListing(`/proc/${pid}/root`);
       } catch (e) {
         return fail(e as Error);
       }
@@ -462,7 +444,6 @@ function startWarm(
         cwd,
         tools,
         prefix,
-        scratchDirs,
       };
       live.add(warm);
       child.on("exit", () => destroyWarm(warm));

@@ -54,6 +54,21 @@ describe("parseNetworkSetting", () => {
     }
   });
 
+  it("an empty allow list is a gate with nothing listed: every host is a question", () => {
+    const nothing = parseNetworkSetting({ allow: [] });
+    expect(nothing).toEqual({ allow: [], deny: [] });
+    const verdict = decideHost([nothing as NetworkRules], "registry.npmjs.org", 443);
+    expect(verdict).toEqual({
+      ok: false,
+      reason: "registry.npmjs.org:443 is not in the allow list",
+      askable: true,
+    });
+    // A denied host is never a question.
+    expect(decideHost([{ allow: ["*"], deny: ["x.io"] }], "x.io", 443)).not.toHaveProperty(
+      "askable",
+    );
+  });
+
   it("names where it was found", () => {
     expect(() => parseNetworkSetting("no", "profiles.x.sandbox_network")).toThrow(
       /^profiles\.x\.sandbox_network must be/,

@@ -3,7 +3,7 @@
 // listed host:port works (plain HTTP and CONNECT), an unlisted one is a 403 saying how to allow it,
 // a name that resolves to loopback is refused unless listed explicitly, and nothing bypasses the
 // proxy: no route out of the namespace, no Unix socket. Only 127.0.0.1 is ever contacted.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
@@ -17,7 +17,9 @@ import { closeNetworkProxies } from "../../src/sandbox/network/gate.js";
 import { probeBwrap, shellLaunch } from "../../src/sandbox/launch.js";
 import type { ShellSettings } from "../../src/sandbox/settings.js";
 import { closeWarmSandboxes, warmSandboxPids } from "../../src/sandbox/warm.js";
+import { sql } from "drizzle-orm";
 import { after, isFirst, lastToolResults, requestsOf, useE2E } from "../runtime/e2e-support.js";
+import { startWarren, warrenEnv } from "../support/warren.js";
 import { bash, makeFixture, output, type Fixture } from "./fixture.js";
 
 const e2e = useE2E();
@@ -166,6 +168,32 @@ describe("the network gate", () => {
     expect(routes.trim().split("\n")[0]).toBe("0");
   });
 
+  it("no Unix socket either: the machine's PostgreSQL socket is refused, warm and per call", async () => {
+    const shell = gated({ allow: [`127.0.0.1:${listed}`] });
+    const psql = "psql -h /var/run/postgresql -U postgres -Atc 'select 4242' </dev/null";
+    // The control: outside the sandbox the socket answers (trust auth), so this can fail.
+    expect(execFileSync("bash", ["-c", psql], { encoding: "utf8" })).toContain("4242");
+    for (const out of [
+      await run(`echo ran; ${psql}`, shell),
+      await runPerCall(`echo ran; ${psql}`, shell),
+    ]) {
+      expect(out).toMatch(/^ran\n/);
+      expect(out).not.toContain("4242");
+      expect(out).toContain("could not create socket: Operation not permitted");
+    }
+    // Nor the proxy's own socket, bound in for the bridge: only the bridge (outside the filter) uses it.
+    const direct = await run(
+      `node -e 'require("net").connect("/tmp/.warren-proxy.sock").on("connect",()=>console.log("connected")).on("error",e=>console.log(e.code))'`,
+      shell,
+    );
+    expect(direct).not.toContain("connected");
+    expect(direct).toContain("EPERM");
+    // The proxy still answers through the bridge in the same sandbox.
+    expect(await run(curl(`http://127.0.0.1:${listed}/after`), shell)).toContain(
+      "hello from /after",
+    );
+  });
+
   it("the proxy's socket lives in a private directory under warren's home", async () => {
     const shell = gated({ allow: [`127.0.0.1:${listed}`] });
     expect(await run(curl(`http://127.0.0.1:${listed}/`), shell)).toContain("hello");
@@ -286,6 +314,168 @@ describe("end to end through warren -p", () => {
     };
     expect(result.output).toContain("hello from /through-warren");
     expect(result.output).toContain(`127.0.0.1:${unlisted} is not in the allow list`);
+    // --approve all (the tests' default) answers tool calls, never the gate.
+    expect(result.output).toContain("--approve all answers tool calls, not the network gate");
     expect(result.output).not.toContain("hello from /not-listed");
+  });
+
+  it("a fork narrows: a gated child's grandchild asking for everything stays gated", async () => {
+    const work = path.join(fx.base, "e2e-fork");
+    mkdirSync(work);
+    const command = [
+      curl(`http://127.0.0.1:${listed}/from-grand`),
+      curl(`http://127.0.0.1:${unlisted}/widened`),
+    ].join("; ");
+    e2e.fake().script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: {
+          toolCalls: [{ name: "fork", arguments: { name: "kid", prompt: "go", profile: "gated" } }],
+        },
+      },
+      {
+        agent: "root",
+        match: after("fork"),
+        reply: { toolCalls: [{ name: "wait", arguments: { timeout: 60, from_agents: ["kid"] } }] },
+      },
+      { agent: "root", match: after("wait"), reply: { text: "done" } },
+      {
+        agent: "kid",
+        match: isFirst,
+        reply: {
+          toolCalls: [
+            { name: "fork", arguments: { name: "grand", prompt: "go", profile: "open" } },
+          ],
+        },
+      },
+      {
+        agent: "kid",
+        match: after("fork"),
+        reply: {
+          toolCalls: [{ name: "wait", arguments: { timeout: 60, from_agents: ["grand"] } }],
+        },
+      },
+      { agent: "kid", match: after("wait"), reply: { text: "kid done" } },
+      {
+        agent: "grand",
+        match: isFirst,
+        reply: { toolCalls: [{ name: "bash", arguments: { command } }] },
+      },
+      { agent: "grand", match: after("bash"), reply: { text: "grand done" } },
+    ]);
+    const run = await e2e.prompt("go", {
+      cwd: work,
+      timeout: 90,
+      config: {
+        sandbox: "on",
+        policy: { bash: "allow" },
+        profiles: {
+          gated: { sandbox_network: { allow: [`127.0.0.1:${listed}`] } },
+          open: { sandbox_network: true },
+        },
+      },
+    });
+    expect(run.json?.text, run.stderr).toBe("done");
+    const result = lastToolResults(requestsOf(e2e.fake(), "grand").at(-1)!)[0]!.value as {
+      output: string;
+    };
+    expect(result.output).toContain("hello from /from-grand");
+    expect(result.output).toContain(`127.0.0.1:${unlisted} is not in the allow list`);
+    expect(result.output).not.toContain("hello from /widened");
+  }, 120_000);
+
+  it("-p without an approver refuses an unlisted host at once, and says so", async () => {
+    const work = path.join(fx.base, "e2e-none");
+    mkdirSync(work);
+    const command = curl(`http://127.0.0.1:${unlisted}/not-asked`);
+    e2e.fake().script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: { toolCalls: [{ name: "bash", arguments: { command } }] },
+      },
+      { agent: "root", match: after("bash"), reply: { text: "done" } },
+    ]);
+    const run = await e2e.prompt("go", {
+      cwd: work,
+      env: { WARREN_APPROVE: "" },
+      config: {
+        sandbox: "on",
+        policy: { bash: "allow" },
+        sandbox_network: { allow: [`127.0.0.1:${listed}`] },
+      },
+    });
+    expect(run.json?.text).toBe("done");
+    const result = lastToolResults(requestsOf(e2e.fake(), "root").at(-1)!)[0]!.value as {
+      output: string;
+    };
+    expect(result.output).toContain("needs a person's approval, and this run answers no");
+    expect(result.output).not.toContain("hello");
+    const rows = await e2e.db().execute(sql`select 1 from approvals where tool = 'network'`);
+    expect(rows.rows).toHaveLength(0);
+  });
+
+  it("with a person: an unlisted host is an approval request, allowed for the tree", async () => {
+    const work = path.join(fx.base, "e2e-ask");
+    mkdirSync(work);
+    const first = curl(`http://127.0.0.1:${unlisted}/asked`, "--max-time 50");
+    const second = curl(`http://127.0.0.1:${unlisted}/remembered`);
+    e2e.fake().script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: { toolCalls: [{ name: "bash", arguments: { command: first } }] },
+      },
+      {
+        agent: "root",
+        match: after("bash"),
+        reply: { toolCalls: [{ name: "bash", arguments: { command: second } }] },
+      },
+      { agent: "root", match: after("bash"), reply: { text: "done" } },
+    ]);
+    const env = warrenEnv({
+      databaseUrl: e2e.db().$client.options.connectionString!,
+      modelUrl: e2e.fake().baseURL,
+      extra: { WARREN_APPROVE: "ask" },
+    });
+    const configDir = path.join(env.XDG_CONFIG_HOME!, "warren");
+    mkdirSync(configDir, { recursive: true });
+    writeFileSync(
+      path.join(configDir, "config.json"),
+      JSON.stringify({
+        sandbox: "on",
+        policy: { bash: "allow" },
+        sandbox_network: { allow: [`127.0.0.1:${listed}`] },
+      }),
+    );
+    const run = startWarren(["-p", "go", "--timeout", "60", "--json"], env, work);
+    let id: number | undefined;
+    const deadline = Date.now() + 30_000;
+    while (id === undefined && Date.now() < deadline) {
+      const rows = await e2e
+        .db()
+        .execute<{ id: number; subject: string; status: string }>(
+          sql`select id, subject, status from approvals where tool = 'network'`,
+        );
+      const row = rows.rows[0];
+      if (row) {
+        expect(row).toMatchObject({ subject: `127.0.0.1:${unlisted}`, status: "pending" });
+        id = Number(row.id);
+      } else await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(id).toBeDefined();
+    const answer = await e2e.warren(["approve", String(id), "--tree-wide"]);
+    expect(answer.code).toBe(0);
+    const done = await run.done;
+    expect(done.code).toBe(0);
+    const outputs = requestsOf(e2e.fake(), "root")
+      .map((r) => lastToolResults(r)[0]?.value as { output?: string } | undefined)
+      .map((v) => v?.output ?? "");
+    expect(outputs.join("\n")).toContain("hello from /asked");
+    // Remembered for the tree: the second request was not asked again.
+    expect(outputs.join("\n")).toContain("hello from /remembered");
+    const rows = await e2e.db().execute(sql`select 1 from approvals where tool = 'network'`);
+    expect(rows.rows).toHaveLength(1);
   });
 });

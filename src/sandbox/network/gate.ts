@@ -4,7 +4,7 @@
 // and the proxy variables in the command's environment.
 import { bridgeArgv, proxyEnv, SANDBOX_PROXY_SOCKET } from "./bridge.js";
 import { proxyRunDir, startNetworkProxy, type NetworkProxy } from "./proxy.js";
-import { gateOf, type NetworkPolicy } from "./rules.js";
+import { gateOf, type NetworkPolicy, type Verdict } from "./rules.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -19,23 +19,35 @@ export interface Gate {
   keeper: string[];
 }
 
+/**
+ * Who asks a person about a host no allow list names: one per agent (`key`, its id), so the
+ * question names the agent and its tree. Without one, such a host is refused at once.
+ */
+export interface NetworkAsker {
+  key: string;
+  ask(target: string, signal: AbortSignal): Promise<Verdict>;
+}
+
 const proxies = new Map<string, Promise<NetworkProxy>>();
 
 /**
  * The gate for `policy`, its proxy started (or reused); undefined when the network is not a gate
- * (true: the host's; false: none at all). `env`: whose warren home holds the proxy's socket.
+ * (true: the host's; false: none at all). `env`: whose warren home holds the proxy's socket;
+ * `asker`: who asks a person about an unlisted host (none: refused).
  */
 export async function gateFor(
   policy: NetworkPolicy,
   env: Env = process.env,
+  asker?: NetworkAsker,
 ): Promise<Gate | undefined> {
   const rules = gateOf(policy);
   if (!rules) return undefined;
   const runDir = proxyRunDir(env);
-  const key = JSON.stringify([runDir, rules]);
+  // A proxy per gate, and per agent when it may ask (the question is that agent's).
+  const key = JSON.stringify([runDir, rules, asker?.key ?? null]);
   let proxy = proxies.get(key);
   if (!proxy) {
-    proxy = startNetworkProxy(rules, { runDir });
+    proxy = startNetworkProxy(rules, { runDir, ...(asker && { ask: asker.ask }) });
     proxies.set(key, proxy);
     proxy.catch(() => proxies.delete(key));
   }

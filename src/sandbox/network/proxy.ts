@@ -11,7 +11,13 @@ import net from "node:net";
 import path from "node:path";
 import { RequestError, Server } from "proxy-chain";
 import { warrenHome } from "../../paths.js";
-import { decideAddress, decideHost, normalizeHost, type NetworkRules } from "./rules.js";
+import {
+  decideAddress,
+  decideHost,
+  normalizeHost,
+  type NetworkRules,
+  type Verdict,
+} from "./rules.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -32,8 +38,14 @@ export interface ProxyOptions {
   resolve?: Resolve;
   /** Said in a refusal's body: how to allow a target (host:port); default names sandbox_network. */
   hint?: (target: string) => string;
-  /** Told of each refusal (the host, why), e.g. to log it or ask the person. */
+  /** Told of each refusal (the host, why), e.g. to log it. */
   onRefused?: (target: string, reason: string) => void;
+  /**
+   * Asked about a target (host:port) that no allow list names (never one a deny entry names): a
+   * person's approval, which then counts as listing that host:port explicitly (a loopback one
+   * too: the person named it). Its signal aborts when the client goes away.
+   */
+  ask?: (target: string, signal: AbortSignal) => Promise<Verdict>;
 }
 
 /** The directory for the proxies' sockets: warren's home `run/`, made 0700. */
@@ -65,12 +77,20 @@ export async function startNetworkProxy(
   };
   const server = new Server({
     // The target as proxy-chain parsed it; never an upstream proxy, never credentials.
-    prepareRequestFunction: async ({ hostname, port }) => {
+    prepareRequestFunction: async ({ hostname, port, request }) => {
       const host = normalizeHost(hostname);
       if (!host)
         throw new RequestError(`warren's network gate: "${hostname}" is not a host\n`, 400);
+      const target = `${net.isIPv6(host) ? `[${host}]` : host}:${port}`;
       const byName = decideHost(gate, host, port);
-      if (!byName.ok) return refuse(`${host}:${port}`, byName.reason);
+      // A person's "allow" lists this host:port, for this request, in every rule set.
+      let rules = gate;
+      if (!byName.ok) {
+        if (!byName.askable || !options.ask) return refuse(target, byName.reason);
+        const answer = await options.ask(target, closedSignal(request.socket));
+        if (!answer.ok) return refuse(target, `${byName.reason}, and ${answer.reason}`);
+        rules = gate.map((r) => ({ ...r, allow: [...r.allow, target] }));
+      }
       let addresses: { address: string; family: number }[];
       if (net.isIP(host)) addresses = [{ address: host, family: net.isIPv6(host) ? 6 : 4 }];
       else {
@@ -86,8 +106,8 @@ export async function startNetworkProxy(
       }
       // Every address must pass: a name that also resolves to a private address is refused.
       for (const { address } of addresses) {
-        const verdict = decideAddress(gate, host, port, address);
-        if (!verdict.ok) return refuse(`${host}:${port}`, verdict.reason);
+        const verdict = decideAddress(rules, host, port, address);
+        if (!verdict.ok) return refuse(target, verdict.reason);
       }
       return { dnsLookup: pinnedLookup(addresses) };
     },
@@ -120,6 +140,14 @@ export async function startNetworkProxy(
         removeDir();
       })),
   };
+}
+
+/** Aborted when the client's connection closes (it gave up: stop asking for it). */
+function closedSignal(socket: net.Socket): AbortSignal {
+  const controller = new AbortController();
+  if (socket.destroyed) controller.abort();
+  else socket.once("close", () => controller.abort());
+  return controller.signal;
 }
 
 /** A dns.lookup that answers only with the addresses already checked. */

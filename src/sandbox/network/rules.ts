@@ -95,7 +95,8 @@ export function describeNetwork(policy: NetworkPolicy): string {
   return `network through warren's proxy (allow: ${allow})`;
 }
 
-export type Verdict = { ok: true } | { ok: false; reason: string };
+/** `askable`: refused only for not being listed (a person may allow it), not by a deny entry. */
+export type Verdict = { ok: true } | { ok: false; reason: string; askable?: boolean };
 
 /**
  * The first check, on the name (or address) as asked: every rule set must list it in `allow` and
@@ -107,7 +108,7 @@ export function decideHost(gate: NetworkRules[], host: string, port: number): Ve
     const denied = rules.deny.map(parsePattern).find((p) => matches(p, host, port));
     if (denied) return { ok: false, reason: `${target} is denied by "${denied.text}"` };
     if (!rules.allow.map(parsePattern).some((p) => matches(p, host, port))) {
-      return { ok: false, reason: `${target} is not in the allow list` };
+      return { ok: false, reason: `${target} is not in the allow list`, askable: true };
     }
   }
   return { ok: true };
