@@ -232,12 +232,36 @@ export async function shellLaunch(
  * happens to be writable (a HOME under cwd). Every sandbox, per call or warm, is built from this.
  */
 export function hiddenForCommand(env: Env, extraConfig?: string): string[] {
-  try {
-    fs.mkdirSync(warrenHome(env), { recursive: true, mode: 0o700 });
-  } catch {
-    // Cannot be made: then nothing can be written there by the command either.
+  // The config file's directory too: made, it is bound read-only where a writable directory
+  // holds it (lockedAncestors), so a command cannot create a config the next start would read.
+  for (const dir of [warrenHome(env), path.dirname(configPath(env))]) {
+    try {
+      fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch {
+      // Cannot be made: then nothing can be written there by the command either.
+    }
   }
   return hiddenPaths(env, extraConfig);
+}
+
+/**
+ * The directories between a writable directory and a hidden path inside it (warren started in
+ * $HOME: ~/.local, ~/.local/share, ~/.config, ~/.config/warren): bound read-only, each a mount
+ * point, so no command renames one away to walk around the hiding, or writes a new config there.
+ */
+function lockedAncestors(writable: string[], hidden: string[]): string[] {
+  const locked = new Set<string>();
+  for (const target of hidden) {
+    const real = realPath(target);
+    for (const dir of writable) {
+      if (!real.startsWith(dir + path.sep)) continue;
+      for (let up = path.dirname(real); up !== dir && up.startsWith(dir); up = path.dirname(up)) {
+        if (exists(up)) locked.add(up);
+      }
+    }
+  }
+  // Outer first: an inner bind on top of its read-only parent.
+  return [...locked].sort((a, b) => a.length - b.length);
 }
 
 export function hiddenPaths(env: Env, extraConfig?: string): string[] {
@@ -270,14 +294,15 @@ export function bwrapArgs(
   if (unsharesNetwork(sandbox.network)) args.push("--unshare-net");
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
   const work = realPath(cwd);
-  for (const dir of writablePaths(sandbox, cwd)) {
-    if (exists(dir)) args.push("--bind", dir, dir);
-  }
+  const writable = writablePaths(sandbox, cwd).filter(exists);
+  for (const dir of writable) args.push("--bind", dir, dir);
+  for (const dir of writable) args.push(...configMounts(dir));
   // A git worktree (an isolated child's) reads its repository's git directory, which may lie
   // under the private /tmp or elsewhere: visible, and read-only even inside a writable path, so a
   // child cannot plant a hook that runs when the person merges (`warren merge` commits for it).
   const common = worktreeGitDir(work);
   if (common) args.push("--ro-bind", common, common);
+  for (const dir of lockedAncestors(writable, hidden)) args.push("--ro-bind", dir, dir);
   // Last, so a writable directory that holds one of them still hides it.
   for (const target of hidden) {
     const real = realPath(target);
@@ -298,6 +323,42 @@ export function bwrapArgs(
   }
   if (gate) args.push(...gate.binds);
   args.push("--chdir", work);
+  return args;
+}
+
+/**
+ * What configures warren (and the tools it reads the config of) in a writable directory: bound
+ * read-only on top, each a mount point that cannot be renamed, removed or replaced either. The
+ * `.git` directory itself is bound writable (git works in it) but as a mount point it stays where
+ * it is; a `.git` file (a worktree's pointer) is read-only. `.warren/worktrees/` stays writable:
+ * isolated children work there. Only what exists is bound: bwrap would otherwise create the
+ * mount point in the person's tree, so an absent one stays creatable (its readers must not trust
+ * a file created during a tree).
+ */
+const CONFIG_ENTRIES = [".warren", ".claude", ".codex", ".mcp.json"];
+const GIT_ENTRIES = [".git/hooks", ".git/config"];
+
+function configMounts(dir: string): string[] {
+  const args: string[] = [];
+  const bind = (rel: string, flag: string) => {
+    const at = path.join(dir, rel);
+    let stat: fs.Stats;
+    try {
+      stat = fs.lstatSync(at);
+    } catch {
+      return undefined; // absent: left as it is (see above)
+    }
+    // A link is bound where it points: made a mount point there, the link itself stays movable.
+    args.push(flag, at, at);
+    return stat;
+  };
+  const git = bind(".git", "--ro-bind");
+  if (git?.isDirectory()) {
+    args.splice(args.length - 3, 1, "--bind"); // its contents writable: git works in it
+    for (const rel of GIT_ENTRIES) bind(rel, "--ro-bind");
+  }
+  for (const rel of CONFIG_ENTRIES) bind(rel, "--ro-bind");
+  bind(".warren/worktrees", "--bind");
   return args;
 }
 

@@ -44,8 +44,13 @@ interface Warm {
   /** `mnt:[…]` of the sandbox, checked before each entry (a reused pid is never entered). */
   mntNs: string;
   enter: string[];
-  /** /tmp and /dev as they were at start (scratchListing): a call that adds to them spoils it. */
+  /**
+   * /tmp, /dev and the tmpfs over each hidden directory as they were at start (scratchListing):
+   * a call that adds to them spoils it.
+   */
   scratch: string;
+  /** Those places, relative to the sandbox's root. */
+  scratchDirs: string[];
   dead: boolean;
   idleTimer?: NodeJS.Timeout;
   /** The working directory (the same inside and out). */
@@ -311,7 +316,8 @@ function leftovers(warm: Warm): boolean {
     const children = fs.readFileSync(`/proc/${warm.pid}/task/${warm.pid}/children`, "utf8");
     if (children.trim() !== "") return true;
     const limit = warm.scratch.split("\n").length;
-    if (scratchListing(`/proc/${warm.pid}/root`, limit) !== warm.scratch) return true;
+    const now = scratchListing(`/proc/${warm.pid}/root`, warm.scratchDirs, limit);
+    if (now !== warm.scratch) return true;
     return nsOf(warm.pid) !== warm.mntNs;
   } catch {
     return true; // the keeper is gone, or unreadable: never reuse it
@@ -322,7 +328,7 @@ function leftovers(warm: Warm): boolean {
  * What the sandbox's own writable places hold (its private /tmp and /dev, walked without
  * crossing into the working directory or another mount): the same after a clean call as at start.
  */
-function scratchListing(root: string, limit = Infinity): string {
+function scratchListing(root: string, dirs: string[], limit = Infinity): string {
   const found: string[] = [];
   const walk = (dir: string, rel: string, dev: number) => {
     for (const name of fs.readdirSync(dir).sort()) {
@@ -334,7 +340,7 @@ function scratchListing(root: string, limit = Infinity): string {
       if (st.isDirectory() && st.dev === dev) walk(path.join(dir, name), `${rel}/${name}`, dev);
     }
   };
-  for (const top of ["tmp", "dev"]) {
+  for (const top of dirs) {
     const dir = path.join(root, top);
     walk(dir, top, fs.statSync(dir).dev);
   }
@@ -377,6 +383,12 @@ function startWarm(
     "--",
     ...keeper,
   ];
+  // Its writable scratch: /tmp, /dev, and each tmpfs that hides a directory of warren's.
+  const scratchDirs = ["tmp", "dev"];
+  args.forEach((arg, at) => {
+    const dir = args[at + 1];
+    if (arg === "--tmpfs" && dir && dir !== "/tmp") scratchDirs.push(dir.slice(1));
+  });
   return new Promise((resolve, reject) => {
     const child = spawn(bwrap, full, {
       cwd: "/",
@@ -408,7 +420,7 @@ function startWarm(
       if (!pid || !mnt || mntNs !== `mnt:[${mnt}]`) return fail(new Error("bwrap: no sandbox"));
       let scratch: string;
       try {
-        scratch = scratchListing(`/proc/${pid}/root`);
+        scratch = scratchListing(`/proc/${pid}/root`, scratchDirs);
       } catch (e) {
         return fail(e as Error);
       }
@@ -444,6 +456,7 @@ function startWarm(
         cwd,
         tools,
         prefix,
+        scratchDirs,
       };
       live.add(warm);
       child.on("exit", () => destroyWarm(warm));

@@ -406,7 +406,8 @@ describe("an MCP server never runs what an agent could have written (issue 37)",
   it("`node tools/mcp.mjs` in the working directory is refused: listed as such, never started, unless trusted", async () => {
     const dir = scratch("warren-mcpsec-");
     const work = path.join(dir, "work");
-    const mark = path.join(dir, "ran");
+    // In its working directory: trusted, it starts in the sandbox, which may write only there.
+    const mark = path.join(work, "ran");
     mkdirSync(path.join(work, "tools"), { recursive: true });
     const script = path.join(work, "tools", "mcp.mjs");
     writeFileSync(

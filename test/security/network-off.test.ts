@@ -3,8 +3,10 @@
 // (/var/run/postgresql, trust auth) and any AF_UNIX connect are refused, in a warm sandbox and per
 // call, through the bash tool and through `warren -p`; socketpair and child processes still work.
 // SysV IPC is the sandbox's own (--unshare-ipc).
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import { promisify } from "node:util";
 import { existsSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runHook } from "../../src/hooks/run.js";
@@ -30,7 +32,50 @@ function psqlWorksOutside(): boolean {
   }
 }
 
-describe.skipIf(!hasBwrap)("sandbox_network: false refuses Unix sockets", () => {
+/** The machine's PostgreSQL answers on its socket (not on a new machine: these tests then skip). */
+const machinePg = hasBwrap && psqlWorksOutside();
+
+describe.skipIf(!hasBwrap)("a Unix socket of the test's own, with the network off", () => {
+  let fx: Fixture;
+  let server: net.Server;
+  let socketPath: string;
+  beforeEach(async () => {
+    fx = makeFixture({ sandbox: "on", sandbox_network: false });
+    socketPath = path.join(fx.base, "own.sock");
+    server = net.createServer((c) => c.end("hello from the socket\n"));
+    await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  });
+  afterEach(async () => {
+    closeWarmSandboxes();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    fx.cleanup();
+  });
+
+  it("is refused inside (warm and per call) and answers outside and with the network on", async () => {
+    const connect = `node -e 'require("net").connect(${JSON.stringify(socketPath)}).on("data",d=>{process.stdout.write(String(d));process.exit(0)}).on("error",e=>{console.log(e.code);process.exit(1)})'`;
+    // Asynchronously: the server answers from this very process.
+    const outside = await promisify(execFile)("bash", ["-c", connect], { encoding: "utf8" });
+    expect(outside.stdout).toContain("hello from");
+    for (let i = 0; i < 2; i++) {
+      const inside = output(await bash(`echo ran; ${connect}`, fx.cwd, settingsFrom()));
+      expect(inside.output).toMatch(/^ran\n/);
+      expect(inside.output).not.toContain("hello from");
+      expect(inside.output).toContain("EPERM");
+    }
+    const hook = await runHook(`${connect}; exit 0`, "{}", {
+      cwd: fx.cwd,
+      shell: settingsFrom(),
+      signal: new AbortController().signal,
+      timeoutSeconds: 30,
+    });
+    expect(hook.kind === "exited" ? hook.stdout : "").not.toContain("hello from");
+    writeFileSync(fx.configFile, JSON.stringify({ sandbox: "on", sandbox_network: true }));
+    const on = output(await bash(connect, fx.cwd, settingsFrom()));
+    expect(on.output).toContain("hello from");
+  });
+});
+
+describe.skipIf(!machinePg)("sandbox_network: false refuses Unix sockets", () => {
   let fx: Fixture;
   beforeEach(() => {
     fx = makeFixture({ sandbox: "on", sandbox_network: false });
@@ -152,7 +197,7 @@ describe.skipIf(!hasBwrap)("without the filter binary", () => {
   });
 });
 
-describe.skipIf(!hasBwrap)("through warren -p", () => {
+describe.skipIf(!machinePg)("through warren -p", () => {
   it("the root's bash cannot reach the machine's PostgreSQL socket with the network off", async () => {
     e2e.fake().script([
       {
