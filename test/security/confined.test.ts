@@ -32,13 +32,13 @@ describe.skipIf(!hasBwrap)("a hook runs in the sandbox unless the person's confi
 
   /**
    * Runs a PreToolUse hook that writes outside and reads its parent's environment (this test
-   * process's, which holds TEST_DATABASE_URL, when it runs unconfined).
+   * process's, whose environment names VITEST_ variables, when it runs unconfined).
    */
   async function probe(sandbox: boolean | undefined) {
     const target = path.join(fx.outside, "hook-escaped");
     const command =
       `echo x > ${target}; ` +
-      `tr '\\0' '\\n' < /proc/$PPID/environ | grep -c DATABASE_URL= > environ.txt; exit 0`;
+      `tr '\\0' '\\n' < /proc/$PPID/environ | grep -c '^VITEST_' > environ.txt; exit 0`;
     writeFileSync(
       fx.configFile,
       JSON.stringify({
