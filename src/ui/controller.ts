@@ -227,7 +227,12 @@ export function createController(options: ControllerOptions): Controller {
       textOnly &&= update.type === "stream";
       switch (update.type) {
         case "agent":
-          if (asks(update.agent) || asks(state.agents.get(update.agent.id))) scheduleApprovals();
+          if (
+            asks(update.agent) ||
+            asks(state.agents.get(update.agent.id)) ||
+            rootTurned(update.agent, state.agents.get(update.agent.id), state.rootId)
+          )
+            scheduleApprovals();
           noteNeed(state.needs, state.currentId, {
             before: state.agents.get(update.agent.id),
             after: update.agent,
@@ -458,6 +463,14 @@ export function createController(options: ControllerOptions): Controller {
     },
   };
   return controller;
+}
+
+/**
+ * The root started or ended a turn: a request that blocks nothing (a changed instruction file,
+ * runtime/file-changes.ts, asked on the root before its model request) may have come with it.
+ */
+function rootTurned(after: AgentRow, before: AgentRow | undefined, rootId: string): boolean {
+  return after.id === rootId && before?.state !== after.state;
 }
 
 function asks(agent: AgentRow | undefined): boolean {
