@@ -1,5 +1,6 @@
 // Where warren keeps its config file and its home: below the config and the database layers,
 // which both need them, and the sandbox, which hides them.
+import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -17,4 +18,12 @@ export function warrenHome(env: Env = process.env): string {
   if (env.WARREN_HOME) return path.resolve(env.WARREN_HOME);
   const dataHome = env.XDG_DATA_HOME || path.join(env.HOME || os.homedir(), ".local", "share");
   return path.resolve(dataHome, "warren");
+}
+
+/** The nearest directory at or above `dir` holding `.git` (a directory, or a worktree's file). */
+export function repositoryRoot(dir: string): string | undefined {
+  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
+    if (fs.existsSync(path.join(at, ".git"))) return at;
+    if (path.dirname(at) === at) return undefined;
+  }
 }

@@ -21,7 +21,8 @@ import { validatePolicy } from "../policy/policy.js";
 import { readText, viewOf, type FileChange } from "./accepted-files.js";
 import { parseNetworkSetting } from "../sandbox/network/rules.js";
 import type { Profile } from "./profile.js";
-import { repositoryRoot, warrenConfigDir } from "../runtime/instructions.js";
+import { repositoryRoot } from "../paths.js";
+import { warrenConfigDir } from "../runtime/instructions.js";
 
 type Env = Record<string, string | undefined>;
 

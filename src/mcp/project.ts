@@ -5,7 +5,7 @@
 // entry is one warning line, never a config error (warren must still run in that directory).
 import fs from "node:fs";
 import path from "node:path";
-import { repositoryRoot } from "../runtime/instructions.js";
+import { repositoryRoot } from "../paths.js";
 import { allowKey, allowStorePath, canonicalFile, isAllowed, type ProjectAllow } from "./allow.js";
 import { escapeControl } from "../text/escape.js";
 import { isStdio, parseMcpServers, type McpServerConfig } from "./config.js";

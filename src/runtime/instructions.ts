@@ -10,6 +10,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { repositoryRoot } from "../paths.js";
 import { acceptedStamp, readText, viewOf, type FileChange } from "../config/accepted-files.js";
 
 type Env = Record<string, string | undefined>;
@@ -57,17 +58,6 @@ const cache = new Map<string, Entry>();
 export function warrenConfigDir(env: Env = process.env): string {
   const base = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
   return path.join(base, "warren");
-}
-
-/** The nearest directory at or above `dir` holding `.git` (a directory, or a worktree's file). */
-export function repositoryRoot(dir: string): string | undefined {
-  let current = path.resolve(dir);
-  for (;;) {
-    if (fs.existsSync(path.join(current, ".git"))) return current;
-    const up = path.dirname(current);
-    if (up === current) return undefined;
-    current = up;
-  }
 }
 
 /** Per directory, the names that may hold its instructions (the first that exists wins). */

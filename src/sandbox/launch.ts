@@ -13,6 +13,7 @@ import { configPath, warrenHome } from "../paths.js";
 import { buildToolEnv, EMPTY_SHELL_ENV } from "./env.js";
 import { gateFor, type Gate } from "./network/gate.js";
 import { describeNetwork, unsharesNetwork } from "./network/rules.js";
+import { CONFIG_ENTRIES, WORKTREES_ENTRY } from "./protected-paths.js";
 import { seccompProgram, trustedSeccomp, type Seccomp } from "./seccomp.js";
 import {
   DEFAULT_SANDBOX,
@@ -335,8 +336,6 @@ export function bwrapArgs(
  * mount point in the person's tree, so an absent one stays creatable (its readers must not trust
  * a file created during a tree).
  */
-const CONFIG_ENTRIES = [".warren", ".claude", ".codex", ".mcp.json"];
-const GIT_ENTRIES = [".git/hooks", ".git/config"];
 
 function configMounts(dir: string): string[] {
   const args: string[] = [];
@@ -353,12 +352,10 @@ function configMounts(dir: string): string[] {
     return stat;
   };
   const git = bind(".git", "--ro-bind");
-  if (git?.isDirectory()) {
-    args.splice(args.length - 3, 1, "--bind"); // its contents writable: git works in it
-    for (const rel of GIT_ENTRIES) bind(rel, "--ro-bind");
-  }
+  // A `.git` directory's contents stay writable (git works in it), but for its hooks and config.
+  if (git?.isDirectory()) args.splice(args.length - 3, 1, "--bind");
   for (const rel of CONFIG_ENTRIES) bind(rel, "--ro-bind");
-  bind(".warren/worktrees", "--bind");
+  bind(WORKTREES_ENTRY, "--bind");
   return args;
 }
 

@@ -10,7 +10,8 @@ import { constants, type Stats } from "node:fs";
 import { mkdir, open, readlink, stat, unlink, type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { hiddenMessage, hiddenSet, isHidden, isHiddenFile } from "./hidden.js";
-import { configEntryOf, repositoryRootOf } from "./protected-paths.js";
+import { repositoryRoot } from "../paths.js";
+import { configEntryOf } from "../sandbox/protected-paths.js";
 import {
   allowedPath,
   confinement,
@@ -44,7 +45,7 @@ export type OpenMode = "read" | "update" | "write";
  */
 function configBases(cwd: string, realCwd: string): string[] {
   const bases = new Set([path.resolve(cwd), realCwd]);
-  const root = repositoryRootOf(realCwd);
+  const root = repositoryRoot(realCwd);
   if (root) bases.add(root);
   const worktree = /^(.*)\/\.warren\/worktrees\/[^/]+/.exec(realCwd);
   if (worktree?.[1]) bases.add(worktree[1]);

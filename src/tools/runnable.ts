@@ -13,7 +13,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { configEntryOf } from "./protected-paths.js";
+import { configEntryOf } from "../sandbox/protected-paths.js";
 
 type Env = Record<string, string | undefined>;
 

@@ -3,8 +3,7 @@
 // work), `.claude/`, `.codex/`, `.mcp.json`, `.git/hooks/`, `.git/config`, and the `.git` entry
 // itself (a file or link there would redirect warren's own git). The file tools refuse to write
 // them; the sandbox keeps them read-only to bash; a hook or MCP server may run a file there
-// (tools/runnable.ts), since no agent could have written it.
-import fs from "node:fs";
+// (tools/runnable.ts); one list, here below both, since no agent could have written it.
 import path from "node:path";
 
 /** Relative to a working directory or repository root: the entry and everything below it. */
@@ -42,12 +41,4 @@ export function configEntryOf(base: string, p: string): string | undefined {
     return entry;
   }
   return undefined;
-}
-
-/** The repository root above `dir` (the nearest directory holding a `.git`), or undefined. */
-export function repositoryRootOf(dir: string): string | undefined {
-  for (let at = path.resolve(dir); ; at = path.dirname(at)) {
-    if (fs.existsSync(path.join(at, ".git"))) return at;
-    if (path.dirname(at) === at) return undefined;
-  }
 }
