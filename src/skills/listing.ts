@@ -1,0 +1,138 @@
+// The person's own commands (command files and skills, both run as `/name ARGS`) in one list, and
+// what was read for the first screen and `warren doctor`: every skill and command found, and
+// every warning (a bad front matter, a shadowed name), never skipped in silence.
+import { commandUsage, expandCommand, loadCommandFiles, type ExpandOptions } from "./command-files.js";
+import { skillBody, skillsFor, type Skill } from "./skills.js";
+import { shownPath } from "./sources.js";
+
+type Env = Record<string, string | undefined>;
+
+export interface PersonCommand {
+  name: string;
+  /** `/review [area]`. */
+  usage: string;
+  /** One line for /help. */
+  help: string;
+  kind: "command" | "skill";
+  file: string;
+  /** The message this command sends for `args` (as typed after its name). */
+  expand(args: string, options: ExpandOptions): Promise<{ text: string; warnings: string[] }>;
+}
+
+export interface PersonCommands {
+  commands: PersonCommand[];
+  warnings: string[];
+}
+
+/** A skill run by the person: its instructions, then what they typed. */
+function skillMessage(skill: Skill, args: string): string {
+  const body = skillBody(skill);
+  const head = `Use the skill "${skill.name}" (${shownPath(skill.dir, {})}):`;
+  return [head, "", body, ...(args.trim() ? ["", `ARGUMENTS: ${args.trim()}`] : [])].join("\n");
+}
+
+/**
+ * The person's commands for `cwd`: command files first, then skills not named by one. No name in
+ * `builtins` is taken (one warning each).
+ */
+export function personCommands(
+  cwd: string,
+  builtins: ReadonlySet<string>,
+  env: Env = process.env,
+): PersonCommands {
+  const files = loadCommandFiles(cwd, env, builtins);
+  const skills = skillsFor(cwd, env);
+  const warnings = [...files.warnings];
+  const commands: PersonCommand[] = files.commands.map((c) => ({
+    name: c.name,
+    usage: commandUsage(c.name, c.argumentHint),
+    help: c.description ?? `the prompt in ${shownPath(c.file, env)}`,
+    kind: "command",
+    file: c.file,
+    expand: (args, options) => expandCommand(c.body, args, options),
+  }));
+  const taken = new Set(commands.map((c) => c.name.toLowerCase()));
+  for (const skill of skills.skills) {
+    const key = skill.name.toLowerCase();
+    if (builtins.has(key)) {
+      warnings.push(`skill "${skill.name}": /${skill.name} is warren's own command; run it by the model only`);
+      continue;
+    }
+    if (taken.has(key)) {
+      warnings.push(`skill "${skill.name}": /${skill.name} is a command file's; the skill is not a /command`);
+      continue;
+    }
+    taken.add(key);
+    commands.push({
+      name: skill.name,
+      usage: commandUsage(skill.name, "[ARGS]"),
+      help: `skill: ${skill.description}`,
+      kind: "skill",
+      file: skill.file,
+      expand: (args) => Promise.resolve({ text: skillMessage(skill, args), warnings: [] }),
+    });
+  }
+  return { commands, warnings };
+}
+
+/** The person command `text` (`/name ARGS`) names, with its arguments; undefined for none. */
+export function findPersonCommand(
+  commands: readonly PersonCommand[],
+  text: string,
+): { command: PersonCommand; args: string } | undefined {
+  const match = /^\/(\S+)(?:\s+([\s\S]*))?$/.exec(text.trim());
+  if (!match) return undefined;
+  const name = match[1]!.toLowerCase();
+  const command = commands.find((c) => c.name.toLowerCase() === name);
+  return command ? { command, args: match[2] ?? "" } : undefined;
+}
+
+export interface Listing {
+  found: string[];
+  warnings: string[];
+}
+
+/**
+ * What was read, for the first screen and `warren doctor`: the skills (marked when hidden from
+ * the model) and the command files, each with its file, and every warning.
+ */
+export function skillsAndCommands(
+  cwd: string,
+  builtins: ReadonlySet<string>,
+  env: Env = process.env,
+): { skills: Listing; commands: Listing } {
+  const skills = skillsFor(cwd, env);
+  const files = loadCommandFiles(cwd, env, builtins);
+  return {
+    skills: {
+      found: skills.skills.map(
+        (s) =>
+          `${s.name} (${shownPath(s.file, env)})${s.modelInvocable ? "" : " — person only (disable-model-invocation)"}`,
+      ),
+      warnings: skills.warnings,
+    },
+    commands: {
+      found: files.commands.map((c) => `/${c.name} (${shownPath(c.file, env)})`),
+      warnings: files.warnings,
+    },
+  };
+}
+
+/** Two lines (skills, commands) for `warren doctor` and the first screen. */
+export function skillsAndCommandsLines(
+  cwd: string,
+  builtins: ReadonlySet<string>,
+  env: Env = process.env,
+): string[] {
+  const { skills, commands } = skillsAndCommands(cwd, builtins, env);
+  const names = (found: string[]) => found.map((f) => f.split(" (")[0]).join(", ");
+  return [
+    skills.found.length
+      ? `skills: ${skills.found.length} (${names(skills.found)})`
+      : "skills: none found",
+    commands.found.length
+      ? `commands: ${commands.found.length} (${names(commands.found)})`
+      : "commands: none found",
+    ...[...skills.warnings, ...commands.warnings].map((w) => `  warning: ${w}`),
+  ];
+}

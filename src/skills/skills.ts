@@ -1,0 +1,239 @@
+// Skills (SPEC section 9): folders holding a SKILL.md (YAML front matter `name`, `description`,
+// `allowed-tools`, `disable-model-invocation`; the body is the skill's instructions) in
+// ~/.claude/skills, ~/.codex/skills, the project's .warren/skills and .claude/skills /
+// .agents/skills from the working directory up to the repository root. The model is offered only
+// each skill's name and description (skillsPromptBlock); the body and the folder's files reach it
+// when it calls the `skill` tool (tools/skill.ts). A skill that cannot be used is one warning.
+import fs from "node:fs";
+import path from "node:path";
+import { parseFrontMatter, stringField } from "./front-matter.js";
+import { shownPath, sourcesFor, type Source } from "./sources.js";
+
+type Env = Record<string, string | undefined>;
+
+export interface Skill {
+  name: string;
+  description: string;
+  /** The folder and its SKILL.md. */
+  dir: string;
+  file: string;
+  source: Source;
+  /** `disable-model-invocation: true`: only the person runs it (as /name). */
+  modelInvocable: boolean;
+  /** `allowed-tools` as written (not enforced: see skillWarnings). */
+  allowedTools?: string[];
+}
+
+export interface SkillSet {
+  /** By name, the first found winning (the person's own folders first). */
+  skills: Skill[];
+  warnings: string[];
+}
+
+const FIELDS = new Set([
+  "name",
+  "description",
+  "allowed-tools",
+  "disable-model-invocation",
+  // Claude Code's and Codex's fields warren reads past without a warning.
+  "license",
+  "metadata",
+  "version",
+  "model",
+  "argument-hint",
+  "user-invocable",
+  "when_to_use",
+]);
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const RESCAN_MS = 2000;
+
+export function skillSources(cwd: string, env: Env = process.env): Source[] {
+  return sourcesFor(cwd, env, {
+    user: [".claude/skills", ".codex/skills"],
+    own: ".warren/skills",
+    project: [".claude/skills", ".agents/skills"],
+  });
+}
+
+function subfolders(dir: string): string[] {
+  try {
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() || e.isSymbolicLink())
+      .map((e) => e.name)
+      .filter((n) => !n.startsWith("."))
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
+/** One SKILL.md → its skill, or undefined after one warning. */
+export function parseSkill(
+  file: string,
+  text: string,
+  source: Source,
+  warnings: string[],
+  env: Env = process.env,
+): Skill | undefined {
+  const shown = shownPath(file, env);
+  const warn = (line: number, message: string) => {
+    warnings.push(`${shown}:${line}: ${message}`);
+    return undefined;
+  };
+  const parsed = parseFrontMatter(text);
+  if (!parsed.ok) return warn(parsed.line, parsed.message);
+  if (!parsed.hasFrontMatter) {
+    return warn(1, "no front matter: a SKILL.md starts with --- and names its description");
+  }
+  const { data } = parsed;
+  for (const key of Object.keys(data)) {
+    if (!FIELDS.has(key)) warnings.push(`${shown}: unknown field "${key}" ignored`);
+  }
+  const dir = path.dirname(file);
+  const name = stringField(data, "name") ?? path.basename(dir);
+  if (name === null || !NAME.test(name)) {
+    return warn(2, `"name" must be letters, digits, "-", "_" or "." (a /command name)`);
+  }
+  const description = stringField(data, "description");
+  if (!description) return warn(2, `"description" is required: it is what the model is offered`);
+  const disable = data["disable-model-invocation"];
+  if (disable !== undefined && typeof disable !== "boolean") {
+    return warn(2, `"disable-model-invocation" must be true or false`);
+  }
+  const tools = data["allowed-tools"];
+  let allowedTools: string[] | undefined;
+  if (tools !== undefined && tools !== null) {
+    const listed =
+      typeof tools === "string"
+        ? tools.split(/[,\s]+/)
+        : Array.isArray(tools) && tools.every((t) => typeof t === "string")
+          ? (tools as string[])
+          : undefined;
+    if (!listed) return warn(2, `"allowed-tools" must be a comma-separated string or a list`);
+    allowedTools = listed.map((t) => t.trim()).filter(Boolean);
+  }
+  return {
+    name,
+    description,
+    dir,
+    file,
+    source,
+    modelInvocable: disable !== true,
+    ...(allowedTools ? { allowedTools } : {}),
+  };
+}
+
+function scan(cwd: string, env: Env): SkillSet {
+  const warnings: string[] = [];
+  const byName = new Map<string, Skill>();
+  for (const source of skillSources(cwd, env)) {
+    for (const folder of subfolders(source.dir)) {
+      const file = path.join(source.dir, folder, "SKILL.md");
+      let text: string;
+      try {
+        text = fs.readFileSync(file, "utf8");
+      } catch {
+        continue; // a folder without SKILL.md is not a skill
+      }
+      const skill = parseSkill(file, text, source, warnings, env);
+      if (!skill) continue;
+      const first = byName.get(skill.name);
+      if (first) {
+        warnings.push(
+          `skill "${skill.name}" in ${shownPath(file, env)} ignored: ${shownPath(first.file, env)} has the same name`,
+        );
+        continue;
+      }
+      byName.set(skill.name, skill);
+      if (skill.allowedTools) {
+        // Said once, by name: warren offers the agent's own tools while a skill is in use.
+        warnings.push(
+          `skill "${skill.name}": allowed-tools is not enforced (warren does not narrow tools per skill; use a profile)`,
+        );
+      }
+    }
+  }
+  return { skills: [...byName.values()], warnings };
+}
+
+const cache = new Map<string, { at: number; set: SkillSet }>();
+
+/** The skills for an agent working in `cwd` (rescanned at most every 2 s per process). */
+export function skillsFor(cwd: string, env: Env = process.env, rescanMs = RESCAN_MS): SkillSet {
+  const key = `${env.HOME ?? ""}\0${path.resolve(cwd)}`;
+  const hit = cache.get(key);
+  if (hit && Date.now() - hit.at < rescanMs) return hit.set;
+  const set = scan(cwd, env);
+  cache.set(key, { at: Date.now(), set });
+  return set;
+}
+
+/** Forgets what was read (tests). */
+export function clearSkillsCache(): void {
+  cache.clear();
+}
+
+/** The skill's instructions as they are on disk now (front matter left out). */
+export function skillBody(skill: Skill): string {
+  const parsed = parseFrontMatter(fs.readFileSync(skill.file, "utf8"));
+  return parsed.ok ? parsed.body.trim() : "";
+}
+
+const MAX_FILES = 100;
+
+/** The folder's other files, relative to it (at most 100, 4 levels deep). */
+export function skillFiles(skill: Skill): string[] {
+  const out: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      if (out.length >= MAX_FILES || entry.name.startsWith(".")) continue;
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (depth < 4) walk(full, depth + 1);
+      } else if (entry.isFile() && full !== skill.file) {
+        out.push(path.relative(skill.dir, full));
+      }
+    }
+  };
+  walk(skill.dir, 1);
+  return out;
+}
+
+/** Characters per token, for sizing the list against the context window. */
+const CHARS_PER_TOKEN = 4;
+/** The share of the context window the list may take (as Codex sizes its own). */
+export const SKILLS_SHARE = 0.02;
+
+/**
+ * The system prompt's lines offering `skills` to the model (those it may invoke), at most 2 % of
+ * a `contextWindow`-token window; a longer list is cut with a note saying how many were left out.
+ */
+export function skillsPromptBlock(skills: readonly Skill[], contextWindow: number): string {
+  const offered = skills.filter((s) => s.modelInvocable);
+  if (offered.length === 0) return "";
+  const budget = Math.floor(contextWindow * SKILLS_SHARE * CHARS_PER_TOKEN);
+  const head =
+    "Skills: instructions for particular tasks, loaded when you call the skill tool with the " +
+    "skill's name. Use one when the task matches its description.";
+  const lines: string[] = [];
+  let size = head.length;
+  for (const skill of offered) {
+    const line = `- ${skill.name}: ${skill.description.replace(/\s+/g, " ")}`;
+    if (size + line.length + 1 > budget) break;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  const left = offered.length - lines.length;
+  const note =
+    left > 0
+      ? [`[${left} more skill(s) not listed: the list is capped at 2% of the context window]`]
+      : [];
+  return [head, ...lines, ...note].join("\n");
+}
