@@ -44,6 +44,7 @@ const CLAUDE_TOOLS: Record<string, string> = {
   Glob: "glob",
   Grep: "grep",
   Task: "fork",
+  Skill: "skill",
 };
 const WARREN_TOOLS = new Set([
   "bash",
@@ -54,6 +55,7 @@ const WARREN_TOOLS = new Set([
   "kill",
   "read_file",
   "send",
+  "skill",
   "wait",
   "write_file",
 ]);

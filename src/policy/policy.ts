@@ -21,6 +21,8 @@ export const DEFAULT_POLICY: Policy = {
   send: "allow",
   wait: "allow",
   kill: "allow",
+  // Loads a skill's instructions and reads its folder's files: reading, like read_file.
+  skill: "allow",
   write_file: "ask",
   edit_file: "ask",
   bash: "ask",

@@ -8,7 +8,7 @@ import type { Db } from "../db/client.js";
 import { runPrepared, type Prepared } from "../db/prepared.js";
 import type { ToolCall } from "../llm/model.js";
 import { mcpToolsFor } from "../mcp/catalog.js";
-import { toolsFor, type AnyTool } from "../tools/registry.js";
+import { toolsFor, withSkills, type AnyTool } from "../tools/registry.js";
 import { capabilitiesOf } from "../agents/capabilities.js";
 import { waitTool } from "../tools/wait.js";
 import { INTERRUPTED_RESULT } from "./context.js";
@@ -133,7 +133,10 @@ export async function resumeDanglingCalls(
     .filter((c) => c.name === "wait")
     .map((c) => ({ ...c, arguments: remainingWait(c.arguments, dangling.ageSeconds) }));
   const mcp = await mcpToolsFor(deps.db, deps.config.mcpServers, deps.onWarning);
-  const offered = toolsFor(capabilitiesOf(deps.config, agent).tools, mcp);
+  const offered = withSkills(
+    toolsFor(capabilitiesOf(deps.config, agent).tools, mcp),
+    agent.cwd ?? process.cwd(),
+  );
   if (rerun.length > 0) {
     await runToolCalls(toolRunDeps(deps, agent, dangling.eventId, signal, offered), rerun);
   }

@@ -2,7 +2,14 @@
 // the agent tools, in a few plain sentences a small model can follow.
 import type { AgentRow } from "../agents/agents.sql.js";
 import { PERSON } from "../llm/framing.js";
+import { skillsFor, skillsPromptBlock } from "../skills/skills.js";
 import { instructionsFor } from "./instructions.js";
+
+/**
+ * The window the skill list is sized against (2 % of it): the smallest warren assumes when the
+ * server does not say (compaction.ts DEFAULT_CONTEXT_WINDOW), so the list fits a small model too.
+ */
+const SKILLS_WINDOW = 32_768;
 
 const DEFAULT_PROMPT =
   "You are an agent in warren, a tree of cooperating agents. Work carefully and concisely; " +
@@ -13,6 +20,7 @@ export function systemPrompt(
   agent: AgentRow,
   parent: AgentRow | undefined,
   cwd: string = agent.cwd ?? process.cwd(),
+  contextWindow: number = SKILLS_WINDOW,
 ): string {
   const base = agent.system_prompt ?? DEFAULT_PROMPT;
   const identity = [
@@ -43,5 +51,11 @@ export function systemPrompt(
   const instructions = text
     ? ["", "The project's instruction files follow, root to leaf (later ones win).", "", text]
     : [];
-  return [base, "", ...identity, "", role, "", ...protocol, ...instructions].join("\n");
+  // Next to the instructions, from the same directory: every agent of a tree in one directory
+  // (forks included) has the same list, so the prompt a cache serves stays one prefix.
+  const skills = skillsPromptBlock(skillsFor(cwd).skills, contextWindow);
+  const skillLines = skills ? ["", skills] : [];
+  return [base, "", ...identity, "", role, "", ...protocol, ...instructions, ...skillLines].join(
+    "\n",
+  );
 }

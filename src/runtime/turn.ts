@@ -14,7 +14,7 @@ import { isTransient, shownError, withRetry } from "../db/retry.js";
 import { outage } from "../db/warning.js";
 import { LeaseLost } from "./leases.js";
 import { mcpToolsFor } from "../mcp/catalog.js";
-import { toolsFor, toolSpecs, type AnyTool } from "../tools/registry.js";
+import { toolsFor, withSkills, toolSpecs, type AnyTool } from "../tools/registry.js";
 import { capabilitiesOf } from "../agents/capabilities.js";
 import { createStreamPublisher, endStream, setActivity } from "../feed/publish.js";
 import { estimateTokens } from "../llm/stream-assembly.js";
@@ -306,6 +306,7 @@ const READ_ONLY_TOOLS = new Set([
   "task_claim",
   "task_done",
   "task_list",
+  "skill",
 ]);
 
 /**
@@ -320,7 +321,10 @@ async function step(
   signal: AbortSignal,
 ): Promise<StepEnd> {
   const mcp = await mcpToolsFor(deps.db, deps.config.mcpServers, deps.onWarning);
-  const tools = toolsFor(capabilitiesOf(deps.config, agent).tools, mcp);
+  const tools = withSkills(
+    toolsFor(capabilitiesOf(deps.config, agent).tools, mcp),
+    agent.cwd ?? process.cwd(),
+  );
   // Instruction and agent files an agent changed: asked about, left out until accepted.
   await noticeFileChanges(deps.db, deps.config, agent, deps.onWarning);
   const asked = await askModel(deps, agent, known, tail, tools, signal);

@@ -5,6 +5,7 @@ import type { AgentToolContext } from "./agent-context.js";
 import { forkTool } from "./fork.js";
 import { killTool } from "./kill.js";
 import { sendTool } from "./send.js";
+import { hasSkills, skillTool } from "./skill.js";
 import { taskAddTool } from "./task-add.js";
 import { taskClaimTool } from "./task-claim.js";
 import { taskDoneTool } from "./task-done.js";
@@ -21,6 +22,7 @@ export const allTools: AnyTool[] = [
   forkTool,
   killTool,
   sendTool,
+  skillTool,
   waitTool,
   taskAddTool,
   taskClaimTool,
@@ -73,6 +75,18 @@ export function toolsFor(
     sets.set(key, tools);
   }
   return tools;
+}
+
+const withoutSkill = new WeakMap<AnyTool[], AnyTool[]>();
+
+/**
+ * `tools` as offered to an agent working in `cwd`: the skill tool only where it has skills
+ * (skills/skills.ts), so an agent without any sees no tool it cannot use. The same array for the
+ * same list either way (the adapter caches by it).
+ */
+export function withSkills(tools: AnyTool[], cwd: string): AnyTool[] {
+  if (!tools.includes(skillTool) || hasSkills(cwd)) return tools;
+  return derived(withoutSkill, tools, (list) => list.filter((t) => t !== skillTool));
 }
 
 /**
