@@ -12,6 +12,10 @@ import { runPrompt, type PromptRun } from "../runtime/headless.js";
 import { sandboxStartNotice } from "../sandbox/launch.js";
 import { withDatabase } from "./scope.js";
 import type { ApproveMode } from "../policy/policy.js";
+import { findPersonCommand, personCommands } from "../skills/listing.js";
+import { commandShell } from "../runtime/command-shell.js";
+import { BUILTIN_NAMES } from "../ui/commands/table.js";
+import type { Config } from "../config/config.js";
 
 export const EXIT_TIMEOUT = 124;
 const EXIT_INTERRUPTED = 130;
@@ -43,6 +47,8 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
   // One line when bash will run unconfined because `auto` found no working bubblewrap.
   const unconfined = await sandboxStartNotice(config.sandbox);
   if (unconfined) io.err(`warren: ${unconfined}`);
+  // `/review security`: a command file's (or a skill's) text is the prompt.
+  const prompt = await expandPrompt(options.prompt, config, options.approve, io);
   const timeoutMs =
     options.timeoutSeconds === undefined ? undefined : options.timeoutSeconds * 1000;
   const interrupt = new AbortController();
@@ -59,7 +65,7 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
         db,
         url,
         config,
-        prompt: options.prompt,
+        prompt,
         approve: options.approve,
         timeoutMs,
         signal: interrupt.signal,
@@ -137,4 +143,26 @@ async function withDeadline(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * The prompt to run: `/name ARGS` naming one of the person's commands (command files, skills) is
+ * expanded (its `` !`cmd` `` through the policy, as the root's bash would be); anything else is
+ * sent as written. Each warning is one stderr line.
+ */
+async function expandPrompt(
+  text: string,
+  config: Config,
+  approve: ApproveMode | undefined,
+  io: Io,
+): Promise<string> {
+  if (!/^\/[^/\s]/.test(text.trimStart())) return text;
+  const cwd = process.cwd();
+  const found = findPersonCommand(personCommands(cwd, BUILTIN_NAMES, io.env).commands, text);
+  if (!found) return text;
+  const warn = (line: string) => io.err(`warren: /${found.command.name}: ${escapeControl(line)}`);
+  const shell = commandShell({ config, cwd, ...(approve ? { approve } : {}), onWarning: warn });
+  const expanded = await found.command.expand(found.args, { cwd, shell });
+  for (const warning of expanded.warnings) warn(warning);
+  return expanded.text;
 }

@@ -1,7 +1,12 @@
 // The person's own commands (command files and skills, both run as `/name ARGS`) in one list, and
 // what was read for the first screen and `warren doctor`: every skill and command found, and
 // every warning (a bad front matter, a shadowed name), never skipped in silence.
-import { commandUsage, expandCommand, loadCommandFiles, type ExpandOptions } from "./command-files.js";
+import {
+  commandUsage,
+  expandCommand,
+  loadCommandFiles,
+  type ExpandOptions,
+} from "./command-files.js";
 import { skillBody, skillsFor, type Skill } from "./skills.js";
 import { shownPath } from "./sources.js";
 
@@ -55,11 +60,15 @@ export function personCommands(
   for (const skill of skills.skills) {
     const key = skill.name.toLowerCase();
     if (builtins.has(key)) {
-      warnings.push(`skill "${skill.name}": /${skill.name} is warren's own command; run it by the model only`);
+      warnings.push(
+        `skill "${skill.name}": /${skill.name} is warren's own command; run it by the model only`,
+      );
       continue;
     }
     if (taken.has(key)) {
-      warnings.push(`skill "${skill.name}": /${skill.name} is a command file's; the skill is not a /command`);
+      warnings.push(
+        `skill "${skill.name}": /${skill.name} is a command file's; the skill is not a /command`,
+      );
       continue;
     }
     taken.add(key);

@@ -1,28 +1,25 @@
 // What the person's input does: a message to the viewed agent (queued while it is busy), a
-// captured line, or a slash command. Failures become one-line notices, never exceptions.
-import { sql } from "drizzle-orm";
+// captured line, or a slash command — a built-in from the command table (commands/table.ts) or
+// one of the person's own (command files and skills, skills/listing.ts), whose expanded text is
+// sent as their message. Failures become one-line notices, never exceptions.
 import type { AgentRow } from "../agents/agents.sql.js";
 import { appendEvent } from "../agents/events.js";
 import { displayName, resolveAgentRef } from "../agents/refs.js";
-import { answerApproval, describeAnswer } from "../approvals/approvals.js";
-import { childCapabilities } from "../agents/capabilities.js";
-import { forkAgent, killAgent, reapDead, treeRepository } from "../agents/tree.js";
 import type { Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
-import { wordWarning } from "../db/warning.js";
-import { isAllowed, rememberAllow } from "../mcp/allow.js";
-import { allowLines } from "../mcp/project.js";
+import { listModels } from "../llm/model-list.js";
 import { sendInput } from "../mail/input.js";
-import { sendMail } from "../mail/send.js";
-import { interruptAgent, interruptSubtree } from "../runtime/interrupt.js";
-import { requestWait } from "../runtime/person-wait.js";
-import { randomUUID } from "node:crypto";
-import { createWorktree, planWorktree, removeWorktree } from "../agents/worktree.js";
-import { diffAgent, discardAgent, mergeAgent, WorktreeError } from "../agents/worktree-ops.js";
+import { commandShell } from "../runtime/command-shell.js";
+import { interruptAgent } from "../runtime/interrupt.js";
+import { findPersonCommand, personCommands, type PersonCommand } from "../skills/listing.js";
 import { isCommand, parseCommand, type UiCommand } from "./commands.js";
+import { answerRequest } from "./commands/approvals.js";
+import { stopSubtree } from "./commands/agents.js";
+import { BUILTIN_NAMES, commandSpec } from "./commands/table.js";
+import type { CommandContext } from "./commands/types.js";
 import type { Controller } from "./controller.js";
 import { describeFailure } from "./failure.js";
-import { byAge, nearestLivingAncestor } from "./views/navigation.js";
+import { byAge } from "./views/navigation.js";
 
 export interface Actions {
   /** Enter: the input's whole text. False when a message could not be saved (so it is not lost). */
@@ -34,6 +31,8 @@ export interface Actions {
   readonly mode: "normal" | "capture";
   /** Model names for /model completion (cached; empty when the server has no /models). */
   modelNames(): Promise<string[]>;
+  /** The person's own commands (command files, skills) as they are on disk now. */
+  personCommands(): PersonCommand[];
   /**
    * Answers an approval request (the y/a/n keys; /approve and /deny come through submit). A
    * request answered first elsewhere becomes a notice saying by whom; false then.
@@ -49,8 +48,8 @@ export interface ActionsOptions {
   db: Db;
   config: Config;
   controller: Controller;
-  /** Text for /help. */
-  helpLines: () => string[];
+  /** Text for /help (given the person's own commands, listed after the built-ins). */
+  helpLines: (own: readonly PersonCommand[]) => string[];
   /** One line per agent, for /agents. */
   treeLines: () => string[];
   /** /search TEXT: the app opens the result list and runs the query. */
@@ -59,13 +58,13 @@ export interface ActionsOptions {
   tasks: () => void;
   quit: () => void;
   onChange: () => void;
+  /** Where the person's command files and skills are looked for (default: process.cwd()). */
+  cwd?: string;
 }
-
-/** Says how a command went: a line in the scrollback, "error" in the alarm color. */
-type Answer = (text: string, level?: "info" | "error") => void | Promise<void>;
 
 export function createActions(options: ActionsOptions): Actions {
   const { db, config, controller } = options;
+  const cwd = options.cwd ?? process.cwd();
   // Capture is per agent: its lines wait for /fork there, while you look at other agents.
   const captures = new Map<string, string[]>();
   let models: Promise<string[]> | undefined;
@@ -75,15 +74,19 @@ export function createActions(options: ActionsOptions): Actions {
   const say = (text: string) => controller.notice(text, "info");
   const complain = (text: string) => controller.notice(text, "error");
 
-  const resolve = (ref: string) =>
-    resolveAgentRef(db, { treeId: state.rootId, selfId: state.currentId }, ref);
-
   /**
-   * A `command` event on the agent the command was typed into (never model context), shown at
-   * once: the notice answering the command must land below it, not above.
+   * The person's commands, read again each time (a few small files): a file added or fixed
+   * counts at once. Each warning (a bad front matter, a built-in's name taken) is said once.
    */
-  const record = async (agentId: string, text: string, data: Record<string, unknown> = {}) => {
-    controller.addEvent(await appendEvent(db, agentId, "command", text, { by: "person", ...data }));
+  const warned = new Set<string>();
+  const own = (): PersonCommand[] => {
+    const found = personCommands(cwd, BUILTIN_NAMES);
+    for (const warning of found.warnings) {
+      if (warned.has(warning)) continue;
+      warned.add(warning);
+      complain(warning);
+    }
+    return found.commands;
   };
 
   /**
@@ -100,323 +103,105 @@ export function createActions(options: ActionsOptions): Actions {
     if (!event || agentId !== state.currentId) controller.notice(text, level);
   };
 
-  /** The agent a first `/discard` asked about: a second `/discard` of it confirms. */
-  let discardAsked: string | undefined;
-
   const capturing = () => captures.get(state.currentId);
-  const setMode = (next: "normal" | "capture") => {
-    if (next === "capture") captures.set(state.currentId, []);
-    else captures.delete(state.currentId);
-    options.onChange();
-  };
-
-  /** child-1, child-2, … unique among the living children of `parentId`. */
-  const defaultChildName = (parentId: string) => {
-    const taken = new Set(
-      [...state.agents.values()]
-        .filter((a) => a.parent_id === parentId && a.state !== "dead")
-        .map((a) => a.name),
-    );
-    let n = 1;
-    while (taken.has(`child-${n}`)) n++;
-    return `child-${n}`;
-  };
-
-  /** Interrupts `target` and its descendants (they stay alive); one line says how many. */
-  const stopSubtree = async (
-    target: AgentRow,
-    answer: Answer = (text, level) => controller.notice(text, level),
-  ): Promise<void> => {
-    if (target.state === "dead") {
-      return answer(`${displayName(target)} is dead: nothing to stop`, "error");
-    }
-    const n = (await interruptSubtree(db, target.id)).length;
-    return answer(`stopped ${n} agent${n === 1 ? "" : "s"}${n === 0 ? ": none was running" : ""}`);
-  };
-
-  /** The request /approve and /deny answer by default: the viewed agent's oldest, else the tree's. */
-  const defaultRequest = () =>
-    state.approvals.find((a) => a.agent_id === state.currentId) ?? state.approvals[0];
-
-  /** Throws when the request was answered first elsewhere (the caller says so). */
-  const answerRequest = async (
-    id: number,
-    allow: boolean,
-    how: { tree?: boolean; reason?: string } = {},
-  ) => {
-    const row = await answerApproval(
-      db,
-      id,
-      {
-        allow,
-        scope: how.tree ? "tree" : "once",
-        ...(how.reason ? { reason: how.reason } : {}),
-        by: "person (tui)",
-      },
-      state.rootId,
-    );
-    state.approvals = state.approvals.filter((a) => a.id !== id);
-    controller.refreshApprovals();
-    // The asking agent's transcript shows the answer; elsewhere a notice says what happened.
-    if (row.agent_id !== state.currentId) say(describeAnswer(row));
-    options.onChange();
+  const session: CommandContext["session"] = {};
+  const base = {
+    db,
+    config,
+    controller,
+    current,
+    say,
+    complain,
+    reply,
+    capturing,
+    session,
+    resolve: (ref: string) =>
+      resolveAgentRef(db, { treeId: state.rootId, selfId: state.currentId }, ref),
+    setMode(next: "normal" | "capture") {
+      if (next === "capture") captures.set(state.currentId, []);
+      else captures.delete(state.currentId);
+      options.onChange();
+    },
+    ui: {
+      helpLines: () => options.helpLines(own()),
+      treeLines: options.treeLines,
+      search: options.search,
+      tasks: options.tasks,
+      quit: options.quit,
+      onChange: options.onChange,
+    },
   };
 
   /** Runs a command; a failure after it was recorded is answered below the record, like success. */
   async function run(command: UiCommand, typed: string): Promise<void> {
     let recordedOn: string | undefined;
-    const note = async (agentId: string, text: string, data?: Record<string, unknown>) => {
-      await record(agentId, text, data);
-      recordedOn = agentId;
+    const ctx: CommandContext = {
+      ...base,
+      /**
+       * A `command` event on the agent the command was typed into (never model context), shown
+       * at once: the notice answering the command must land below it, not above.
+       */
+      async record(agentId, text, data = {}) {
+        controller.addEvent(
+          await appendEvent(db, agentId, "command", text, { by: "person", ...data }),
+        );
+        recordedOn = agentId;
+      },
     };
+    // A /discard's question holds only until the next command.
+    if (command.name !== "discard") session.discardAsked = undefined;
     try {
-      await perform(command, typed, note);
+      await commandSpec(command.name).run(ctx, command as never, typed);
     } catch (error) {
       if (recordedOn === undefined) throw error;
       await reply(recordedOn, describeFailure(error), "error");
     }
   }
 
-  /**
-   * `/mcp allow`: the project's .mcp.json as read when warren started (what its servers are) is
-   * allowed; their tools are fetched, and every thread offers them within a re-read (2 s).
-   */
-  async function allowProject(): Promise<void> {
-    const project = options.config.projectMcp;
-    if (!project || Object.keys(project.servers).length === 0) {
-      return complain(
-        "no .mcp.json with MCP servers here (looked from the working directory up to the repository root)",
-      );
+  /** Sends (or captures) `body` as the person's message to the viewed agent. */
+  async function message(body: string): Promise<boolean> {
+    const agent = current();
+    if (agent?.state === "dead") {
+      complain(`${displayName(agent)} is dead: it takes no input`);
+      return true;
     }
-    if (isAllowed(project.allow)) return say(`${project.file} is allowed already (/mcp lists it)`);
-    rememberAllow(project.allow);
-    say([`allowed ${project.file}; its servers may start:`, ...allowLines(project)].join("\n"));
-    const [{ refreshCatalog }, { listServers, listingLines }] = await Promise.all([
-      import("../mcp/catalog.js"),
-      import("../mcp/listing.js"),
-    ]);
-    await refreshCatalog(options.db, project.servers, (w) => complain(wordWarning(w)));
-    return say(listingLines(await listServers(options.db, project.servers)).join("\n"));
+    const captured = capturing();
+    if (captured) {
+      await appendEvent(db, state.currentId, "capture", body, { by: "person" });
+      captured.push(body);
+      return true;
+    }
+    await sendInput(db, state.currentId, body, config.limits.maxMessageBytes);
+    return true;
   }
 
-  async function perform(
-    command: UiCommand,
-    typed: string,
-    record: (agentId: string, text: string, data?: Record<string, unknown>) => Promise<void>,
-  ): Promise<void> {
-    const here = state.currentId;
-    // A /discard's question holds only until the next command.
-    if (command.name !== "discard") discardAsked = undefined;
-    switch (command.name) {
-      case "help":
-        return say(options.helpLines().join("\n"));
-      case "exit":
-        return options.quit();
-      case "agents":
-        return say(options.treeLines().join("\n"));
-      case "mcp": {
-        if (command.allow) return allowProject();
-        // The MCP modules (and their SDK, ~1 MB) load on first use, not before the first frame.
-        const { listServers, listingLines } = await import("../mcp/listing.js");
-        const listing = await listServers(options.db, options.config.mcpServers ?? {});
-        return say(listingLines(listing).join("\n"));
-      }
-      case "search":
-        return options.search(command.query);
-      case "tasks":
-        return options.tasks();
-      case "capture":
-        if (capturing()) return say("already capturing: /fork makes the child, /cancel stops");
-        if (current()?.state === "dead")
-          return complain("this agent is dead: capture for a living one");
-        setMode("capture");
-        return say(
-          "capture mode: what you type now is saved here and sent to no model; /fork makes a child with it as its task, /cancel stops",
-        );
-      case "cancel": {
-        const lines = capturing()?.length;
-        if (lines === undefined) return complain("not capturing (/capture starts)");
-        setMode("normal");
-        return say(
-          `capture cancelled; the ${lines} captured line(s) stay visible and reach no model`,
-        );
-      }
-      case "fork": {
-        const parent = current();
-        if (!parent) return complain("no agent to fork from");
-        const name = command.childName ?? defaultChildName(here);
-        const captured = capturing();
-        const parts = captured ? [...captured] : [];
-        if (command.prompt) parts.push(command.prompt);
-        const prompt = parts.join("\n").trim();
-        // Recorded first so the transcript reads "» /fork", then "↳ forked"; the captured task is
-        // the child's first message, the parent's record names the child only.
-        await record(here, typed, {
-          name,
-          ...(command.prompt ? { prompt: command.prompt } : {}),
-          ...(captured ? { captured_lines: captured.length } : {}),
-        });
-        // --worktree: the child's own git worktree, made first, removed again if the fork fails.
-        let isolated:
-          { id: string; worktree: Awaited<ReturnType<typeof createWorktree>> } | undefined;
-        if (command.worktree) {
-          const id = randomUUID();
-          const repository = await treeRepository(db, parent);
-          const plan = await planWorktree(parent.cwd ?? process.cwd(), name, id, repository);
-          isolated = { id, worktree: await createWorktree(plan, false) };
-        }
-        const child = await forkAgent(
-          db,
-          here,
-          {
-            name,
-            ...(prompt ? { prompt } : {}),
-            context: "inherit",
-            // No profile: the default base prompt (identity is added when a request is built).
-            systemPrompt: null,
-            // Never wider than the parent's, as the fork tool (agents/capabilities.ts).
-            ...childCapabilities(config, parent, {}),
-            ...(isolated
-              ? { id: isolated.id, worktree: isolated.worktree, cwd: isolated.worktree.path }
-              : {}),
-          },
-          config.limits,
-        ).catch(async (err: unknown) => {
-          const wt = isolated?.worktree;
-          if (wt) await removeWorktree(wt).catch(() => undefined);
-          throw err;
-        });
-        if (captured) setMode("normal");
-        controller.putAgent(child);
-        await controller.view(child.id);
-        return reply(
-          here,
-          prompt
-            ? `forked ${displayName(child)} with its task; it is running`
-            : `forked ${displayName(child)}: an idle child with this context; type its first message`,
-        );
-      }
-      case "kill": {
-        const target = command.agent ? await resolve(command.agent) : current();
-        if (!target) return complain("no agent to kill");
-        if (!target.parent_id) return complain("the root agent cannot be killed");
-        await record(here, typed, { target: target.id });
-        const killed = await killAgent(db, { targetId: target.id, byAgentId: null });
-        if (killed.includes(here)) {
-          const to = target.parent_id ?? state.rootId;
-          await controller.view(to);
-        }
-        return reply(
-          here,
-          `killed ${displayName(target)}${killed.length > 1 ? ` and ${killed.length - 1} descendant(s)` : ""}`,
-        );
-      }
-      case "diff":
-      case "merge":
-      case "discard": {
-        const target = command.agent ? await resolve(command.agent) : current();
-        if (!target) return complain(`no agent to ${command.name}`);
-        try {
-          if (command.name === "diff") {
-            const text = (await diffAgent(target)).replace(/\n$/, "");
-            const lines = text.split("\n");
-            const shown =
-              lines.length > 200
-                ? [
-                    ...lines.slice(0, 200),
-                    `… ${lines.length - 200} more lines (warren diff ${target.id.slice(0, 8)})`,
-                  ]
-                : lines;
-            return say(text ? shown.join("\n") : `${displayName(target)} changed nothing`);
-          }
-          if (command.name === "discard" && discardAsked !== target.id) {
-            discardAsked = target.id;
-            return say(
-              `/discard removes ${displayName(target)}'s worktree and branch with all its work; type /discard again to confirm`,
-            );
-          }
-          discardAsked = undefined;
-          await record(here, typed, { target: target.id });
-          const fresh = (await resolve(target.id)) ?? target;
-          const done =
-            command.name === "merge" ? await mergeAgent(db, fresh) : await discardAgent(db, fresh);
-          return reply(here, done);
-        } catch (err) {
-          if (err instanceof WorktreeError) return complain(err.message);
-          throw err;
-        }
-      }
-      case "stop": {
-        const target = command.agent ? await resolve(command.agent) : current();
-        if (!target) return complain("no agent to stop");
-        await record(here, typed, { target: target.id });
-        return stopSubtree(target, (text, level) => reply(here, text, level));
-      }
-      case "send": {
-        if (current()?.state === "dead") return complain("this agent is dead: it sends no mail");
-        const to = await resolve(command.agent);
-        await record(here, typed, { to: to.id });
-        const receipt = await sendMail(db, {
-          treeId: state.rootId,
-          fromId: here,
-          toId: to.id,
-          body: command.message,
-          maxBytes: config.limits.maxMessageBytes,
-        });
-        return reply(here, `mail sent to ${displayName(to)}${receipt.woke ? " (it woke up)" : ""}`);
-      }
-      case "wait": {
-        const agent = current();
-        if (agent && agent.state !== "idle") {
-          return complain(`${displayName(agent)} is ${agent.state}; /wait needs it idle`);
-        }
-        const ids: string[] = [];
-        for (const ref of command.agents) ids.push((await resolve(ref)).id);
-        await record(here, typed, { from_agents: ids });
-        await requestWait(
-          db,
-          here,
-          { timeoutSeconds: command.timeoutSeconds, ...(ids.length ? { fromAgents: ids } : {}) },
-          config.limits,
-        );
-        return;
-      }
-      case "reap": {
-        const all = [...state.agents.values()];
-        const reaped = await reapDead(db, state.rootId);
-        const reapedSet = new Set(reaped);
-        const landing = reapedSet.has(here)
-          ? (nearestLivingAncestor(
-              all.map((a) => (reapedSet.has(a.id) ? { ...a, reaped_at: new Date() } : a)),
-              here,
-            ) ?? state.rootId)
-          : here;
-        controller.markReaped(reaped);
-        if (landing !== here) await controller.view(landing);
-        await record(landing, typed, { reaped });
-        return reply(
-          landing,
-          reaped.length
-            ? `reaped ${reaped.length} dead agent${reaped.length === 1 ? "" : "s"}; their history stays in the database`
-            : "nothing to reap: no dead agents",
-        );
-      }
-      case "approve":
-      case "deny": {
-        const id = command.id ?? defaultRequest()?.id;
-        if (id === undefined) return complain("no tool call is waiting for approval");
-        if (command.name === "approve") return answerRequest(id, true, { tree: command.tree });
-        return answerRequest(id, false, command.reason ? { reason: command.reason } : {});
-      }
-      case "model": {
-        const rows = await db.execute(
-          sql`update agents set model = ${command.model} where id = ${here} and state <> 'dead' returning id`,
-        );
-        if (rows.rows.length === 0) return complain("this agent is dead; its model stays");
-        await record(here, typed, { model: command.model });
-        return reply(here, `model of this agent set to ${command.model}`);
-      }
+  /**
+   * `/name ARGS` naming a command file or a skill: its text, expanded (its `` !`cmd` `` through
+   * the policy as the viewed agent's bash would be), is the person's message. Undefined: no such
+   * command.
+   */
+  async function runOwn(text: string, commands: PersonCommand[]): Promise<boolean | undefined> {
+    const found = findPersonCommand(commands, text);
+    if (!found) return undefined;
+    const agent = current();
+    if (agent?.state === "dead") {
+      complain(`${displayName(agent)} is dead: it takes no input`);
+      return true;
     }
+    const where = agent?.cwd ?? cwd;
+    const shell = commandShell({
+      config,
+      cwd: where,
+      ...(agent ? { agent } : {}),
+      onWarning: (line) => complain(`/${found.command.name}: ${line}`),
+    });
+    const expanded = await found.command.expand(found.args, { cwd: where, shell });
+    for (const warning of expanded.warnings) complain(`/${found.command.name}: ${warning}`);
+    if (!expanded.text.trim()) {
+      complain(`/${found.command.name}: the command's text is empty; nothing sent`);
+      return true;
+    }
+    return message(expanded.text);
   }
 
   return {
@@ -427,25 +212,18 @@ export function createActions(options: ActionsOptions): Actions {
       const command = isCommand(text);
       try {
         if (command) {
-          const parsed = parseCommand(text);
+          const commands = own();
+          const ran = await runOwn(text, commands);
+          if (ran !== undefined) return ran;
+          const parsed = parseCommand(
+            text,
+            commands.map((c) => c.name),
+          );
           if (!parsed.ok) complain(parsed.error);
           else await run(parsed.command, text.trim());
           return true;
         }
-        const body = text.startsWith("//") ? text.slice(1) : text;
-        const agent = current();
-        if (agent?.state === "dead") {
-          complain(`${displayName(agent)} is dead: it takes no input`);
-          return true;
-        }
-        const captured = capturing();
-        if (captured) {
-          await appendEvent(db, state.currentId, "capture", body, { by: "person" });
-          captured.push(body);
-          return true;
-        }
-        await sendInput(db, state.currentId, body, config.limits.maxMessageBytes);
-        return true;
+        return await message(text.startsWith("//") ? text.slice(1) : text);
       } catch (error) {
         complain(describeFailure(error));
         return command;
@@ -463,18 +241,26 @@ export function createActions(options: ActionsOptions): Actions {
       const target = current();
       if (!target) return;
       try {
-        await stopSubtree(target);
+        await stopSubtree(base, target, (text, level) => controller.notice(text, level));
       } catch (error) {
         complain(`stop failed: ${describeFailure(error)}`);
       }
     },
     modelNames() {
-      models ??= fetchModels(config).catch(() => []);
+      models ??= listModels({
+        ...(config.model.baseURL ? { baseURL: config.model.baseURL } : {}),
+        ...(config.model.apiKey ? { apiKey: config.model.apiKey } : {}),
+        timeoutMs: 5000,
+      }).then(
+        (listed) => (listed ?? []).map((m) => m.id).sort(),
+        () => [],
+      );
       return models;
     },
+    personCommands: own,
     async answer(id, allow, answerOptions) {
       try {
-        await answerRequest(id, allow, answerOptions);
+        await answerRequest(base, id, allow, answerOptions);
         return true;
       } catch (error) {
         complain(describeFailure(error));
@@ -509,16 +295,4 @@ export function treeLines(agents: readonly AgentRow[], currentId: string): strin
     walk(root.id, 1);
   }
   return lines;
-}
-
-/** GET {base}/models → the ids the server offers (OpenAI-compatible servers have it; some not). */
-async function fetchModels(config: Config): Promise<string[]> {
-  const base = (config.model.baseURL ?? "https://api.openai.com/v1").replace(/\/+$/, "");
-  const response = await fetch(`${base}/models`, {
-    headers: config.model.apiKey ? { authorization: `Bearer ${config.model.apiKey}` } : {},
-    signal: AbortSignal.timeout(5000),
-  });
-  if (!response.ok) return [];
-  const body = (await response.json()) as { data?: { id?: unknown }[] };
-  return (body.data ?? []).flatMap((m) => (typeof m.id === "string" ? [m.id] : [])).sort();
 }

@@ -7,6 +7,7 @@ import type { Db } from "../db/client.js";
 import { wordWarning, type Warning } from "../db/warning.js";
 import { openFeed } from "../feed/feed.js";
 import { createActions, treeLines } from "./actions.js";
+import { helpRows } from "./commands/table.js";
 import { createController } from "./controller.js";
 import { createDispatch } from "./dispatch.js";
 import { createFrameClock } from "./frame.js";
@@ -117,7 +118,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     db,
     config,
     controller,
-    helpLines: () => renderHelp(PANEL_KEY, MOUSE_KEY),
+    helpLines: (own) => renderHelp(PANEL_KEY, MOUSE_KEY, helpRows(own)),
     treeLines: () => treeLines([...controller.state.agents.values()], controller.state.currentId),
     search: (query) => dispatch.startSearch(query),
     tasks: () => update({ type: "tasks-open" }),

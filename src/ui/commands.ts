@@ -1,60 +1,15 @@
-// The person's slash commands: shell-like argument splitting and parsing into a typed command, or
-// a one-line explanation of what is wrong (with a "did you mean" for a mistyped name).
+// The person's slash commands: shell-like argument splitting and parsing into a typed command
+// through the command table (commands/table.ts), or a one-line explanation of what is wrong (with
+// a "did you mean" for a mistyped name).
+import { BUILTIN_NAMES, builtinCommand, COMMANDS } from "./commands/table.js";
+import type { UiCommand } from "./commands/types.js";
 
-export type UiCommand =
-  | { name: "capture" }
-  | { name: "cancel" }
-  | { name: "fork"; childName?: string; prompt?: string; worktree?: boolean }
-  | { name: "diff"; agent?: string }
-  | { name: "merge"; agent?: string }
-  | { name: "discard"; agent?: string }
-  | { name: "kill"; agent?: string }
-  | { name: "stop"; agent?: string }
-  | { name: "send"; agent: string; message: string }
-  | { name: "wait"; timeoutSeconds: number; agents: string[] }
-  | { name: "reap" }
-  | { name: "agents" }
-  | { name: "model"; model: string }
-  | { name: "approve"; id?: number; tree: boolean }
-  | { name: "deny"; id?: number; reason?: string }
-  | { name: "search"; query: string }
-  | { name: "tasks" }
-  | { name: "mcp"; allow?: boolean }
-  | { name: "help" }
-  | { name: "exit" };
+const NAMES = COMMANDS.map((c) => c.name);
+
+export type { UiCommand } from "./commands/types.js";
+export { WAIT_MAX_SECONDS } from "./commands/agents.js";
 
 export type ParsedCommand = { ok: true; command: UiCommand } | { ok: false; error: string };
-
-export const COMMAND_USAGE: Record<UiCommand["name"], string> = {
-  capture: "/capture — compose a task: typed lines are saved, never sent to a model",
-  cancel: "/cancel — end capture without forking",
-  fork: '/fork [--name NAME] [--worktree] ["PROMPT"] — a child (with the captured text as its task in capture; --worktree: in a git worktree of its own)',
-  diff: "/diff [AGENT] — a worktree child's change against its base (default: this one)",
-  merge:
-    "/merge [AGENT] — commit a worktree child's work and merge its branch into its parent's tree",
-  discard: "/discard [AGENT] — remove a worktree child's worktree and branch (asks first)",
-  kill: "/kill [AGENT] — kill an agent and its descendants (default: this one)",
-  stop: "/stop [AGENT] — interrupt an agent and all its descendants; they stay alive (default: this one)",
-  send: "/send AGENT MESSAGE — mail from this agent",
-  wait: "/wait TIMEOUT [AGENT…] — this agent waits for mail (fan-in when agents are given)",
-  reap: "/reap — remove dead agents from navigation",
-  agents: "/agents — the tree with states",
-  model: "/model NAME — set this agent's model (Tab completes)",
-  approve:
-    "/approve [ID] [--tree] — allow a tool call waiting for approval (--tree: its pattern, for the tree)",
-  deny: "/deny [ID] [REASON…] — deny a tool call waiting for approval (the model reads the reason)",
-  search:
-    "/search TEXT — search every agent's transcript in the tree (dead ones too); Enter jumps to a hit",
-  tasks: "/tasks — the tree's task board, live (Esc closes)",
-  mcp: "/mcp [allow] — the MCP servers with their state and tools (as `warren mcp list --cached`); allow: start the project .mcp.json's servers",
-  help: "/help — keys and commands",
-  exit: "/exit — quit (agents keep their state; a worker or the next warren resumes them)",
-};
-
-const NAMES = Object.keys(COMMAND_USAGE) as UiCommand["name"][];
-const ALIASES: Record<string, UiCommand["name"]> = { quit: "exit", q: "exit", "?": "help" };
-
-export const WAIT_MAX_SECONDS = 3600;
 
 /** Splits like a shell: spaces separate, quotes group ('…' literal, "…" with \ escapes). */
 export function splitArgs(
@@ -99,143 +54,45 @@ export function isCommand(text: string): boolean {
   return /^\/[^/\s]/.test(text.trimStart());
 }
 
-export function parseCommand(text: string): ParsedCommand {
+/**
+ * `text` as a built-in command. `others`: the person's own command names (command files, skills),
+ * offered in "did you mean" too.
+ */
+export function parseCommand(text: string, others: readonly string[] = []): ParsedCommand {
   const trimmed = text.trim();
   const head = trimmed.slice(1).split(/\s+/)[0] ?? "";
   const rest = trimmed.slice(1 + head.length).trim();
-  const name = ALIASES[head.toLowerCase()] ?? NAMES.find((n) => n === head.toLowerCase());
-  if (!name) {
-    const guess = suggest(head);
+  const spec = builtinCommand(head);
+  if (!spec) {
+    const guess = suggest(head, [...NAMES, ...others]);
     return fail(
       `unknown command /${head}${guess ? ` — did you mean /${guess}?` : ""} (/help lists commands)`,
     );
   }
   const split = splitArgs(rest);
-  if (!split.ok) return fail(`/${name}: ${split.error}`);
-  const args = split.args;
-  const usage = `usage: ${COMMAND_USAGE[name].split(" — ")[0]}`;
-  const none = (command: UiCommand): ParsedCommand =>
-    args.length > 0 ? fail(`/${name} takes no arguments (${usage})`) : { ok: true, command };
-  switch (name) {
-    case "capture":
-    case "cancel":
-    case "reap":
-    case "agents":
-    case "tasks":
-    case "help":
-    case "exit":
-      return none({ name });
-    case "mcp":
-      if (args.length === 0) return { ok: true, command: { name } };
-      if (args.length === 1 && args[0] === "allow")
-        return { ok: true, command: { name, allow: true } };
-      return fail(`/mcp takes nothing or "allow" (${usage})`);
-    case "fork":
-      return parseFork(args, usage);
-    case "kill":
-    case "stop":
-    case "diff":
-    case "merge":
-    case "discard":
-      if (args.length > 1) return fail(`/${name} takes at most one agent (${usage})`);
-      return { ok: true, command: { name, ...(args[0] ? { agent: args[0] } : {}) } };
-    case "send": {
-      if (args.length < 2) return fail(`/send needs an agent and a message (${usage})`);
-      const [agent, ...words] = args;
-      return { ok: true, command: { name, agent: agent!, message: words.join(" ") } };
-    }
-    case "wait": {
-      const [timeout, ...agents] = args;
-      if (timeout === undefined) return fail(`/wait needs a timeout in seconds (${usage})`);
-      const seconds = Number(timeout);
-      if (!/^\d+(\.\d+)?$/.test(timeout) || seconds > WAIT_MAX_SECONDS) {
-        return fail(`/wait: timeout must be 0-${WAIT_MAX_SECONDS} seconds, not "${timeout}"`);
-      }
-      return { ok: true, command: { name, timeoutSeconds: seconds, agents } };
-    }
-    case "approve": {
-      const tree = args.includes("--tree");
-      const rest = args.filter((a) => a !== "--tree");
-      const id = rest[0] === undefined ? undefined : requestId(rest[0]);
-      if (rest.length > 1 || (rest[0] !== undefined && id === undefined)) {
-        return fail(`/approve takes a request number and --tree (${usage})`);
-      }
-      return { ok: true, command: { name, tree, ...(id !== undefined ? { id } : {}) } };
-    }
-    case "deny": {
-      const [first, ...words] = args;
-      const id = first === undefined ? undefined : requestId(first);
-      const reason = (id === undefined ? args : words).join(" ").trim();
-      return {
-        ok: true,
-        command: { name, ...(id !== undefined ? { id } : {}), ...(reason ? { reason } : {}) },
-      };
-    }
-    case "search": {
-      // The text as typed (quotes kept: "a phrase" is websearch syntax), not split like arguments.
-      if (!rest) return fail(`/search needs text to look for (${usage})`);
-      return { ok: true, command: { name, query: rest } };
-    }
-    case "model":
-      if (args.length !== 1) return fail(`/model needs one model name (${usage})`);
-      return { ok: true, command: { name, model: args[0]! } };
-  }
+  if (!split.ok) return fail(`/${spec.name}: ${split.error}`);
+  const parsed = spec.parse(split.args, rest, `usage: ${spec.usage}`);
+  return "error" in parsed ? fail(parsed.error) : { ok: true, command: parsed };
 }
 
-/** An approval request's number as typed ("12" or "#12"). */
-function requestId(arg: string): number | undefined {
-  return /^#?\d{1,15}$/.test(arg) ? Number(arg.replace("#", "")) : undefined;
+/** Whether `name` is a built-in command or an alias of one. */
+export function isBuiltin(name: string): boolean {
+  return BUILTIN_NAMES.has(name.toLowerCase());
 }
 
-function parseFork(args: string[], usage: string): ParsedCommand {
-  let childName: string | undefined;
-  let worktree = false;
-  const words: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const arg = args[i]!;
-    if (arg === "--name" || arg === "-n") {
-      const value = args[++i];
-      if (value === undefined || !value.trim())
-        return fail(`/fork: --name needs a value (${usage})`);
-      childName = value;
-    } else if (arg.startsWith("--name=")) {
-      childName = arg.slice("--name=".length);
-      if (!childName.trim()) return fail(`/fork: --name needs a value (${usage})`);
-    } else if (arg === "--worktree" && words.length === 0) {
-      worktree = true;
-    } else if (arg === "--") {
-      words.push(...args.slice(i + 1));
-      break;
-    } else if (arg.startsWith("--") && words.length === 0) {
-      return fail(`/fork: unknown option ${arg} (${usage})`);
-    } else {
-      words.push(arg);
-    }
-  }
-  const prompt = words.join(" ").trim();
-  return {
-    ok: true,
-    command: {
-      name: "fork",
-      ...(childName !== undefined ? { childName } : {}),
-      ...(prompt ? { prompt } : {}),
-      ...(worktree ? { worktree } : {}),
-    },
-  };
+/** Command names starting with `prefix` (for Tab completion), built-ins first, then `others`. */
+export function completeCommand(prefix: string, others: readonly string[] = []): string[] {
+  const lower = prefix.toLowerCase();
+  return [...NAMES, ...others].filter((n) => n.toLowerCase().startsWith(lower));
 }
 
-/** Command names starting with `prefix` (for Tab completion). */
-export function completeCommand(prefix: string): string[] {
-  return NAMES.filter((n) => n.startsWith(prefix.toLowerCase()));
-}
-
-function suggest(word: string): string | undefined {
+function suggest(word: string, names: readonly string[]): string | undefined {
   const lower = word.toLowerCase();
   if (!lower) return undefined;
-  const prefixed = NAMES.filter((n) => n.startsWith(lower));
+  const prefixed = names.filter((n) => n.startsWith(lower));
   if (prefixed.length === 1) return prefixed[0];
   let best: { name: string; distance: number } | undefined;
-  for (const name of NAMES) {
+  for (const name of names) {
     const distance = editDistance(lower, name);
     if (!best || distance < best.distance) best = { name, distance };
   }

@@ -1,6 +1,14 @@
-// Tab in the input: completes a command name, or a model name after `/model ` from the server's
+// Tab in the input: completes a command name (the built-ins of the command table and the
+// person's own, whose argument hint is shown), or a model name after `/model ` from the server's
 // list; several matches are offered as a hint.
 import { completeCommand } from "./commands.js";
+
+/** A person's command as completion offers it: its name and how it is typed (`/review [area]`). */
+export interface OwnCommand {
+  name: string;
+  usage: string;
+  help: string;
+}
 
 export interface Completion {
   /** The new input text, when it changes. */
@@ -12,6 +20,7 @@ export interface Completion {
 export async function completeInput(
   text: string,
   modelNames: () => Promise<string[]>,
+  own: readonly OwnCommand[] = [],
 ): Promise<Completion> {
   const model = /^\/model\s+(\S*)$/.exec(text);
   if (model) {
@@ -25,8 +34,17 @@ export async function completeInput(
   }
   const command = /^\/(\S*)$/.exec(text);
   if (!command) return {};
-  const names = completeCommand(command[1]!);
-  if (names.length === 1) return { text: `/${names[0]} ` };
+  const names = completeCommand(
+    command[1]!,
+    own.map((c) => c.name),
+  );
+  if (names.length === 1) {
+    const mine = own.find((c) => c.name === names[0]);
+    // The person's command: its argument hint and description, as Claude Code shows them.
+    return mine
+      ? { text: `/${mine.name} `, hint: `${mine.usage} — ${mine.help}` }
+      : { text: `/${names[0]} ` };
+  }
   if (names.length > 1) return { hint: names.map((n) => `/${n}`).join("  ") };
   return {};
 }

@@ -147,7 +147,11 @@ export function createDispatch(options: DispatchOptions): Dispatch {
   };
 
   const complete = async () => {
-    const result = await completeInput(editor.value(), () => actions.modelNames());
+    const result = await completeInput(
+      editor.value(),
+      () => actions.modelNames(),
+      actions.personCommands(),
+    );
     if (result.text !== undefined) editor.set(result.text);
     if (result.hint) flash(result.hint, 3000);
     options.clock.request();

@@ -10,7 +10,15 @@ export const MIN_HEIGHT = 10;
  * The keys and commands, one per line; `panelKey` opens the agent panel, `mouseKey` (when the
  * app has one) toggles mouse reporting.
  */
-export function renderHelp(panelKey: string, mouseKey?: string): string[] {
+/**
+ * `commands`: [how it is typed, one line] for every command, from the command table
+ * (commands/table.ts helpRows), the person's own included.
+ */
+export function renderHelp(
+  panelKey: string,
+  mouseKey: string | undefined,
+  commands: readonly (readonly [string, string])[],
+): string[] {
   const keys: [string, string][] = [
     ["Enter", "send (queued while the agent is busy)"],
     ["Shift+Enter, Ctrl+J", "new line"],
@@ -33,26 +41,11 @@ export function renderHelp(panelKey: string, mouseKey?: string): string[] {
     ["Ctrl+X", "stop this agent and all its descendants (they stay alive; /stop)"],
     ["Ctrl+C", "interrupt; twice within 2 s quits"],
   ];
-  const commands: [string, string][] = [
-    ["/capture", "type text no model sees; /fork makes it a child's task"],
-    ["/cancel", "end capture without forking (the text stays)"],
-    ['/fork [--name N] ["prompt"]', "new child (inherits the context); switch to it"],
-    ["/kill [AGENT]", "kill an agent and its descendants (default: this one)"],
-    ["/stop [AGENT]", "interrupt an agent and all its descendants; they stay alive"],
-    ["/send AGENT MESSAGE", "mail from this agent"],
-    ["/wait TIMEOUT [AGENT…]", "this agent waits for mail (from these agents)"],
-    ["/reap", "remove dead agents from navigation"],
-    ["/agents", "the tree with states"],
-    ["/search TEXT", "every agent's transcript, dead ones too; Enter jumps to the line"],
-    ["/model NAME", "this agent's model"],
-    ["/approve [ID] [--tree]", "allow a call waiting for approval (default: the oldest here)"],
-    ["/deny [ID] [REASON…]", "deny it; the model reads the reason"],
-    ["/help, /exit", "this help; quit"],
-  ];
-  return ["Keys", ...table(keys), "Commands", ...table(commands)];
+  const own = commands.length > 0 ? table(commands) : [];
+  return ["Keys", ...table(keys), "Commands", ...own];
 }
 
-function table(rows: [string, string][]): string[] {
+function table(rows: readonly (readonly [string, string])[]): string[] {
   const column = Math.max(...rows.map(([key]) => displayWidth(key))) + 2;
   return rows.map(([key, text]) => `  ${padToWidth(key, column)}${text}`);
 }

@@ -12,6 +12,7 @@ import {
   type StatusBarInfo,
 } from "../../../src/ui/views/index.js";
 import { agent, NOW } from "./fixtures.js";
+import { helpRows } from "../../../src/ui/commands/table.js";
 import { screenText, showWithin } from "./helpers.js";
 
 const color = { color: true };
@@ -253,7 +254,7 @@ describe("plain screens and colors", () => {
   });
 
   it("lists keys and commands with the panel key", () => {
-    const help = renderHelp("Ctrl+T").join("\n");
+    const help = renderHelp("Ctrl+T", undefined, helpRows()).join("\n");
     for (const needle of [
       "Ctrl+T",
       "Ctrl+Up",

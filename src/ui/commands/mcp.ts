@@ -1,0 +1,46 @@
+// /mcp: the MCP servers with their state and tools, and allowing the project's .mcp.json.
+import { wordWarning } from "../../db/warning.js";
+import { isAllowed, rememberAllow } from "../../mcp/allow.js";
+import { allowLines } from "../../mcp/project.js";
+import type { CommandContext, CommandSpec } from "./types.js";
+
+export const mcp: CommandSpec<"mcp"> = {
+  name: "mcp",
+  usage: "/mcp [allow]",
+  help: "the MCP servers with their state and tools; allow: start the project .mcp.json's servers",
+  parse: (args, _rest, usage) => {
+    if (args.length === 0) return { name: "mcp" };
+    if (args.length === 1 && args[0] === "allow") return { name: "mcp", allow: true };
+    return { error: `/mcp takes nothing or "allow" (${usage})` };
+  },
+  async run(ctx, command) {
+    if (command.allow) return allowProject(ctx);
+    // The MCP modules (and their SDK, ~1 MB) load on first use, not before the first frame.
+    const { listServers, listingLines } = await import("../../mcp/listing.js");
+    const listing = await listServers(ctx.db, ctx.config.mcpServers ?? {});
+    ctx.say(listingLines(listing).join("\n"));
+  },
+};
+
+/**
+ * `/mcp allow`: the project's .mcp.json as read when warren started (what its servers are) is
+ * allowed; their tools are fetched, and every thread offers them within a re-read (2 s).
+ */
+async function allowProject(ctx: CommandContext): Promise<void> {
+  const project = ctx.config.projectMcp;
+  if (!project || Object.keys(project.servers).length === 0) {
+    return ctx.complain(
+      "no .mcp.json with MCP servers here (looked from the working directory up to the repository root)",
+    );
+  }
+  if (isAllowed(project.allow))
+    return ctx.say(`${project.file} is allowed already (/mcp lists it)`);
+  rememberAllow(project.allow);
+  ctx.say([`allowed ${project.file}; its servers may start:`, ...allowLines(project)].join("\n"));
+  const [{ refreshCatalog }, { listServers, listingLines }] = await Promise.all([
+    import("../../mcp/catalog.js"),
+    import("../../mcp/listing.js"),
+  ]);
+  await refreshCatalog(ctx.db, project.servers, (w) => ctx.complain(wordWarning(w)));
+  ctx.say(listingLines(await listServers(ctx.db, project.servers)).join("\n"));
+}
