@@ -12,7 +12,12 @@ let yaml: typeof Yaml | undefined;
 const loadYaml = () => (yaml ??= createRequire(import.meta.url)("yaml") as typeof Yaml);
 
 export type FrontMatter =
-  | { ok: true; data: Record<string, unknown>; body: string; hasFrontMatter: boolean }
+  | {
+      ok: true;
+      data: Record<string, unknown>;
+      body: string;
+      hasFrontMatter: boolean;
+    }
   | { ok: false; line: number; message: string };
 
 export function parseFrontMatter(raw: string): FrontMatter {
@@ -21,7 +26,15 @@ export function parseFrontMatter(raw: string): FrontMatter {
   if (!open) return { ok: true, data: {}, body: text, hasFrontMatter: false };
   const close = /^---[ \t]*$/m.exec(text.slice(open[0].length));
   if (!close) return { ok: false, line: 1, message: "the front matter has no closing --- line" };
-  const yamlText = text.slice(open[0].length, open[0].length + close.index);
+  // `argument-hint: [pr-number] [priority]` is how Claude Code's docs write it, which YAML reads
+  // as a list (or not at all): the line is taken as written (quotes removed), never parsed.
+  const hints: string[] = [];
+  const yamlText = text
+    .slice(open[0].length, open[0].length + close.index)
+    .replace(/^argument-hint:[ \t]*(.*)$/gm, (_line, value: string) => {
+      hints.push(value.trim().replace(/^(["'])(.*)\1$/, "$2"));
+      return "";
+    });
   const body = text.slice(open[0].length + close.index + close[0].length).replace(/^\n/, "");
   const { LineCounter, parseDocument, isMap } = loadYaml();
   const lines = new LineCounter();
@@ -32,11 +45,13 @@ export function parseFrontMatter(raw: string): FrontMatter {
     const line = lines.linePos(error.pos[0]).line + 1;
     return { ok: false, line, message: `invalid front matter: ${error.message.split("\n")[0]}` };
   }
-  if (doc.contents === null) return { ok: true, data: {}, body, hasFrontMatter: true };
+  const hint = hints.length > 0 && hints[0] ? { "argument-hint": hints[0] } : {};
+  if (doc.contents === null) return { ok: true, data: hint, body, hasFrontMatter: true };
   if (!isMap(doc.contents)) {
     return { ok: false, line: 2, message: "the front matter must be a YAML mapping of fields" };
   }
-  return { ok: true, data: doc.toJS() as Record<string, unknown>, body, hasFrontMatter: true };
+  const data = { ...(doc.toJS() as Record<string, unknown>), ...hint };
+  return { ok: true, data, body, hasFrontMatter: true };
 }
 
 /** A field that must be a non-empty string: the trimmed text, undefined when absent, null when bad. */

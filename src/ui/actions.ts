@@ -60,6 +60,8 @@ export interface ActionsOptions {
   onChange: () => void;
   /** Where the person's command files and skills are looked for (default: process.cwd()). */
   cwd?: string;
+  /** Whose home the person's own command files and skills are read from (default: process.env). */
+  env?: Record<string, string | undefined>;
 }
 
 export function createActions(options: ActionsOptions): Actions {
@@ -80,7 +82,7 @@ export function createActions(options: ActionsOptions): Actions {
    */
   const warned = new Set<string>();
   const own = (): PersonCommand[] => {
-    const found = personCommands(cwd, BUILTIN_NAMES);
+    const found = personCommands(cwd, BUILTIN_NAMES, options.env);
     for (const warning of found.warnings) {
       if (warned.has(warning)) continue;
       warned.add(warning);
