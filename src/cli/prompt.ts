@@ -14,7 +14,6 @@ import { withDatabase } from "./scope.js";
 import type { ApproveMode } from "../policy/policy.js";
 import { findPersonCommand, personCommands } from "../skills/listing.js";
 import { commandShell } from "../runtime/command-shell.js";
-import { BUILTIN_NAMES } from "../ui/commands/table.js";
 import type { Config } from "../config/config.js";
 
 export const EXIT_TIMEOUT = 124;
@@ -158,6 +157,8 @@ async function expandPrompt(
 ): Promise<string> {
   if (!/^\/[^/\s]/.test(text.trimStart())) return text;
   const cwd = process.cwd();
+  // The TUI's names (no command file may take one): loaded only for a prompt that is a command.
+  const { BUILTIN_NAMES } = await import("../ui/commands/table.js");
   const found = findPersonCommand(personCommands(cwd, BUILTIN_NAMES, io.env).commands, text);
   if (!found) return text;
   const warn = (line: string) => io.err(`warren: /${found.command.name}: ${escapeControl(line)}`);
