@@ -103,7 +103,7 @@ describe("command files through warren -p", () => {
       config: { policy: { bash: "deny" } },
       env: { WARREN_APPROVE: "all" },
     });
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain(
       "warren: /review: !`echo from-the-shell` not run: the tool policy denies it (bash)",
     );
