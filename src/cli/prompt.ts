@@ -46,8 +46,6 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
   // One line when bash will run unconfined because `auto` found no working bubblewrap.
   const unconfined = await sandboxStartNotice(config.sandbox);
   if (unconfined) io.err(`warren: ${unconfined}`);
-  // `/review security`: a command file's (or a skill's) text is the prompt.
-  const prompt = await expandPrompt(options.prompt, config, options.approve, io);
   const timeoutMs =
     options.timeoutSeconds === undefined ? undefined : options.timeoutSeconds * 1000;
   const interrupt = new AbortController();
@@ -58,8 +56,11 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
     interrupt.abort();
   };
   process.on("SIGINT", onSigint);
-  const result = await withDatabase(io.env, (db, url) =>
-    withDeadline(
+  const result = await withDatabase(io.env, async (db, url) => {
+    // `/review security`: a command file's (or a skill's) text is the prompt. Expanded once the
+    // database answers: its !`cmd` (the shell parser, a sandbox) never races the connection.
+    const prompt = await expandPrompt(options.prompt, config, options.approve, io);
+    return withDeadline(
       runPrompt({
         db,
         url,
@@ -71,8 +72,8 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
         onWarning: outageFilter((warning) => io.err(`warren: ${wordWarning(warning)}`)),
       }),
       timeoutMs,
-    ),
-  ).finally(() => process.off("SIGINT", onSigint));
+    );
+  }).finally(() => process.off("SIGINT", onSigint));
   if (interrupt.signal.aborted) return EXIT_INTERRUPTED;
   const timedOutMessage = `timed out after ${options.timeoutSeconds} s`;
   if (result === "deadline") {
