@@ -3,7 +3,7 @@
 import { readlink, realpath } from "node:fs/promises";
 import path from "node:path";
 import { textProblem } from "../agents/text.js";
-import type { FileAccess } from "../config/config.js";
+import type { FileAccess } from "../agents/agents.sql.js";
 import {
   fail,
   internalFailure,
