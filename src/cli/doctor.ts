@@ -5,7 +5,12 @@
 import { loadConfig } from "../config/config.js";
 import { instructionFilesLine } from "../runtime/instructions.js";
 import { parseCommandArgs, expectPositionals, type RunCommand } from "./command.js";
-import { databaseHealth, modelServerHealth, sandboxHealth, type HealthLine } from "./health.js";
+import {
+  databaseHealth,
+  modelServerHealth,
+  sandboxHealth,
+  type HealthLine,
+} from "../runtime/health.js";
 
 export const runDoctor: RunCommand = async (args, io) => {
   const { values, positionals } = parseCommandArgs("doctor", {
