@@ -184,11 +184,6 @@ export async function allowedPath(ctx: FileToolContext, given: string): Promise<
   };
 }
 
-/** True when the first 8 KB hold a NUL byte: the usual heuristic for a binary file. */
-export function isBinary(bytes: Buffer): boolean {
-  return bytes.subarray(0, 8192).includes(0);
-}
-
 /** Maps a thrown file-system error to an outcome the model can act on. */
 export function fsFailure(cwd: string, err: unknown): ToolOutcome {
   const e = err instanceof Error ? (err as NodeJS.ErrnoException) : undefined;
