@@ -4,7 +4,7 @@
 // server does not answer (an unavailable sandbox under "auto" is said, not failed).
 import { loadConfig } from "../config/config.js";
 import { instructionFilesLine } from "../runtime/instructions.js";
-import { parseCommandArgs, expectPositionals, type RunCommand } from "./command.js";
+import { parseCommand, JSON_OPTION, expectPositionals, type RunCommand } from "./command.js";
 import {
   databaseHealth,
   modelServerHealth,
@@ -13,11 +13,7 @@ import {
 } from "../runtime/health.js";
 
 export const runDoctor: RunCommand = async (args, io) => {
-  const { values, positionals } = parseCommandArgs("doctor", {
-    args,
-    allowPositionals: true,
-    options: { json: { type: "boolean", default: false } },
-  });
+  const { values, positionals } = parseCommand("doctor", args, JSON_OPTION);
   expectPositionals(positionals, "doctor", { required: [] });
   const config = loadConfig(io.env);
   const lines: HealthLine[] = await Promise.all([
