@@ -6,11 +6,16 @@ import path from "node:path";
 
 type Env = Record<string, string | undefined>;
 
+/** warren's config directory: $XDG_CONFIG_HOME/warren, else ~/.config/warren. */
+export function warrenConfigDir(env: Env = process.env): string {
+  const base = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
+  return path.join(base, "warren");
+}
+
 /** The config file in force: $WARREN_CONFIG, else $XDG_CONFIG_HOME/warren/config.json. */
 export function configPath(env: Env = process.env): string {
   if (env.WARREN_CONFIG) return path.resolve(env.WARREN_CONFIG);
-  const base = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
-  return path.join(base, "warren", "config.json");
+  return path.join(warrenConfigDir(env), "config.json");
 }
 
 /** warren's home (the embedded database, its password): $WARREN_HOME, else $XDG_DATA_HOME/warren. */

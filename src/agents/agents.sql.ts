@@ -12,9 +12,12 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 
-import type { FileAccess, SandboxMode } from "../config/modes.js";
+import type { SandboxMode } from "../sandbox/settings.js";
 import type { ApproveMode, Policy } from "../policy/policy.js";
 import type { NetworkPolicy } from "../sandbox/network/rules.js";
+
+/** How far the file tools reach: the agent's working directory only, or anywhere. */
+export type FileAccess = "cwd" | "any";
 
 export const AGENT_STATES = ["idle", "running", "waiting", "dead"] as const;
 export type AgentState = (typeof AGENT_STATES)[number];

@@ -2,13 +2,27 @@
 // "A fork never widens"): the `fork` tool and the TUI's `/fork` both go through childCapabilities,
 // and the result is stored on the child's row (agents.caps, budget, policy), so a grandchild
 // narrows from its parent's effective capabilities, never from the config or a profile alone.
-import type { Config, FileAccess, Profile, SandboxMode } from "../config/config.js";
 import { matchesPattern } from "../policy/patterns.js";
 import type { Policy } from "../policy/policy.js";
-import { agentCost } from "./cost.js";
-import type { AgentRow, Budget, StoredCaps } from "./agents.sql.js";
+import { agentCost, type Prices } from "./cost.js";
+import type { AgentRow, Budget, FileAccess, StoredCaps } from "./agents.sql.js";
 import { AgentError } from "./errors.js";
+import type { Profile } from "./profile.js";
 import { narrowNetwork, type NetworkPolicy } from "../sandbox/network/rules.js";
+import type { SandboxMode } from "../sandbox/settings.js";
+
+/**
+ * The part of the config (config/config.ts) a capability is computed from; the config itself is
+ * one, and is what callers pass. Named here so that the agents stay below the config.
+ */
+export interface CapabilityDefaults {
+  profiles: Record<string, Profile>;
+  fileAccess: FileAccess;
+  sandbox: { mode: SandboxMode; network: NetworkPolicy };
+  budget: Budget;
+  prices: Prices;
+  model: { name?: string };
+}
 
 /** Offered to every child whatever its parent's or profile's tools, so that it can report. */
 export const ALWAYS_OFFERED = ["send", "wait"] as const;
@@ -46,7 +60,7 @@ const SANDBOX_RANK: Record<SandboxMode, number> = { off: 0, auto: 1, on: 2 };
  * An agent's effective capabilities: its stored caps (a fork's), else the config and its profile
  * (a root, or an agent made before caps were stored).
  */
-export function capabilitiesOf(config: Config, agent: AgentRow): Capabilities {
+export function capabilitiesOf(config: CapabilityDefaults, agent: AgentRow): Capabilities {
   const profile = agent.profile ? config.profiles[agent.profile] : undefined;
   const caps = agent.caps;
   return {
@@ -65,7 +79,7 @@ export function capabilitiesOf(config: Config, agent: AgentRow): Capabilities {
  * budget left to give.
  */
 export function childCapabilities(
-  config: Config,
+  config: CapabilityDefaults,
   parent: AgentRow,
   request: ForkRequest,
   now = Date.now(),
@@ -115,7 +129,12 @@ const BUDGET_FIELDS = ["turns", "tool_calls", "tokens", "wall_seconds", "usd"] a
  * field capped by what the parent has left of its own. A parent with nothing left of a field
  * cannot fork: its child would have nothing to run on.
  */
-function childBudget(config: Config, parent: AgentRow, request: ForkRequest, now: number): Budget {
+function childBudget(
+  config: CapabilityDefaults,
+  parent: AgentRow,
+  request: ForkRequest,
+  now: number,
+): Budget {
   const asked: Budget = { ...config.budget, ...request.profile?.budget, ...request.budget };
   const left = remaining(config, parent, now);
   const out: Budget = {};
@@ -135,7 +154,7 @@ function childBudget(config: Config, parent: AgentRow, request: ForkRequest, now
 }
 
 /** What the parent has left of each field its budget limits (undefined: no limit). */
-function remaining(config: Config, parent: AgentRow, now: number): Budget {
+function remaining(config: CapabilityDefaults, parent: AgentRow, now: number): Budget {
   const b = parent.budget;
   const left: Budget = {};
   if (b.turns !== undefined) left.turns = b.turns - parent.turns;

@@ -7,6 +7,7 @@
 import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
 import { buildToolEnv } from "../sandbox/env.js";
+import { firstLine } from "../text/format.js";
 
 export interface GitResult {
   code: number;
@@ -52,15 +53,6 @@ function run(cwd: string, args: string[], env: NodeJS.ProcessEnv): Promise<GitRe
       },
     );
   });
-}
-
-export function firstLine(text: string): string {
-  return (
-    text
-      .split("\n")
-      .map((l) => l.trim())
-      .find((l) => l) ?? ""
-  );
 }
 
 /**

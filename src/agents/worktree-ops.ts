@@ -5,7 +5,8 @@ import { sql } from "drizzle-orm";
 import fs from "node:fs";
 import type { Db } from "../db/client.js";
 import type { AgentRow, WorktreeInfo } from "./agents.sql.js";
-import { firstLine, RepositoryRefused, type Repository } from "./repository.js";
+import { RepositoryRefused, type Repository } from "./repository.js";
+import { firstLine } from "../text/format.js";
 import {
   changesIn,
   changesOf,

@@ -6,7 +6,15 @@ import { shownArguments } from "../approvals/shown.js";
 import { FILE_CHANGE_TOOL } from "../config/accepted-files.js";
 import { shownTreeRule } from "../policy/tree-rules.js";
 import { escapeLine, visibleText } from "../text/escape.js";
-import { expectPositionals, parseCommandArgs, UsageError, type RunCommand } from "./command.js";
+import {
+  expectPositionals,
+  parseCommand,
+  parseCommandArgs,
+  TREE_OPTION,
+  JSON_OPTION,
+  UsageError,
+  type RunCommand,
+} from "./command.js";
 import { jsonText } from "../text/format.js";
 import { withDatabase, treeOrLatest } from "./scope.js";
 
@@ -19,14 +27,10 @@ function oneLine(text: string): string {
 }
 
 export const runApprovals: RunCommand = async (args, io) => {
-  const { values, positionals } = parseCommandArgs("approvals", {
-    args,
-    allowPositionals: true,
-    options: {
-      tree: { type: "string" },
-      all: { type: "boolean", default: false },
-      json: { type: "boolean", default: false },
-    },
+  const { values, positionals } = parseCommand("approvals", args, {
+    ...TREE_OPTION,
+    all: { type: "boolean", default: false },
+    ...JSON_OPTION,
   });
   expectPositionals(positionals, "approvals", { required: [] });
   if (values.all && values.tree !== undefined) {

@@ -67,6 +67,21 @@ export function parseCommandArgs<T extends ParseArgsConfig>(command: string, con
   }
 }
 
+/** `--tree ID`: the tree a command looks in (default: the most recent). */
+export const TREE_OPTION = { tree: { type: "string" } } as const;
+
+/** `--json`: the output as JSON, for scripts. */
+export const JSON_OPTION = { json: { type: "boolean", default: false } } as const;
+
+/** A subcommand's `options`, parsed strictly; its positionals are left for it to check. */
+export function parseCommand<O extends NonNullable<ParseArgsConfig["options"]>>(
+  command: string,
+  args: string[],
+  options: O,
+) {
+  return parseCommandArgs(command, { args, allowPositionals: true as const, options });
+}
+
 /**
  * node's parseArgs messages in a line of ours: "Unknown option '--x'. To specify a positional
  * argument starting with a '-', …" → "unknown option --x"; "Option '-p, --prompt <value>'

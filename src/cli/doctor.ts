@@ -4,15 +4,16 @@
 // server does not answer (an unavailable sandbox under "auto" is said, not failed).
 import { loadConfig } from "../config/config.js";
 import { instructionFilesLine } from "../runtime/instructions.js";
-import { parseCommandArgs, expectPositionals, type RunCommand } from "./command.js";
-import { databaseHealth, modelServerHealth, sandboxHealth, type HealthLine } from "./health.js";
+import { parseCommand, JSON_OPTION, expectPositionals, type RunCommand } from "./command.js";
+import {
+  databaseHealth,
+  modelServerHealth,
+  sandboxHealth,
+  type HealthLine,
+} from "../runtime/health.js";
 
 export const runDoctor: RunCommand = async (args, io) => {
-  const { values, positionals } = parseCommandArgs("doctor", {
-    args,
-    allowPositionals: true,
-    options: { json: { type: "boolean", default: false } },
-  });
+  const { values, positionals } = parseCommand("doctor", args, JSON_OPTION);
   expectPositionals(positionals, "doctor", { required: [] });
   const config = loadConfig(io.env);
   const lines: HealthLine[] = await Promise.all([

@@ -6,7 +6,7 @@ import { events, type EventRow } from "../agents/events.sql.js";
 import { listTree } from "../agents/tree.js";
 import type { Db } from "../db/client.js";
 import { treeOrder } from "./agent-table.js";
-import { expectPositionals, parseCommandArgs, UsageError, type RunCommand } from "./command.js";
+import { expectPositionals, parseCommand, UsageError, type RunCommand } from "./command.js";
 import {
   compactNumber,
   createColors,
@@ -19,13 +19,9 @@ import { requireTree, withDatabase } from "./scope.js";
 import { renderTranscript } from "./transcript.js";
 
 export const runExport: RunCommand = async (args, io) => {
-  const { values, positionals } = parseCommandArgs("export", {
-    args,
-    allowPositionals: true,
-    options: {
-      format: { type: "string", default: "md" },
-      output: { type: "string", short: "o" },
-    },
+  const { values, positionals } = parseCommand("export", args, {
+    format: { type: "string", default: "md" },
+    output: { type: "string", short: "o" },
   });
   expectPositionals(positionals, "export", { required: [], optional: ["TREE"] });
   const format = values.format;

@@ -1,20 +1,22 @@
 // `warren log AGENT`: an agent's transcript, rendered like the TUI's scrollback or as JSON.
 import { listEvents } from "../agents/events.js";
 import { paintState } from "./agent-table.js";
-import { expectPositionals, parseCommandArgs, type RunCommand } from "./command.js";
+import {
+  expectPositionals,
+  parseCommand,
+  TREE_OPTION,
+  JSON_OPTION,
+  type RunCommand,
+} from "./command.js";
 import { jsonText, shortId, shownName } from "../text/format.js";
 import { resolveAgent, withDatabase } from "./scope.js";
 import { renderTranscript } from "./transcript.js";
 
 export const runLog: RunCommand = async (args, io) => {
-  const { values, positionals } = parseCommandArgs("log", {
-    args,
-    allowPositionals: true,
-    options: {
-      tree: { type: "string" },
-      full: { type: "boolean", default: false },
-      json: { type: "boolean", default: false },
-    },
+  const { values, positionals } = parseCommand("log", args, {
+    ...TREE_OPTION,
+    full: { type: "boolean", default: false },
+    ...JSON_OPTION,
   });
   expectPositionals(positionals, "log", { required: ["AGENT"] });
   await withDatabase(io.env, async (db) => {

@@ -9,7 +9,7 @@ import { describeDbError, isTransient } from "../db/retry.js";
 import { DatabaseUnavailableError } from "../db/unavailable.js";
 import { describeOutage } from "../db/warning.js";
 import { escapeControl } from "../text/escape.js";
-import { colorEnabled, createColors } from "../text/format.js";
+import { colorEnabled, createColors, firstLine } from "../text/format.js";
 import {
   CliError,
   parseCommandArgs,
@@ -211,10 +211,6 @@ function report(error: unknown, io: Io): number {
     : firstLine(message);
   io.err(`warren: ${hidePasswords(shown) || "unexpected error"}`);
   return 1;
-}
-
-function firstLine(text: string): string {
-  return text.trim().split("\n")[0] ?? "";
 }
 
 /** scheme://user:password@host → scheme://user@host, in case an error message quotes a URL. */

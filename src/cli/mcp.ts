@@ -15,7 +15,8 @@ import { jsonText } from "../text/format.js";
 import {
   CliError,
   expectPositionals,
-  parseCommandArgs,
+  parseCommand,
+  JSON_OPTION,
   UsageError,
   type Io,
   type RunCommand,
@@ -23,13 +24,9 @@ import {
 import { withDatabase } from "./scope.js";
 
 export const runMcp: RunCommand = async (args, io) => {
-  const { values, positionals } = parseCommandArgs("mcp", {
-    args,
-    allowPositionals: true,
-    options: {
-      json: { type: "boolean", default: false },
-      cached: { type: "boolean", default: false },
-    },
+  const { values, positionals } = parseCommand("mcp", args, {
+    ...JSON_OPTION,
+    cached: { type: "boolean", default: false },
   });
   const [sub] = positionals;
   if (sub !== "list" && sub !== "allow")

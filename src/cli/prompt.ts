@@ -7,7 +7,7 @@ import { projectMcpWaiting } from "../mcp/project.js";
 import { outageFilter, wordWarning } from "../db/warning.js";
 import { escapeControl } from "../text/escape.js";
 import type { Io } from "./command.js";
-import { jsonText } from "../text/format.js";
+import { firstLine, jsonText } from "../text/format.js";
 import { runPrompt, type PromptRun } from "../runtime/headless.js";
 import { sandboxStartNotice } from "../sandbox/launch.js";
 import { withDatabase } from "./scope.js";
@@ -122,10 +122,6 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
     return 1;
   }
   return 0;
-}
-
-function firstLine(text: string): string {
-  return text.split("\n")[0]!;
 }
 
 /** The runtime enforces the timeout; this only guards against it never returning. */

@@ -1,18 +1,14 @@
 // `warren search TEXT`: every agent's transcript in a tree (dead and reaped ones included), one
 // line per matching event — agent, time, the matching line — newest first, or as JSON.
 import { searchTree, SEARCH_LIMIT, type SearchHit } from "../search/search.js";
-import { parseCommandArgs, UsageError, type RunCommand } from "./command.js";
+import { parseCommand, TREE_OPTION, JSON_OPTION, UsageError, type RunCommand } from "./command.js";
 import { jsonText, padEnd, shownName } from "../text/format.js";
 import { requireTree, withDatabase } from "./scope.js";
 
 export const runSearch: RunCommand = async (args, io) => {
-  const { values, positionals } = parseCommandArgs("search", {
-    args,
-    allowPositionals: true,
-    options: {
-      tree: { type: "string" },
-      json: { type: "boolean", default: false },
-    },
+  const { values, positionals } = parseCommand("search", args, {
+    ...TREE_OPTION,
+    ...JSON_OPTION,
   });
   const text = positionals.join(" ").trim();
   if (!text) throw new UsageError("missing TEXT", "search");

@@ -2,17 +2,19 @@
 import { listTasks } from "../tasks/board.js";
 import { renderTaskBoard } from "../tasks/render.js";
 import { jsonText } from "../text/format.js";
-import { expectPositionals, parseCommandArgs, type RunCommand } from "./command.js";
+import {
+  expectPositionals,
+  parseCommand,
+  TREE_OPTION,
+  JSON_OPTION,
+  type RunCommand,
+} from "./command.js";
 import { treeOrLatest, withDatabase } from "./scope.js";
 
 export const runTasks: RunCommand = async (args, io) => {
-  const { values, positionals } = parseCommandArgs("tasks", {
-    args,
-    allowPositionals: true,
-    options: {
-      tree: { type: "string" },
-      json: { type: "boolean", default: false },
-    },
+  const { values, positionals } = parseCommand("tasks", args, {
+    ...TREE_OPTION,
+    ...JSON_OPTION,
   });
   expectPositionals(positionals, "tasks", { required: [] });
   await withDatabase(io.env, async (db) => {

@@ -20,9 +20,8 @@ import type { Budget } from "../agents/agents.sql.js";
 import { validatePolicy } from "../policy/policy.js";
 import { readText, viewOf, type FileChange } from "./accepted-files.js";
 import { parseNetworkSetting } from "../sandbox/network/rules.js";
-import type { Profile } from "./profile.js";
-import { repositoryRoot } from "../paths.js";
-import { warrenConfigDir } from "../runtime/instructions.js";
+import type { Profile } from "../agents/profile.js";
+import { repositoryRoot, warrenConfigDir } from "../paths.js";
 
 type Env = Record<string, string | undefined>;
 

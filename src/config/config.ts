@@ -2,12 +2,11 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Budget } from "../agents/agents.sql.js";
+import type { Budget, FileAccess } from "../agents/agents.sql.js";
 import type { Price, Prices } from "../agents/cost.js";
 import { DEFAULT_LIMITS, type Limits } from "../agents/limits.js";
 import { configPath } from "../paths.js";
-import type { FileAccess } from "./modes.js";
-import type { Profile } from "./profile.js";
+import type { Profile } from "../agents/profile.js";
 import { poolerSetting, type PoolerMode } from "../db/pooler.js";
 import { EMPTY_SHELL_ENV, validateShellEnv, type ShellEnvConfig } from "../sandbox/env.js";
 import type { SandboxConfig, SandboxMode, ShellSettings } from "../sandbox/settings.js";
@@ -37,12 +36,6 @@ import {
 } from "../policy/policy.js";
 
 type Env = Record<string, string | undefined>;
-
-export type { FileAccess };
-
-export type { SandboxMode };
-
-export type { Profile };
 
 export interface ModelConfig {
   /** Model name; undefined = not configured (turns fail with one clear line). */

@@ -17,6 +17,7 @@ import {
   sleep,
   type RunAs,
 } from "./embedded-host.js";
+import { firstLine } from "../text/format.js";
 
 export interface EmbeddedStatus {
   initialised: boolean;
@@ -287,10 +288,6 @@ async function exists(file: string): Promise<boolean> {
     () => true,
     () => false,
   );
-}
-
-function firstLine(text: string): string {
-  return text.trim().split("\n")[0] ?? "";
 }
 
 function lastLine(text: string): string {

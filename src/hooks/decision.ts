@@ -3,6 +3,7 @@
 // anything else is a failure worth one line that changes nothing. A decision is combined with the
 // tool policy's as the stricter of the two (deny > ask > allow): a hook can never widen the policy.
 import type { Verdict } from "../policy/policy.js";
+import { firstLine } from "../text/format.js";
 import type { HookEvent } from "./config.js";
 
 /** How one hook's process ended (run.ts). */
@@ -40,26 +41,26 @@ export function modelText(text: string): string {
 }
 
 /** The first line of `text`, shortened for a warning. */
-export function firstLine(text: string): string {
-  const line = (text.trim().split("\n")[0] ?? "").trim();
+function headline(text: string): string {
+  const line = firstLine(text);
   return line.length > LINE_MAX ? `${line.slice(0, LINE_MAX - 1)}…` : line;
 }
 
 /** The one warning line of a hook that failed (or undefined when it did not fail). */
 export function failureLine(event: HookEvent, command: string, run: HookRun): string | undefined {
-  const what = `hook ${event} (${firstLine(command).slice(0, 60)})`;
+  const what = `hook ${event} (${headline(command).slice(0, 60)})`;
   switch (run.kind) {
     case "timeout":
       return `${what} timed out after ${run.seconds} s and was killed; ignored`;
     case "failed":
-      return `${what} could not run: ${firstLine(run.message)}; ignored`;
+      return `${what} could not run: ${headline(run.message)}; ignored`;
     case "refused":
       return `${run.line}; not run`;
     case "aborted":
       return undefined;
     case "exited": {
       if (run.code === 0 || run.code === 2) return undefined;
-      const said = firstLine(run.stderr) || firstLine(run.stdout);
+      const said = headline(run.stderr) || headline(run.stdout);
       return `${what} failed with exit code ${run.code}${said ? `: ${said}` : ""}; ignored`;
     }
   }
@@ -91,13 +92,13 @@ const NOT_RUN_CODES = new Set([126, 127]);
  * (SPEC §9): a guard an agent broke or replaced never lets a call through.
  */
 function guardNotRun(command: string, run: HookRun): string | undefined {
-  const what = `hook PreToolUse (${firstLine(command).slice(0, 60)})`;
+  const what = `hook PreToolUse (${headline(command).slice(0, 60)})`;
   if (run.kind === "refused") return `${run.line}; the call it guards is blocked`;
   if (run.kind === "failed") {
-    return `${what} could not run: ${firstLine(run.message)}; the call it guards is blocked`;
+    return `${what} could not run: ${headline(run.message)}; the call it guards is blocked`;
   }
   if (run.kind === "exited" && NOT_RUN_CODES.has(run.code)) {
-    const said = firstLine(run.stderr) || firstLine(run.stdout);
+    const said = headline(run.stderr) || headline(run.stdout);
     return `${what} could not run (exit code ${run.code}${said ? `: ${said}` : ""}); the call it guards is blocked`;
   }
   return undefined;
@@ -130,7 +131,7 @@ export function preToolUseAnswer(command: string, run: HookRun): PreAnswer {
     if (!verdict) {
       return {
         kind: "failed",
-        line: `hook PreToolUse (${firstLine(command).slice(0, 60)}) answered permissionDecision ${JSON.stringify(decision).slice(0, 40)}, not allow, deny or ask; ignored`,
+        line: `hook PreToolUse (${headline(command).slice(0, 60)}) answered permissionDecision ${JSON.stringify(decision).slice(0, 40)}, not allow, deny or ask; ignored`,
       };
     }
     const reason = specific!.permissionDecisionReason;
@@ -141,7 +142,7 @@ export function preToolUseAnswer(command: string, run: HookRun): PreAnswer {
     if (!verdict) {
       return {
         kind: "failed",
-        line: `hook PreToolUse (${firstLine(command).slice(0, 60)}) answered decision ${JSON.stringify(out.decision).slice(0, 40)}, not approve or block; ignored`,
+        line: `hook PreToolUse (${headline(command).slice(0, 60)}) answered decision ${JSON.stringify(out.decision).slice(0, 40)}, not approve or block; ignored`,
       };
     }
     return {

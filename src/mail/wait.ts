@@ -14,6 +14,7 @@ import { countToolCall } from "../agents/events.js";
 import { isUuid } from "../agents/refs.js";
 import { agentChannel, CHILD_HINT } from "../bus/channels.js";
 import { UNLISTENED_POLL_MS, type Bus } from "../bus/bus.js";
+import { WakeLoop } from "../bus/wake-loop.js";
 import { blockUntilRechecked } from "./recheck.js";
 import { PERSON } from "../llm/framing.js";
 import { parseHanded, type Handed } from "./handoff.js";
@@ -95,16 +96,13 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
   }
   if (fromAgents) await assertAgentsExist(db, fromAgents);
 
-  let pulse: (() => void) | undefined;
-  let rearm: (() => void) | undefined;
-  let dirty = true;
-  let blocked = false;
   // A keyed wait for the oldest mail registers before it blocks, so that a send hands the mail
   // over (handoff.ts): its result then comes in the notification, committed and recorded.
   const key = request.record?.key;
   const register = key !== undefined && !fromAgents && timeoutMs > 0;
   let registered = false;
   let handed: Handed | undefined;
+  const loop = new WakeLoop();
   const wake = (payload?: unknown) => {
     // A child's state matters only to a fan-in; a wait for mail has nothing new to look for.
     if (payload === CHILD_HINT && !fromAgents) return;
@@ -112,13 +110,11 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
       const note = parseHanded(payload);
       if (note?.key === key) handed = note;
     }
-    dirty = true;
-    pulse?.();
+    loop.wake();
   };
   // Its own channel only: mail, and a fan-in's children's state changes (CHILD_HINT).
   const unsubscribe =
     timeoutMs > 0 ? await bus.subscribeAll([agentChannel(request.agentId)], wake) : () => {};
-  request.signal?.addEventListener("abort", wake);
   // The safety re-check: the thread's shared sweep (recheck.ts), or this wait's own timer when
   // the request sets an interval. Without NOTIFYs (LISTEN off or down) either runs every second.
   const ownRecheck = request.recheckMs;
@@ -128,7 +124,7 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
       : bus.listening()
         ? ownRecheck
         : Math.min(ownRecheck, UNLISTENED_POLL_MS);
-  const offListening = bus.onListeningChange(() => rearm?.());
+  const offListening = bus.onListeningChange(() => loop.retime());
   const leaveSweep =
     ownRecheck === undefined && timeoutMs > 0
       ? blockUntilRechecked(db, bus, {
@@ -140,26 +136,26 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
       : () => {};
   let settled = false;
   try {
-    while (true) {
-      if (request.signal?.aborted) throw abortError();
-      if (handed) {
+    const outcome = await loop.run<WaitOutcome>({
+      deadline,
+      signal: request.signal,
+      abortError,
+      recheckMs,
+      onBlock: request.onBlock,
+      handed: async () => {
+        if (!handed) return undefined;
         // Handed over (handoff.ts): the send recorded this call's result and consumed the mail.
-        const outcome = handed.result
+        const given = handed;
+        handed = undefined;
+        return given.result
           ? {
-              result: handed.result as WaitResult,
-              eventId: handed.event,
-              consumedMailIds: [handed.mail],
+              result: given.result as WaitResult,
+              eventId: given.event,
+              consumedMailIds: [given.mail],
             }
           : await recordedOutcome(db, request);
-        if (outcome) {
-          settled = true;
-          return outcome;
-        }
-        handed = undefined;
-      }
-      const final = Date.now() >= deadline;
-      if (dirty || final) {
-        dirty = false;
+      },
+      look: async (final) => {
         const outcome = await (
           fromAgents
             ? attemptFanIn(db, request, fromAgents, final)
@@ -171,39 +167,15 @@ export async function waitForMail(db: Db, bus: Bus, request: WaitRequest): Promi
           if (!recorded) throw err;
           return recorded;
         });
-        if (outcome) {
-          settled = true;
-          return outcome;
-        }
         registered = register;
-      }
-      const remaining = deadline - Date.now();
-      if (remaining > 0 && !blocked) {
-        blocked = true;
-        request.onBlock?.();
-      }
-      await new Promise<void>((resolve) => {
-        let timer: NodeJS.Timeout | undefined;
-        // Armed again when the bus starts or stops listening: the interval depends on it.
-        rearm = () => {
-          clearTimeout(timer);
-          timer = setTimeout(resolve, Math.max(0, Math.min(deadline - Date.now(), recheckMs())));
-        };
-        rearm();
-        pulse = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        if (dirty || request.signal?.aborted) pulse();
-      });
-      pulse = rearm = undefined;
-      // This wait's own re-check timer fired (the shared sweep wakes through `wake`).
-      if (ownRecheck !== undefined && Date.now() < deadline && !dirty) dirty = true;
-    }
+        return outcome;
+      },
+    });
+    settled = true;
+    return outcome;
   } finally {
     leaveSweep();
     offListening();
-    request.signal?.removeEventListener("abort", wake);
     unsubscribe();
     // Left by an abort or an error: no send should hand mail to this wait any more. If this
     // fails, the key still admits one result, and a takeover's lease never matches this one.

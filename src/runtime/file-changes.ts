@@ -22,8 +22,8 @@ import type { Config } from "../config/config.js";
 import type { Queryable } from "../db/client.js";
 import { notice, type WarningSink } from "../db/warning.js";
 import { lineDiff } from "../text/line-diff.js";
-import { repositoryRoot } from "../paths.js";
-import { instructionCandidates, instructionsFor, warrenConfigDir } from "./instructions.js";
+import { repositoryRoot, warrenConfigDir } from "../paths.js";
+import { instructionCandidates, instructionsFor } from "./instructions.js";
 
 type Env = Record<string, string | undefined>;
 

@@ -6,7 +6,7 @@
 // why prompts use only accepted content (config/accepted-files.ts).
 import fs from "node:fs";
 import path from "node:path";
-import { warrenConfigDir } from "./instructions.js";
+import { warrenConfigDir } from "../paths.js";
 
 type Env = Record<string, string | undefined>;
 

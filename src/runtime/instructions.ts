@@ -10,7 +10,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { repositoryRoot } from "../paths.js";
+import { repositoryRoot, warrenConfigDir } from "../paths.js";
 import { acceptedStamp, readText, viewOf, type FileChange } from "../config/accepted-files.js";
 
 type Env = Record<string, string | undefined>;
@@ -53,12 +53,6 @@ interface Entry {
 }
 
 const cache = new Map<string, Entry>();
-
-/** warren's config directory: $XDG_CONFIG_HOME/warren, else ~/.config/warren. */
-export function warrenConfigDir(env: Env = process.env): string {
-  const base = env.XDG_CONFIG_HOME || path.join(env.HOME || os.homedir(), ".config");
-  return path.join(base, "warren");
-}
 
 /** Per directory, the names that may hold its instructions (the first that exists wins). */
 function candidatesFor(cwd: string, env: Env): string[][] {

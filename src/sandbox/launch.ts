@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { warrenPackage } from "../package-root.js";
 import { configPath, warrenHome } from "../paths.js";
 import { buildToolEnv, EMPTY_SHELL_ENV } from "./env.js";
 import { gateFor, type Gate } from "./network/gate.js";
@@ -279,6 +280,15 @@ export function hiddenPaths(env: Env, extraConfig?: string): string[] {
   return [...new Set(paths.filter((p): p is string => !!p).map((p) => path.resolve(p)))];
 }
 
+/**
+ * warren's own package when it lies under /tmp (a checkout there): the private /tmp would hide it,
+ * and `warren` run inside the sandbox would not find its own code. Bound read-only, as every
+ * other path outside the writable ones is seen.
+ */
+export function packageUnderTmp(root: string): string[] {
+  return root.startsWith("/tmp/") ? ["--ro-bind", root, root] : [];
+}
+
 /** Adds `extra` mounts to a bwrapArgs result, after its own and before its `--chdir`. */
 export function insertBeforeChdir(args: string[], extra: string[]): void {
   args.splice(args.lastIndexOf("--chdir"), 0, ...extra);
@@ -294,6 +304,8 @@ export function bwrapArgs(
   const args = [...BASE_ARGS];
   if (unsharesNetwork(sandbox.network)) args.push("--unshare-net");
   args.push("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp");
+  // Before the writable paths, so one that holds it stays writable on top.
+  args.push(...packageUnderTmp(realPath(warrenPackage().root)));
   const work = realPath(cwd);
   const writable = writablePaths(sandbox, cwd).filter(exists);
   for (const dir of writable) args.push("--bind", dir, dir);

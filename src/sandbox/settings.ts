@@ -1,10 +1,10 @@
 // What a sandboxed command runs under: the sandbox's settings from the config and the defaults.
-import type { SandboxMode } from "../config/modes.js";
 import type { ShellEnvConfig } from "./env.js";
 import type { NetworkAsker } from "./network/gate.js";
 import type { NetworkPolicy } from "./network/rules.js";
 
-export type { SandboxMode };
+/** Whether `bash` runs in the OS sandbox (SPEC §3): where it works, always, or never. */
+export type SandboxMode = "auto" | "on" | "off";
 
 export interface SandboxConfig {
   /** auto: bubblewrap where it works, else unconfined with one line saying so; on: required. */

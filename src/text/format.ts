@@ -95,6 +95,16 @@ export function truncateText(text: string, { maxLines, maxChars }: TruncateOptio
   return `${kept.trimEnd()} … (${note})`;
 }
 
+/** The first line of `text` that is not blank, trimmed: an error's or a command's headline. */
+export function firstLine(text: string): string {
+  return (
+    text
+      .split("\n")
+      .map((line) => line.trim())
+      .find((line) => line) ?? ""
+  );
+}
+
 /** One line of at most `max` characters. */
 export function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, " ").trim();

@@ -101,7 +101,7 @@ outer: for (const [file, shown] of files) {
     bytes = readChecked(file);
   } catch { continue; }
   if (bytes === undefined) continue;
-  if (bytes.subarray(0, 8192).includes(0)) continue;
+  if (bytes.subarray(0, 8192).includes(0)) continue; // binary (binary.ts)
   const lines = bytes.toString("utf8").split("\\n");
   for (let i = 0; i < lines.length; i++) {
     const raw = lines[i];

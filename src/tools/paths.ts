@@ -3,7 +3,7 @@
 import { readlink, realpath } from "node:fs/promises";
 import path from "node:path";
 import { textProblem } from "../agents/text.js";
-import type { FileAccess } from "../config/config.js";
+import type { FileAccess } from "../agents/agents.sql.js";
 import {
   fail,
   internalFailure,
@@ -182,11 +182,6 @@ export async function allowedPath(ctx: FileToolContext, given: string): Promise<
       message: `"${given}" ${how} your working directory ${ctx.cwd}; the file tools only reach files inside it`,
     },
   };
-}
-
-/** True when the first 8 KB hold a NUL byte: the usual heuristic for a binary file. */
-export function isBinary(bytes: Buffer): boolean {
-  return bytes.subarray(0, 8192).includes(0);
 }
 
 /** Maps a thrown file-system error to an outcome the model can act on. */

@@ -1,5 +1,5 @@
 // All tools in one alphabetised list, filtered by an agent's capabilities (agents/capabilities.ts).
-import type { Profile } from "../config/config.js";
+import type { Profile } from "../agents/profile.js";
 import type { ToolSpec } from "../llm/model.js";
 import type { AgentToolContext } from "./agent-context.js";
 import { forkTool } from "./fork.js";

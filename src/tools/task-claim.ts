@@ -11,6 +11,7 @@ import { sql } from "drizzle-orm";
 import { UNLISTENED_POLL_MS } from "../bus/bus.js";
 import { parseHandedResult, type HandedResult } from "../mail/handoff.js";
 import { RECHECK_MS } from "../mail/recheck.js";
+import { WakeLoop } from "../bus/wake-loop.js";
 import { claimTask, taskChannel } from "../tasks/board.js";
 import { commitOnce, recordedResult, resultStamp } from "./effects.js";
 import { fail, type Tool, type ToolOutcome } from "./tool.js";
@@ -70,52 +71,52 @@ const NOT_YET: ToolOutcome = { ok: true, value: "not yet" };
 const CONTENDED_RECHECK_MS = 200;
 
 async function claimWhenReady(ctx: AgentToolContext, timeout: number): Promise<ToolOutcome> {
-  const deadline = Date.now() + timeout * 1000;
   const stamp = resultStamp(ctx);
-  let dirty = true;
+  const loop = new WakeLoop();
   let handed: HandedResult | undefined;
-  let pulse: (() => void) | undefined;
-  const wake = () => {
-    dirty = true;
-    pulse?.();
-  };
   // The board's channel: a change (look again), or a task an add handed to a blocked claimer,
   // with that claim's result; one handed to another claimer changes nothing for this one.
   const onBoard = (payload: string) => {
     const note = parseHandedResult(payload);
-    if (!note) wake();
+    if (!note) loop.wake();
     else if (note.key === stamp.key) {
       handed = note;
-      pulse?.();
+      loop.interrupt();
     }
   };
-  // Subscribed before the first look: a change committed after it wakes the sleep below.
+  // Subscribed before the first look: a change committed after it wakes the sleep.
   const unsubscribe =
     timeout > 0 ? await ctx.bus.subscribe(taskChannel(ctx.agent.tree_id), onBoard) : () => {};
-  ctx.signal.addEventListener("abort", wake);
   let waiting = false;
   let registered = false;
   let contended = false;
   let settled = false;
   try {
-    while (true) {
-      if (ctx.signal.aborted) throw abortError();
-      if (handed) {
+    const outcome = await loop.run<ToolOutcome>({
+      deadline: Date.now() + timeout * 1000,
+      signal: ctx.signal,
+      abortError,
+      // A ready task skipped locked is looked at again soon: its claimer may roll back, and a
+      // rollback sends no NOTIFY.
+      recheckMs: () =>
+        contended ? CONTENDED_RECHECK_MS : ctx.bus.listening() ? RECHECK_MS : UNLISTENED_POLL_MS,
+      onBlock: async () => {
+        // Nothing ready yet: shown as waiting, and the scheduler slot goes to others meanwhile.
+        waiting = true;
+        await ctx.setWaiting(true);
+        ctx.onBlocked?.();
+      },
+      handed: async () => {
+        if (!handed) return undefined;
         // Handed over (board.ts, ADD_TASK): the add recorded this call's result and claimed the
         // task for it; too large for the NOTIFY, it is read by its key.
-        const outcome =
-          handed.result !== undefined
-            ? { ok: true as const, value: handed.result, recordedEventId: handed.event }
-            : await recordedResult(ctx.db, ctx);
-        if (outcome) {
-          settled = true;
-          return outcome;
-        }
+        const given = handed;
         handed = undefined;
-      }
-      const final = Date.now() >= deadline;
-      if (dirty || final) {
-        dirty = false;
+        return given.result !== undefined
+          ? { ok: true, value: given.result, recordedEventId: given.event }
+          : await recordedResult(ctx.db, ctx);
+      },
+      look: async (final) => {
         const register = timeout > 0 && !final;
         // One statement: the claim and the call's keyed, fenced result (or nothing yet).
         const outcome = await commitOnce(ctx, async (): Promise<ToolOutcome> => {
@@ -132,43 +133,13 @@ async function claimWhenReady(ctx: AgentToolContext, timeout: number): Promise<T
           if (!answer || answer === "contended") return NOT_YET;
           return { ok: true, value: JSON.parse(answer.content), recordedEventId: answer.eventId };
         });
-        if (outcome !== NOT_YET) {
-          settled = true;
-          return outcome;
-        }
         registered = register;
-      }
-      if (!waiting) {
-        // Nothing ready yet: shown as waiting, and the scheduler slot goes to others meanwhile.
-        waiting = true;
-        await ctx.setWaiting(true);
-        ctx.onBlocked?.();
-      }
-      await new Promise<void>((resolve) => {
-        // A ready task skipped locked is looked at again soon: its claimer may roll back, and a
-        // rollback sends no NOTIFY.
-        const recheck = contended
-          ? CONTENDED_RECHECK_MS
-          : ctx.bus.listening()
-            ? RECHECK_MS
-            : UNLISTENED_POLL_MS;
-        const timer = setTimeout(
-          () => {
-            dirty = true;
-            resolve();
-          },
-          Math.max(0, Math.min(deadline - Date.now(), recheck)),
-        );
-        pulse = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-        if (dirty || handed || ctx.signal.aborted) pulse();
-      });
-      pulse = undefined;
-    }
+        return outcome === NOT_YET ? undefined : outcome;
+      },
+    });
+    settled = true;
+    return outcome;
   } finally {
-    ctx.signal.removeEventListener("abort", wake);
     unsubscribe();
     // Left by an abort or an error: no add should hand a task to this call any more. If this
     // fails, the key still admits one result, and a takeover's lease never matches this one.

@@ -20,7 +20,7 @@ import type { KeyEvent } from "./keys.js";
 import { attachTerminal } from "./terminal.js";
 import { initialView, updateView, type ViewEvent } from "./view-state.js";
 import { asciiWanted, renderHelp, type Theme, type WelcomeInfo } from "./views/index.js";
-import { firstScreenChecks } from "../cli/health.js";
+import { firstScreenChecks } from "../runtime/health.js";
 
 export const PANEL_KEY = "Ctrl+T";
 export const MOUSE_KEY = "Ctrl+O";
@@ -133,7 +133,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     osc: (sequence) =>
       (layout.screen.program as unknown as { _twrite(text: string): void })._twrite(sequence),
   });
-  // The first screen's database, sandbox and model server lines (cli/health.ts), and the one
+  // The first screen's database, sandbox and model server lines (runtime/health.ts), and the one
   // line said when `auto` finds no working bubblewrap. They start once the first frame and the
   // history are shown: the bubblewrap probe is a process to spawn and the model server's a first
   // fetch (loading Node's undici), tens of milliseconds that neither waits for.

@@ -3,6 +3,7 @@
 import { isAgentError } from "../agents/errors.js";
 import { describeDbError, isTransient } from "../db/retry.js";
 import { describeOutage } from "../db/warning.js";
+import { firstLine } from "../text/format.js";
 
 export function describeFailure(error: unknown): string {
   if (isAgentError(error)) return firstLine(error.message);
@@ -12,10 +13,6 @@ export function describeFailure(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   if (message.startsWith("Failed query:")) return describeDbError(error);
   return firstLine(message) || "unexpected error";
-}
-
-function firstLine(text: string): string {
-  return text.trim().split("\n")[0] ?? "";
 }
 
 /** Connecting failed for a reason isTransient does not retry (e.g. connections not allowed). */

@@ -22,7 +22,7 @@ export interface WelcomeInfo {
   /** How many agents the tree has. */
   agents: number;
   panelKey: string;
-  /** One line each: database, sandbox, model server (cli/health.ts), once known. */
+  /** One line each: database, sandbox, model server (runtime/health.ts), once known. */
   checks?: { label: string; ok: boolean; text: string }[];
   /** MCP servers configured (shown when there are any). */
   mcpServers?: number;

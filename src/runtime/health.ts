@@ -1,7 +1,7 @@
 // What `warren doctor` and the first screen say, one line each: the database (which, and does it
 // answer), the sandbox (bubblewrap on, off, or unavailable and why), the model server (does its
-// base URL answer).
-import type { ModelConfig } from "../config/config.js";
+// base URL answer). Below the command line and the TUI, which both show them.
+import { DEFAULT_BASE_URL, type ModelConfig } from "../config/config.js";
 import { maskUrl } from "../db/unavailable.js";
 import { sandboxStatus } from "../sandbox/launch.js";
 import type { SandboxConfig } from "../sandbox/settings.js";
@@ -14,8 +14,6 @@ export interface HealthLine {
   ok: boolean;
   text: string;
 }
-
-export const OPENAI_BASE_URL = "https://api.openai.com/v1";
 
 /**
  * The database: DATABASE_URL (masked) or the embedded server under $WARREN_HOME, and whether it
@@ -73,7 +71,7 @@ export async function modelServerHealth(
   model: ModelConfig,
   timeoutMs = 3_000,
 ): Promise<HealthLine> {
-  const base = (model.baseURL ?? OPENAI_BASE_URL).replace(/\/+$/, "");
+  const base = (model.baseURL ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
   const label = "model server";
   let response: Response;
   try {

@@ -1,9 +1,9 @@
-// A profile: what a fork may ask for by name (the config's `profiles`, agent files), below the
-// config and the agent files that both build them.
-import type { Budget } from "../agents/agents.sql.js";
-import type { FileAccess, SandboxMode } from "./modes.js";
+// A profile: what a fork may ask for by name (the config's `profiles`, agent files), beside the
+// capabilities that narrow by it and below the config and the agent files that both build them.
+import type { Budget, FileAccess } from "./agents.sql.js";
 import type { Policy } from "../policy/policy.js";
 import type { NetworkSetting } from "../sandbox/network/rules.js";
+import type { SandboxMode } from "../sandbox/settings.js";
 
 export interface Profile {
   system_prompt?: string;
