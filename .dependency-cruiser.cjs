@@ -22,6 +22,7 @@ const LAYERS = [
   ["tools", "what an agent can call, one file per tool"],
   ["tasks", "the task board of a tree"],
   ["search", "search across a tree's events"],
+  ["skills", "the person's skills and command files (SKILL.md, commands/*.md), read from disk"],
   ["feed", "NOTIFY hints of one tree turned into typed updates for any subscriber"],
   ["mail", "send and wait: mailboxes, hand-offs, waits"],
   ["agents", "the tree: rows, fork/kill/reap, capabilities, profiles, worktrees"],
