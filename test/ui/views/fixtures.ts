@@ -52,6 +52,8 @@ export function agent(fields: Partial<AgentRow> & { name: string }): AgentRow {
     interrupt_requested_at: null,
     activity: null,
     wait_status: null,
+    // Equal by default: ties fall to the id, as for rows read without it.
+    fork_seq: 0,
     ...fields,
   };
 }
