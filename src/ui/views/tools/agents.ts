@@ -17,12 +17,14 @@ export const forkResult: ResultView = ({ value, args, width }) => {
   ];
   const context = str(args?.context) === "fresh" ? "fresh context" : "inherits context";
   const branch = str(value?.branch);
-  spans.push({ text: ` ${context}${branch ? ` · branch ${cleanText(branch, false)}` : ""}`, style: LABEL });
+  spans.push({
+    text: ` ${context}${branch ? ` · branch ${cleanText(branch, false)}` : ""}`,
+    style: LABEL,
+  });
   return [leadRow(spans, width)];
 };
 
-export const sendResult: ResultView = ({ value }) =>
-  value?.status === "sent" ? [] : undefined;
+export const sendResult: ResultView = ({ value }) => (value?.status === "sent" ? [] : undefined);
 
 export const killResult: ResultView = ({ value, width, names }) => {
   if (!Array.isArray(value?.killed)) return undefined;

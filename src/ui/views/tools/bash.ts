@@ -33,7 +33,8 @@ export const bashResult: ResultView = ({ value, width }) => {
     });
   }
   const status = statusText(value);
-  if (status) rows.push(clipRow([{ text: " ".repeat(INDENT) }, { text: status, style: LABEL }], width));
+  if (status)
+    rows.push(clipRow([{ text: " ".repeat(INDENT) }, { text: status, style: LABEL }], width));
   return rows;
 };
 

@@ -13,7 +13,8 @@ export const readFileResult: ResultView = ({ value, width }) => {
   const total = num(value?.total_lines);
   if (!path || total === undefined) return undefined;
   const read = lineCount(str(value?.content) ?? "");
-  const part = value?.truncated === true ? `${read} of ${plural(total, "line")}` : plural(total, "line");
+  const part =
+    value?.truncated === true ? `${read} of ${plural(total, "line")}` : plural(total, "line");
   return [leadRow([pathSpan(path), { text: ` ${part}`, style: LABEL }], width)];
 };
 
@@ -22,7 +23,9 @@ export const writeFileResult: ResultView = ({ value, args, width }) => {
   if (!path) return undefined;
   const content = str(args?.content);
   const size =
-    content !== undefined ? plural(lineCount(content), "line") : plural(num(value?.bytes) ?? 0, "byte");
+    content !== undefined
+      ? plural(lineCount(content), "line")
+      : plural(num(value?.bytes) ?? 0, "byte");
   return [leadRow([pathSpan(path), { text: ` wrote ${size}`, style: LABEL }], width)];
 };
 

@@ -63,7 +63,11 @@ export function resultRows(
     const text = failure.code ? `${failure.code}: ${failure.message}` : failure.message;
     // One row: the code and the first words of the message (the whole of it is in the event).
     return [
-      leadRow([{ text: `${GLYPH.warning} ${cleanText(text, false)}`, style: ROLE.error }], width, ROLE.error),
+      leadRow(
+        [{ text: `${GLYPH.warning} ${cleanText(text, false)}`, style: ROLE.error }],
+        width,
+        ROLE.error,
+      ),
     ];
   }
   const tool = stringOrUndefined(data.name) ?? stringOrUndefined(call?.data?.name);

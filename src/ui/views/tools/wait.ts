@@ -25,7 +25,9 @@ const FAN_IN: Record<string, { glyph: string; style: Style }> = {
  * `order` places the agents of a fan-in in the tree's fork order (the order the separator, the
  * panel and the status layer use); agents it does not know keep their place after those it knows.
  */
-export function waitResult(order: (id: string) => number | undefined = () => undefined): ResultView {
+export function waitResult(
+  order: (id: string) => number | undefined = () => undefined,
+): ResultView {
   return ({ value, width, names }) => {
     if (!value) return undefined;
     if (Array.isArray(value.results)) return fanInRows(value.results, width, names, order);
@@ -33,10 +35,13 @@ export function waitResult(order: (id: string) => number | undefined = () => und
       const from = typeof value.from === "string" ? value.from : undefined;
       const name = typeof value.from_name === "string" ? value.from_name : from;
       const who = isPerson(from) ? "human" : `${name} ${shortId(from!)}`;
-      const head: Span[] = [{ text: cleanText(`${GLYPH.mail} from ${who}: `, false), style: ROLE.mail }];
+      const head: Span[] = [
+        { text: cleanText(`${GLYPH.mail} from ${who}: `, false), style: ROLE.mail },
+      ];
       return leadBlock(value.message, undefined, width, MAIL_ROWS, head);
     }
-    if (value.status === "timeout") return [leadRow([{ text: "timed out, no mail", style: LABEL }], width)];
+    if (value.status === "timeout")
+      return [leadRow([{ text: "timed out, no mail", style: LABEL }], width)];
     return undefined;
   };
 }
@@ -77,7 +82,9 @@ function fanInRows(
       const { rows: kept, hidden } = collapseSpans(head, body, undefined, width, 6, FAN_IN_ROWS);
       rows.push(...kept);
       if (hidden > 0)
-        rows.push(clipRow([{ text: `      ${GLYPH.ellipsis} ${hidden} more lines`, style: LABEL }], width));
+        rows.push(
+          clipRow([{ text: `      ${GLYPH.ellipsis} ${hidden} more lines`, style: LABEL }], width),
+        );
     } else {
       rows.push(clipRow([...head, { text: ` ${status}`, style: look.style }], width));
     }
