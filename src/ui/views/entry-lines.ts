@@ -118,7 +118,15 @@ function callGroupRows(
   const rows = toolCallRows(entry.call, width, context.names);
   if (entry.result) return [...rows, ...resultRows(entry.result, entry.call, width, context)];
   if (entry.spinner) {
-    rows.push(clip([{ text: `  ${entry.spinner} `, style: ROLE.busyGlyph }, { text: "running", style: S.dim }], width));
+    rows.push(
+      clip(
+        [
+          { text: `  ${entry.spinner} `, style: ROLE.busyGlyph },
+          { text: "running", style: S.dim },
+        ],
+        width,
+      ),
+    );
   }
   return rows;
 }
@@ -168,8 +176,6 @@ function eventRows(event: EventRow, width: number, context: ResultContext): Row[
       );
     }
     case "fork": {
-      // A fork tool call's: its call and result say it (the child, its id): drawn once, there.
-      if (data.tool_call_id !== undefined) return [];
       const name = stringOrUndefined(data.name);
       const id = stringOrUndefined(data.agent_id);
       const text = name && id ? `forked ${name} ${shortId(id)}` : content;

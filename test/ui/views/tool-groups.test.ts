@@ -57,9 +57,9 @@ describe("a call and its result are one group", () => {
       result("3", "fork", { agent_id: C, name: "charlie" }),
       result("1", "fork", { agent_id: A, name: "alpha" }),
       result("2", "fork", { agent_id: B, name: "bravo" }),
-      ev(event("fork", "forked alpha a1a1a1a1", { tool_call_id: "1", name: "fork" })),
-      ev(event("fork", "forked bravo b2b2b2b2", { tool_call_id: "2", name: "fork" })),
-      ev(event("fork", "forked charlie c3c3c3c3", { tool_call_id: "3", name: "fork" })),
+      ev(event("fork", "forked alpha a1a1a1a1", { agent_id: A, name: "alpha" })),
+      ev(event("fork", "forked bravo b2b2b2b2", { agent_id: B, name: "bravo" })),
+      ev(event("fork", "forked charlie c3c3c3c3", { agent_id: C, name: "charlie" })),
     ]);
     expect(text).toBe(
       [
