@@ -106,7 +106,12 @@ describe("the forks of one response", () => {
     const kids = tree.filter((a) => a.parent_id === rootId && a.name !== "first");
     expect(new Set(kids.map((a) => new Date(a.created_at).getTime())).size).toBe(1);
     expect(kids.map((a) => a.name)).toEqual(names);
-    expect([...kids].reverse().sort(byAge).map((a) => a.name)).toEqual(names);
+    expect(
+      [...kids]
+        .reverse()
+        .sort(byAge)
+        .map((a) => a.name),
+    ).toEqual(names);
   });
 
   it("refuses a call as it would alone: a twin of an earlier call, then the limit", async () => {

@@ -73,7 +73,7 @@ describe("a three-child fan-in, as a person reads it", { retry: 1 }, () => {
     expect(root).not.toContain("forked");
     // The wait's rows in fork order (it named charlie first).
     expect(root).toMatch(
-      /  ← 3 agents\n    ✓ alpha [0-9a-f]{8}: result-alpha\n    ✓ bravo [0-9a-f]{8}: result-bravo\n    ✓ charlie [0-9a-f]{8}: result-charlie/,
+      / {2}← 3 agents\n {4}✓ alpha [0-9a-f]{8}: result-alpha\n {4}✓ bravo [0-9a-f]{8}: result-bravo\n {4}✓ charlie [0-9a-f]{8}: result-charlie/,
     );
 
     // Ctrl+Down: the last forked child.
@@ -86,7 +86,7 @@ describe("a three-child fan-in, as a person reads it", { retry: 1 }, () => {
     // The send said once, as its ✉ line; bash's output block with its exit code.
     expect(child).toMatch(/✉ to parent: result-charlie\n\n→ bash: echo/);
     expect(child).not.toContain("sent to");
-    expect(child).toMatch(/→ bash: echo charlie-out; exit 3\n  ← charlie-out\n    exit 3/);
+    expect(child).toMatch(/→ bash: echo charlie-out; exit 3\n {2}← charlie-out\n {4}exit 3/);
     await t.keys("C-Left");
     await t.waitFor(/\[bravo [0-9a-f]{8}\]/);
     await t.keys("C-Left");
