@@ -84,4 +84,5 @@ export function lineCount(text: string): number {
   return text.replace(/\r\n/g, "\n").replace(/\n$/, "").split("\n").length;
 }
 
-export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
+export const plural = (n: number, word: string, many = `${word}s`): string =>
+  `${n} ${n === 1 ? word : many}`;

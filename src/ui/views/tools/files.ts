@@ -66,6 +66,6 @@ export const grepResult: ResultView = ({ value, width }) => {
     value.matches.map((m) => (m && typeof m === "object" ? (m as { file?: unknown }).file : "")),
   ).size;
   const more = value.truncated === true ? "+" : "";
-  const text = `${plural(value.matches.length, "match")}${more} in ${plural(files, "file")}`;
-  return [leadRow([{ text: text.replace("matchs", "matches"), style: LABEL }], width)];
+  const text = `${plural(value.matches.length, "match", "matches")}${more} in ${plural(files, "file")}`;
+  return [leadRow([{ text, style: LABEL }], width)];
 };
