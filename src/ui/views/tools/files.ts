@@ -2,6 +2,7 @@
 // short diff count (`+3 −1`), a search as how many it found. The file's text stays in the event
 // (--full, warren log --json); the scrollback shows the fact.
 import { lineDiff } from "../../../text/line-diff.js";
+import { GLYPH } from "../glyphs.js";
 import type { Span } from "../theme.js";
 import { cleanText, ROLE } from "../theme.js";
 import { LABEL, leadRow, lineCount, num, plural, str, type ResultView } from "./common.js";
@@ -38,7 +39,7 @@ export const editFileResult: ResultView = ({ value, args, width }) => {
   if (before !== undefined && after !== undefined) {
     const { added, removed } = diffCount(before, after);
     spans.push({ text: " " }, { text: `+${added}`, style: ROLE.received });
-    spans.push({ text: " " }, { text: `\u2212${removed}`, style: ROLE.error });
+    spans.push({ text: " " }, { text: `${GLYPH.minus}${removed}`, style: ROLE.error });
   }
   return [leadRow(spans, width)];
 };
