@@ -6,7 +6,7 @@ import { shortId } from "../../../text/format.js";
 import { GLYPH } from "../glyphs.js";
 import { clipRow, collapseSpans, type Row } from "../spans.js";
 import { cleanText, ROLE, type Span, type Style } from "../theme.js";
-import { LABEL, leadBlock, leadRow, type AgentNames, type ResultView } from "./common.js";
+import { LABEL, leadBlock, leadRow, plural, type AgentNames, type ResultView } from "./common.js";
 
 /** Rows kept of each message in a fan-in result. */
 export const FAN_IN_ROWS = 3;
@@ -60,7 +60,7 @@ function fanInRows(
       return { entry, at, rank: rank ?? Number.MAX_SAFE_INTEGER };
     })
     .sort((a, b) => a.rank - b.rank || a.at - b.at);
-  const rows: Row[] = [leadRow([{ text: `${items.length} agents`, style: LABEL }], width)];
+  const rows: Row[] = [leadRow([{ text: plural(items.length, "agent"), style: LABEL }], width)];
   for (const { entry } of items) {
     const status = typeof entry.status === "string" ? entry.status : "running";
     const look = FAN_IN[status] ?? FAN_IN.running!;
