@@ -2,6 +2,7 @@
 import { sql } from "drizzle-orm";
 import {
   bigint,
+  bigserial,
   check,
   index,
   integer,
@@ -139,6 +140,11 @@ export const agents = pgTable(
      * (migration 0029 keeps it from the events).
      */
     failure: text("failure"),
+    /**
+     * Fork order (migration 0033): drawn from a sequence as the row is inserted, so the forks of
+     * one batch, which share created_at, are numbered in the order of the model's calls.
+     */
+    fork_seq: bigserial("fork_seq", { mode: "number" }).notNull(),
   },
   (t) => [
     index("agents_tree_idx").on(t.tree_id, t.created_at),

@@ -456,7 +456,7 @@ export async function listTree(
     .where(
       and(eq(agents.tree_id, treeId), options.includeReaped ? undefined : isNull(agents.reaped_at)),
     )
-    .orderBy(asc(agents.created_at), asc(agents.id));
+    .orderBy(asc(agents.created_at), asc(agents.fork_seq), asc(agents.id));
 }
 
 /** The most recently active tree's root, if any. */

@@ -47,6 +47,8 @@ export interface Layout {
 
 export const MAX_INPUT_ROWS = 6;
 const MAX_STATUS_LAYER_SHARE = 0.4;
+/** Rows the panel leaves below it: the separator, one row of input, the status bar. */
+const PANEL_BELOW = 3;
 
 export interface LayoutOptions {
   output: NodeJS.WriteStream;
@@ -96,13 +98,15 @@ export function createLayout(options: LayoutOptions): Layout {
   const separator = box();
   const inputBox = box();
   const statusBar = box();
-  // The panel's frame is part of its lines (drawn from the glyph table, so it can be ASCII).
+  // The panel's frame is part of its lines (drawn from the glyph table, so it can be ASCII). It
+  // covers the screen edge to edge above the separator, input and status bar: no scrollback text
+  // shows around it (its rows past its lines are blank, the box's own cleared area).
   const panel = blessed.box({
     parent: screen,
-    top: 1,
-    left: 2,
-    width: "100%-4",
-    height: "100%-4",
+    top: 0,
+    left: 0,
+    width: "100%",
+    height: `100%-${PANEL_BELOW}`,
     tags: true,
     wrap: false,
     hidden: true,
@@ -224,7 +228,8 @@ export function createLayout(options: LayoutOptions): Layout {
       return Math.max(1, height() - used);
     },
     panelSize() {
-      return { width: Math.max(1, width() - 6), height: Math.max(1, height() - 6) };
+      // Inside its frame: one column each side, one row above and below.
+      return { width: Math.max(1, width() - 2), height: Math.max(1, height() - PANEL_BELOW - 2) };
     },
     paint(frame) {
       if (frame.tooSmall) {

@@ -27,8 +27,11 @@ import { flashText, updateView, type ViewState } from "./view-state.js";
 import { filterAgents, panelKeys } from "./views/agent-filter.js";
 import { approvalRoom } from "./views/approvals.js";
 import { GLYPH } from "./views/glyphs.js";
+import { groupCalls } from "./views/tool-group.js";
 import {
+  byAge,
   createScrollbackView,
+  spinnerGlyph,
   paint,
   renderAgentPanel,
   renderApprovalBlock,
@@ -85,7 +88,17 @@ export function createPainter(options: PainterOptions): Painter {
   // Tool lines name agents by the rows the controller keeps.
   const agentName = (id: string) =>
     (controller.state.agents.get(id) ?? controller.state.reaped.get(id))?.name;
-  const scrollbackView = createScrollbackView(theme, { names: agentName });
+  // A fan-in's rows in fork order: each agent's place among the tree's rows sorted by byAge.
+  let ranks: { version: number; of: Map<string, number> } | undefined;
+  const agentOrder = (id: string) => {
+    const state = controller.state;
+    if (ranks?.version !== state.treeVersion) {
+      const sorted = [...state.agents.values(), ...state.reaped.values()].sort(byAge);
+      ranks = { version: state.treeVersion, of: new Map(sorted.map((a, i) => [a.id, i])) };
+    }
+    return ranks.of.get(id);
+  };
+  const scrollbackView = createScrollbackView(theme, { names: agentName, order: agentOrder });
   /** Agents known when the cached layouts were made: one more, and they are made again. */
   let namesKnown = 0;
   let paintedId = root.id;
@@ -193,7 +206,9 @@ export function createPainter(options: PainterOptions): Painter {
       spinner: spinner !== "",
       input: input.length,
     });
-    const entries = controller.entries();
+    // Each call with its result; a call still running turns the spinner in its own row.
+    const busy = current.state === "running" || current.state === "waiting";
+    const entries = groupCalls(controller.entries(), busy ? spinnerGlyph(spinnerFrame) : undefined);
     if (state.agents.size + state.reaped.size !== namesKnown) {
       namesKnown = state.agents.size + state.reaped.size;
       scrollbackView.forget();

@@ -81,17 +81,23 @@ export function linesBelowEvent(
 
 /** The newest loaded event's id, if any. */
 export function lastEventId(entries: readonly ScrollEntry[]): number | undefined {
-  for (let i = entries.length - 1; i >= 0; i--) {
+  let newest: number | undefined;
+  // A call's group may hold a newer event (its result) than the entries after it.
+  for (let i = entries.length - 1; i >= 0 && newest === undefined; i--) {
     const entry = entries[i]!;
-    if (entry.kind === "event") return entry.event.id;
+    if (entry.kind === "event") newest = entry.event.id;
+    else if (entry.kind === "call") newest = entry.result?.id ?? entry.call.id;
   }
-  return undefined;
+  return newest;
 }
 
 function indexOfEvent(entries: readonly ScrollEntry[], eventId: number): number {
   for (let i = entries.length - 1; i >= 0; i--) {
     const entry = entries[i]!;
     if (entry.kind === "event" && entry.event.id === eventId) return i;
+    // A result is drawn in its call's group.
+    if (entry.kind === "call" && (entry.call.id === eventId || entry.result?.id === eventId))
+      return i;
   }
   return -1;
 }

@@ -5,7 +5,8 @@ import { sql } from "drizzle-orm";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { appendEvent } from "../../src/agents/events.js";
 import { DEFAULT_LIMITS } from "../../src/agents/limits.js";
-import { createTree, forkAgent } from "../../src/agents/tree.js";
+import { createTree, forkAgent, listTree } from "../../src/agents/tree.js";
+import { byAge } from "../../src/ui/views/navigation.js";
 import { closeDb, createDb, type Db } from "../../src/db/client.js";
 import type { AgentToolContext } from "../../src/tools/agent-context.js";
 import { forkTool } from "../../src/tools/fork.js";
@@ -95,6 +96,22 @@ describe("the forks of one response", () => {
       sql`select tool_calls as n from agents where id = ${rootId}`,
     );
     expect(counted.rows[0]!.n).toBe(5);
+  });
+
+  it("are listed in call order everywhere, though they share created_at (fork_seq, 0033)", async () => {
+    // Against the alphabet and with random ids: only the fork's sequence says which came first.
+    const names = ["zulu", "yankee", "xray", "whisky", "victor", "uniform", "tango", "sierra"];
+    await forkAll(names);
+    const tree = await listTree(database().db, rootId);
+    const kids = tree.filter((a) => a.parent_id === rootId && a.name !== "first");
+    expect(new Set(kids.map((a) => new Date(a.created_at).getTime())).size).toBe(1);
+    expect(kids.map((a) => a.name)).toEqual(names);
+    expect(
+      [...kids]
+        .reverse()
+        .sort(byAge)
+        .map((a) => a.name),
+    ).toEqual(names);
   });
 
   it("refuses a call as it would alone: a twin of an earlier call, then the limit", async () => {

@@ -56,7 +56,7 @@ async function session(t: Terminal, ascii = false): Promise<{ name: string; styl
   await t.waitFor(ascii ? /~0 o2 x0/ : /◌0 ○2 ✗0/);
   const screen = await t.screen();
   expect(screen).toContain("visible-output");
-  expect(screen).toMatch(ascii ? /< fork: alpha [0-9a-f]{8}/ : /← fork: alpha [0-9a-f]{8}/);
+  expect(screen).toMatch(ascii ? /< Y alpha [0-9a-f]{8}/ : /← ↳ alpha [0-9a-f]{8}/);
   screens.push({ name: "scrollback", styled: await t.styledScreen() });
   await t.keys("C-t");
   await t.waitFor(/agents . ..? select/);

@@ -99,7 +99,8 @@ describe("the TUI's input in a terminal", { retry: 1 }, () => {
     const waiting = await t.waitFor(/◐ running\s+sleeper/);
     expect(waiting).toContain("» /wait 30 sleeper");
     expect(waiting).toMatch(/waiting for 1 agent/);
-    await t.waitFor(/← wait[^]*○ sleeper [0-9a-f]{8} idle/);
+    // Its result beneath its call: one row per awaited agent.
+    await t.waitFor(/→ wait\([^\n]*\)\n {2}← 1 agent\n {4}○ sleeper [0-9a-f]{8} idle/);
     // The status layer goes with the wait.
     await t.waitForGone(/◐ running\s+sleeper/);
     model().assertAllUsed();

@@ -13,13 +13,24 @@ import {
   type Wrapper,
 } from "./spans.js";
 import { GLYPH } from "./glyphs.js";
-import { agentRefText, knownResultRows, type AgentNames } from "./tool-results.js";
+import {
+  agentRefText,
+  resultRows,
+  type AgentNames,
+  type AgentOrder,
+  type ResultContext,
+} from "./tools/index.js";
 import { cleanText, ROLE, type Line, type Span, type Style, type Theme } from "./theme.js";
 import { parseObject, stringOrUndefined } from "../../text/json.js";
 import { isPerson } from "../../llm/framing.js";
 
 export type ScrollEntry =
   | { kind: "event"; event: EventRow }
+  /**
+   * A tool call and its result, one group (tool-group.ts): the result beneath its call once it
+   * arrives; till then, while the agent is busy, the spinner's glyph in the call's row below it.
+   */
+  | { kind: "call"; call: EventRow; result?: EventRow; spinner?: string }
   /** A model response still streaming (replaced by its `assistant` event when it ends). */
   | { kind: "stream"; agentId: string; text: string; reasoning: string }
   /** A local message (a command's error, /help text); never stored. */
@@ -27,8 +38,7 @@ export type ScrollEntry =
   /** Person input queued for a busy agent, delivered when its turn ends. */
   | { kind: "pending"; id: number; text: string };
 
-/** Rows kept of a tool result, a mail body or tool arguments before "… K more lines". */
-export const RESULT_ROWS = 8;
+/** Rows kept of a mail body or tool arguments before "… K more lines". */
 export const MAIL_ROWS = 12;
 export const ARGS_ROWS = 3;
 export const REASONING_ROWS = 6;
@@ -61,14 +71,23 @@ export function renderEntry(
   width: number,
   theme: Theme,
   names: AgentNames = NO_NAMES,
+  order?: AgentOrder,
 ): Line[] {
-  return paintRows(theme, entryRows(entry, width, names));
+  return paintRows(theme, entryRows(entry, width, names, order));
 }
 
-export function entryRows(entry: ScrollEntry, width: number, names: AgentNames = NO_NAMES): Row[] {
+export function entryRows(
+  entry: ScrollEntry,
+  width: number,
+  names: AgentNames = NO_NAMES,
+  order?: AgentOrder,
+): Row[] {
+  const context: ResultContext = { names, ...(order ? { order } : {}) };
   switch (entry.kind) {
     case "event":
-      return eventRows(entry.event, width, names);
+      return eventRows(entry.event, width, context);
+    case "call":
+      return callGroupRows(entry, width, context);
     case "stream":
       return streamRows(entry.text, entry.reasoning, width);
     case "notice":
@@ -90,7 +109,30 @@ export function entryRows(entry: ScrollEntry, width: number, names: AgentNames =
   }
 }
 
-function eventRows(event: EventRow, width: number, names: AgentNames): Row[] {
+/** The call's rows, then its result's beneath (or the spinner while it runs): no blank between. */
+function callGroupRows(
+  entry: Extract<ScrollEntry, { kind: "call" }>,
+  width: number,
+  context: ResultContext,
+): Row[] {
+  const rows = toolCallRows(entry.call, width, context.names);
+  if (entry.result) return [...rows, ...resultRows(entry.result, entry.call, width, context)];
+  if (entry.spinner) {
+    rows.push(
+      clip(
+        [
+          { text: `  ${entry.spinner} `, style: ROLE.busyGlyph },
+          { text: "running", style: S.dim },
+        ],
+        width,
+      ),
+    );
+  }
+  return rows;
+}
+
+function eventRows(event: EventRow, width: number, context: ResultContext): Row[] {
+  const names = context.names;
   const data = event.data ?? {};
   const content = event.content;
   switch (event.kind) {
@@ -101,7 +143,8 @@ function eventRows(event: EventRow, width: number, names: AgentNames): Row[] {
     case "tool_call":
       return toolCallRows(event, width, names);
     case "tool_result":
-      return toolResultRows(event, width, names);
+      // A result whose call is not loaded (an older page): beneath nothing, as it is.
+      return resultRows(event, undefined, width, context);
     case "capture":
       return [
         ...wrapSpans(
@@ -327,34 +370,6 @@ function toolCallRows(event: EventRow, width: number, names: AgentNames): Row[] 
   return kept;
 }
 
-function toolResultRows(event: EventRow, width: number, names: AgentNames): Row[] {
-  const data = event.data ?? {};
-  const failure = errorOf(event.content, data);
-  if (failure) {
-    const text = failure.code ? `${failure.code}: ${failure.message}` : failure.message;
-    return withMore(
-      collapseSpans(
-        [{ text: `${GLYPH.result} ${GLYPH.warning} `, style: S.error }],
-        cleanText(text),
-        S.error,
-        width,
-        2,
-        RESULT_ROWS,
-      ),
-      width,
-    );
-  }
-  const name = stringOrUndefined(data.name);
-  const parsed = parseObject(event.content);
-  const known = parsed && knownResultRows(name, parsed, width, mailRows, names);
-  if (known) return known;
-  const head: Span[] = [{ text: `${GLYPH.result} `, style: S.call }];
-  if (name) head.push({ text: `${cleanText(name, false)}: `, style: S.dim });
-  const body = event.content.replace(/\s+$/, "");
-  if (!body) return wrapSpans([...head, { text: "(no output)", style: S.dim }], width, 2);
-  return withMore(collapseSpans(head, cleanText(body), S.result, width, 2, RESULT_ROWS), width);
-}
-
 /** mail_in content is "Mail from NAME (ID): body" (data says who) or the older JSON form. */
 function mailInRows(event: EventRow, width: number): Row[] {
   const data = event.data ?? {};
@@ -447,18 +462,4 @@ function describeObject(obj: Record<string, unknown>, names: AgentNames): string
       return `${k}: ${Array.isArray(v) ? `[${v.map(ref).join(", ")}]` : ref(v)}`;
     })
     .join(", ");
-}
-
-function errorOf(
-  content: string,
-  data: Record<string, unknown>,
-): { code?: string; message: string } | undefined {
-  const parsed = parseObject(content);
-  const err = parsed?.error;
-  if (err && typeof err === "object") {
-    const e = err as Record<string, unknown>;
-    return { code: stringOrUndefined(e.code), message: stringOrUndefined(e.message) ?? content };
-  }
-  if (stringOrUndefined(data.code)) return { code: stringOrUndefined(data.code), message: content };
-  return undefined;
 }

@@ -35,6 +35,8 @@ export const GLYPH = {
   newline: "⏎",
   /** The end of a row that a long line goes on from (the approval block's hard wrap). */
   wrap: "↩",
+  /** Lines removed, in an edit's short diff count (`+3 −1`). */
+  minus: "−",
 } as const;
 
 /** The busy line's spinner: a quarter turning clockwise. */
@@ -73,6 +75,7 @@ export const ASCII_FOR: ReadonlyMap<string, string> = new Map([
   [GLYPH.dash, "-"],
   [GLYPH.newline, "$"],
   [GLYPH.wrap, "\\"],
+  [GLYPH.minus, "-"],
   ["×", "x"],
   [SPINNER_FRAMES[0]!, "|"],
   [SPINNER_FRAMES[1]!, "/"],

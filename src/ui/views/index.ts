@@ -6,7 +6,7 @@ export type { ScrollEntry, StreamEntry, StreamProgress } from "./entry-lines.js"
 export { renderEntry, renderStream } from "./entry-lines.js";
 export { createScrollbackView, entryKey } from "./scrollback.js";
 export type { ScrollbackOptions, ScrollbackRender, ScrollbackView } from "./scrollback.js";
-export { renderSpinner, renderStatusLayer } from "./status-layer.js";
+export { renderSpinner, renderStatusLayer, spinnerGlyph } from "./status-layer.js";
 export { ASCII_FOR, asciiWanted, GLYPH, SPINNER_FRAMES, toAscii } from "./glyphs.js";
 export { renderSeparator } from "./separator.js";
 export { renderStatusBar, treeTokens } from "./status-bar.js";

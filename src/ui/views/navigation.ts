@@ -13,10 +13,17 @@ export interface NavInfo {
   children: number;
 }
 
-/** Oldest first; ties broken by id so every process orders agents the same way. */
+/**
+ * Fork order, oldest first: the forks of one batch share created_at (one statement's time), so
+ * their fork_seq (migration 0033, drawn as each row is inserted, in the model's call order) says
+ * which came first; the id only breaks ties of rows read without it.
+ */
 export function byAge(a: AgentRow, b: AgentRow): number {
   const t = time(a.created_at) - time(b.created_at);
-  return t !== 0 ? t : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  if (t !== 0) return t;
+  // Rows that came through JSON or raw SQL may carry the bigint as a string.
+  const s = Number(a.fork_seq ?? 0) - Number(b.fork_seq ?? 0);
+  return s !== 0 ? s : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
 function time(value: Date | string): number {

@@ -2,7 +2,7 @@
 // laid out, and their lines are cached per (entry, width) in a bounded LRU, so a frame costs the
 // window, not the history; a growing stream is wrapped on from where its last layout stopped.
 import { renderEntry, renderStream, type ScrollEntry, type StreamProgress } from "./entry-lines.js";
-import type { AgentNames } from "./tool-results.js";
+import type { AgentNames, AgentOrder } from "./tools/index.js";
 import type { Line, Theme } from "./theme.js";
 
 export interface ScrollbackRender {
@@ -44,6 +44,8 @@ export interface ScrollbackOptions {
    * the names it was made with: call forget() when an agent becomes known.
    */
   names?: AgentNames;
+  /** The tree's fork order of agents by id (a fan-in's rows follow it); read like `names`. */
+  order?: AgentOrder;
 }
 
 interface Cached {
@@ -75,7 +77,7 @@ export function createScrollbackView(
     const laid: Cached =
       entry.kind === "stream"
         ? { source, ...renderStream(entry, width, theme, hit?.progress) }
-        : { source, lines: renderEntry(entry, width, theme, options.names) };
+        : { source, lines: renderEntry(entry, width, theme, options.names, options.order) };
     cache.delete(key);
     cache.set(key, laid);
     while (cache.size > limit) cache.delete(cache.keys().next().value!);
@@ -126,6 +128,9 @@ export function entryKey(entry: ScrollEntry): string {
   switch (entry.kind) {
     case "event":
       return `e${entry.event.id}`;
+    case "call":
+      // The call's event: a search hit or a jump to it finds the group.
+      return `e${entry.call.id}`;
     case "stream":
       return `s${entry.agentId}`;
     case "notice":
@@ -140,6 +145,9 @@ function entrySource(entry: ScrollEntry): string {
   switch (entry.kind) {
     case "event":
       return "";
+    case "call":
+      // Its result arriving, or the spinner turning while it runs, lays it out again.
+      return `${entry.result?.id ?? ""}:${entry.spinner ?? ""}`;
     case "stream":
       return `${entry.reasoning.length}:${entry.reasoning}\u0000${entry.text}`;
     case "notice":

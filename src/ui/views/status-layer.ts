@@ -13,6 +13,7 @@ import {
   tokensOf,
 } from "./agent-text.js";
 import { approvalMark, type ApprovalMarks } from "./approvals.js";
+import { byAge } from "./navigation.js";
 import { clipRow, type Row } from "./spans.js";
 import { isQueued } from "../../feed/types.js";
 import { displayWidth, padToWidth } from "./text-width.js";
@@ -49,6 +50,23 @@ const labelsByRow = new WeakMap<AgentRow, { cols: number; label: string }>();
  * `rows` (what the layer has room for) and more awaited agents than that, the first `rows - 1`
  * and a last line counting the rest by status: only what is shown is built.
  */
+/**
+ * The awaited agents in fork order (byAge), as the separator and the panel list them, whatever
+ * order the wait named them in; agents not known here keep their place after the known ones.
+ */
+function inForkOrder(
+  entries: readonly WaitStatusEntry[],
+  agentsById: ReadonlyMap<string, AgentRow>,
+): WaitStatusEntry[] {
+  return entries
+    .map((entry, at) => ({ entry, at, agent: agentsById.get(entry.agent_id) }))
+    .sort((a, b) => {
+      if (a.agent && b.agent) return byAge(a.agent, b.agent) || a.at - b.at;
+      return a.agent ? -1 : b.agent ? 1 : a.at - b.at;
+    })
+    .map(({ entry }) => entry);
+}
+
 export function renderStatusLayer(
   waitStatus: readonly WaitStatusEntry[],
   agentsById: ReadonlyMap<string, AgentRow>,
@@ -59,8 +77,9 @@ export function renderStatusLayer(
   approvals?: ApprovalMarks,
   rows?: number,
 ): Line[] {
-  const folded = rows !== undefined && waitStatus.length > rows;
-  const shown = folded ? waitStatus.slice(0, Math.max(0, rows - 1)) : waitStatus;
+  const ordered = inForkOrder(waitStatus, agentsById);
+  const folded = rows !== undefined && ordered.length > rows;
+  const shown = folded ? ordered.slice(0, Math.max(0, rows - 1)) : ordered;
   const details = shown.map((entry) => {
     const agent = agentsById.get(entry.agent_id);
     if (!agent) return "";
@@ -146,6 +165,11 @@ function restLine(rest: readonly WaitStatusEntry[], width: number, theme: Theme)
  * The busy line: a spinner glyph (by `frame`), what the agent is doing, how long it has been busy.
  * Empty when the agent is idle or dead.
  */
+/** The spinner's glyph at a frame: a quarter turn every other frame (the app ticks every 100 ms). */
+export function spinnerGlyph(frame: number): string {
+  return SPINNER_FRAMES[Math.abs(Math.floor(frame / 2)) % SPINNER_FRAMES.length]!;
+}
+
 export function renderSpinner(
   agent: AgentRow,
   frame: number,
@@ -154,8 +178,7 @@ export function renderSpinner(
   now: number = Date.now(),
 ): Line {
   if (agent.state !== "running" && agent.state !== "waiting") return "";
-  // A quarter turn every other frame (the app ticks every 100 ms).
-  const glyph = SPINNER_FRAMES[Math.abs(Math.floor(frame / 2)) % SPINNER_FRAMES.length]!;
+  const glyph = spinnerGlyph(frame);
   const since = agent.busy_since ?? agent.last_activity_at;
   const elapsed = formatDuration(msSince(since, now));
   const row: Row = [

@@ -43,17 +43,17 @@ describe("agents named in tool lines", () => {
       `→ wait(timeout: 60, from_agents: [alpha dd1faeff, beta 0b0e7a00, "${STRANGER}", "gamma"])`,
     );
     expect(text).toContain("→ kill(agent_id: beta 0b0e7a00)");
-    expect(text).toContain("← kill: killed beta 0b0e7a00, 5e5e5e5e");
+    expect(text).toContain("  ← killed beta 0b0e7a00, 5e5e5e5e");
     expect(text).toContain("✉ to alpha dd1faeff: hi");
     expect(text).not.toContain(ALPHA);
   });
 
-  it("shows a fork's result as '← fork: NAME ID', its label dim (never gray)", () => {
+  it("shows a fork's result as '← ↳ NAME ID' and its context, dim (never gray)", () => {
     const { text, lines } = show([
       ev("tool_result", JSON.stringify({ agent_id: ALPHA, name: "alpha" }), { name: "fork" }),
     ]);
-    expect(text).toBe("← fork: alpha dd1faeff");
-    expect(lines[0]).toContain("{blink}fork: {/blink}");
+    expect(text).toBe("  ← ↳ alpha dd1faeff inherits context");
+    expect(lines[0]).toContain("{blink} inherits context{/blink}");
     expect(lines.join("")).not.toMatch(/gray|grey|blue|black|white/);
   });
 });

@@ -261,8 +261,9 @@ describe("approval marks", () => {
       { agent_id: t.other.id, name: "other", status: "idle" as const },
     ];
     const rows = showWithin(renderStatusLayer(entries, byId, NOW, 110, color, marks), 110);
-    expect(rows[0]).toMatch(/◐ running +tester [0-9a-f]{8} \? needs approval +0 calls/);
-    expect(rows[1]).toMatch(/◐ running +lead [0-9a-f]{8} +\?2 +0 calls/);
+    // In fork order (lead before tester), whatever order the wait named them in.
+    expect(rows[1]).toMatch(/◐ running +tester [0-9a-f]{8} \? needs approval +0 calls/);
+    expect(rows[0]).toMatch(/◐ running +lead [0-9a-f]{8} +\?2 +0 calls/);
     expect(rows[2]).not.toContain("?");
   });
 

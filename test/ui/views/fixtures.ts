@@ -13,6 +13,8 @@ export function idOf(prefix: string): string {
   return `${head}-0000-4000-8000-${tail}`;
 }
 
+let forkSeq = 0;
+
 export function agent(fields: Partial<AgentRow> & { name: string }): AgentRow {
   const id = fields.id ?? idOf(fields.name.replace(/[^0-9a-f]/g, "") || "a");
   return {
@@ -52,6 +54,8 @@ export function agent(fields: Partial<AgentRow> & { name: string }): AgentRow {
     interrupt_requested_at: null,
     activity: null,
     wait_status: null,
+    // In the order made, as the database draws it (migration 0033).
+    fork_seq: ++forkSeq,
     ...fields,
   };
 }

@@ -47,7 +47,7 @@ describe("scrollback glyphs", () => {
       "● hi! how can I help?",
       "→ bash: ls -la",
       '→ read_file(path: "src/a.ts")',
-      "← bash: file-a\n  file-b",
+      "  ← file-a\n    file-b",
       "⚠ model: 401 unauthorized",
       "⚠ interrupted by the person",
       "⚠ killed by agent 1234abcd",
@@ -310,7 +310,7 @@ describe("tool results read as what they mean", () => {
     };
     const text = show([ev(event("tool_result", JSON.stringify(result), { name: "wait" }))]);
     expect(text).toBe(
-      "← wait: 2 agents\n  ✓ alpha a1a1a1a1: found 3 bugs\n    see below\n  ✗ bravo b2b2b2b2 (2 files +9 -1) dead",
+      "  ← 2 agents\n    ✓ alpha a1a1a1a1: found 3 bugs\n      see below\n    ✗ bravo b2b2b2b2 (2 files +9 -1) dead",
     );
   });
 
@@ -338,8 +338,9 @@ describe("tool results read as what they mean", () => {
       ev(event("tool_result", JSON.stringify({ killed: [A, B] }), { name: "kill" })),
     ]);
     expect(text).toBe(
-      "← ✉ from alpha a1a1a1a1: hi\n\n← ✉ from human: yo\n\n← wait: timed out, no mail\n\n" +
-        "← send: sent to bravo b2b2b2b2\n\n← fork: alpha a1a1a1a1\n\n← kill: killed a1a1a1a1, b2b2b2b2",
+      "  ← ✉ from alpha a1a1a1a1: hi\n\n  ← ✉ from human: yo\n\n  ← timed out, no mail\n\n" +
+        // The send's receipt draws nothing: its call's ✉ line says it.
+        "  ← ↳ alpha a1a1a1a1 inherits context\n\n  ← killed a1a1a1a1, b2b2b2b2",
     );
   });
 });
