@@ -136,6 +136,11 @@ export const agents = pgTable(
      * (migration 0029 keeps it from the events).
      */
     failure: text("failure"),
+    /**
+     * The W3C traceparent of the `fork` call that made this agent, when telemetry was on: its
+     * runs' spans descend from it in whichever process runs them (migration 0031).
+     */
+    trace_context: text("trace_context"),
   },
   (t) => [
     index("agents_tree_idx").on(t.tree_id, t.created_at),
