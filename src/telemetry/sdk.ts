@@ -143,13 +143,20 @@ export async function startTelemetry(
   return {
     async shutdown() {
       deactivateSpans();
-      const all = Promise.allSettled(stops.map((stop) => stop()));
+      const all = Promise.allSettled(stops.map((stop) => stop())).then((results) => {
+        const refused = results.find((r) => r.status === "rejected");
+        if (refused) failed(refused.reason);
+        return true;
+      });
       let timer: NodeJS.Timeout | undefined;
-      const bounded = new Promise((resolve) => {
-        timer = setTimeout(resolve, SHUTDOWN_MS);
+      const bounded = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), SHUTDOWN_MS);
         timer.unref();
       });
-      await Promise.race([all, bounded]);
+      // A collector that does not answer (or refuses, retried) is not waited for past the bound.
+      if (!(await Promise.race([all, bounded]))) {
+        failed(new Error(`no answer within ${SHUTDOWN_MS / 1000} s`));
+      }
       clearTimeout(timer);
       trace.disable();
       metrics.disable();
