@@ -233,7 +233,11 @@ async function exportOnRounds(
 ): Promise<{ perChildMs: number }> {
   const receiver = await startOtlpReceiver();
   const telemetry = telemetryOf({ endpoint: receiver.url }, {});
-  const runtime = await startRuntime({ url, config: { ...config, telemetry }, onWarning: () => {} });
+  const runtime = await startRuntime({
+    url,
+    config: { ...config, telemetry },
+    onWarning: () => {},
+  });
   try {
     const perChild: number[] = [];
     for (let r = 0; r < WARMUP_ROUNDS + OTEL_ROUNDS; r++) {

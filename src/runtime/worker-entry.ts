@@ -44,8 +44,7 @@ const post = (message: WorkerMessage) => port.postMessage(message);
 const CRASH_STOP_MS = 3_000;
 
 let running:
-  | { scheduler: Scheduler; services: Services; trim: HeapTrim; telemetry: Telemetry }
-  | undefined;
+  { scheduler: Scheduler; services: Services; trim: HeapTrim; telemetry: Telemetry } | undefined;
 let crashing = false;
 
 /**

@@ -82,7 +82,8 @@ export async function startTelemetry(
     "process.pid": process.pid,
     ...settings.resourceAttributes,
   });
-  const url = (signal: string) => (settings.endpoint ? joinUrl(settings.endpoint, signal) : undefined);
+  const url = (signal: string) =>
+    settings.endpoint ? joinUrl(settings.endpoint, signal) : undefined;
   const exporterOptions = (signal: string, explicit?: string) => {
     const target = explicit ?? url(signal);
     return { ...(target ? { url: target } : {}), timeoutMillis: EXPORT_TIMEOUT_MS };

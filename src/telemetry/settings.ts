@@ -68,7 +68,8 @@ export function validateTelemetry(value: unknown): TelemetryConfig {
       throw new Error('telemetry.resource_attributes must be an object of {"key": "value"}');
     }
     for (const [k, v] of Object.entries(attrs as Record<string, unknown>)) {
-      if (typeof v !== "string") throw new Error(`telemetry.resource_attributes.${k} must be a string`);
+      if (typeof v !== "string")
+        throw new Error(`telemetry.resource_attributes.${k} must be a string`);
     }
     out.resource_attributes = attrs as Record<string, string>;
   }

@@ -31,7 +31,12 @@ export interface TracedAgent {
 
 /** What a model request's span records of its response. */
 export interface ChatResult {
-  usage: { inputTokens: number; outputTokens: number; cachedTokens?: number; reasoningTokens?: number };
+  usage: {
+    inputTokens: number;
+    outputTokens: number;
+    cachedTokens?: number;
+    reasoningTokens?: number;
+  };
   finishReason: string | null;
   text: string;
   /** USD, when the model has a price. */
@@ -40,8 +45,7 @@ export interface ChatResult {
 
 /** What a tool call's span records of its outcome. */
 export type ToolEnd =
-  | { ok: true; value: unknown }
-  | { ok: false; error: { code: string; message: string } };
+  { ok: true; value: unknown } | { ok: false; error: { code: string; message: string } };
 
 interface Instruments {
   tokens: Histogram;

@@ -8,7 +8,11 @@ import os from "node:os";
 import path from "node:path";
 import { useTestDatabase } from "../support/db.js";
 import { startFakeModel, type FakeModel, type RecordedRequest } from "../support/fake-model.js";
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from "../support/otlp-receiver.js";
+import {
+  startOtlpReceiver,
+  type OtlpReceiver,
+  type ReceivedSpan,
+} from "../support/otlp-receiver.js";
 import { runWarren, startWarren, warrenEnv } from "../support/warren.js";
 
 const database = useTestDatabase();
@@ -37,11 +41,11 @@ function scriptFanIn(fake: FakeModel, childDelayMs: number): void {
     },
     {
       agent: "root",
-      match: (req) => lastRole(req) === "tool" && !req.messages.some((m) => m.tool_calls?.some((c) => c.function.name === "wait")),
+      match: (req) =>
+        lastRole(req) === "tool" &&
+        !req.messages.some((m) => m.tool_calls?.some((c) => c.function.name === "wait")),
       reply: {
-        toolCalls: [
-          { name: "wait", arguments: { timeout: 60, from_agents: CHILDREN } },
-        ],
+        toolCalls: [{ name: "wait", arguments: { timeout: 60, from_agents: CHILDREN } }],
       },
     },
     { agent: "root", reply: { text: "all reported" } },
@@ -121,8 +125,9 @@ describe("OpenTelemetry export", () => {
     expect(roots.length).toBeGreaterThan(0);
     const traceId = roots[0]!.traceId;
     // One trace for the whole tree.
-    expect(new Set(spans.filter((s) => s.name.startsWith("invoke_agent")).map((s) => s.traceId)))
-      .toEqual(new Set([traceId]));
+    expect(
+      new Set(spans.filter((s) => s.name.startsWith("invoke_agent")).map((s) => s.traceId)),
+    ).toEqual(new Set([traceId]));
     const forks = byName(spans, "execute_tool fork");
     expect(forks).toHaveLength(CHILDREN.length);
     const forkIds = new Set(forks.map((s) => s.spanId));
@@ -250,7 +255,9 @@ describe("OpenTelemetry export", () => {
     expect(traces.length).toBeGreaterThan(0);
     expect(receiver.json).toEqual([]);
     // The span names travel as protobuf strings.
-    expect(Buffer.concat(traces.map((t) => t.body)).toString("latin1")).toContain("invoke_agent root");
+    expect(Buffer.concat(traces.map((t) => t.body)).toString("latin1")).toContain(
+      "invoke_agent root",
+    );
   }, 60_000);
 
   it("an unreachable collector costs one warning line, not a hang", async () => {
