@@ -152,10 +152,17 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
       ),
       row(
         "fan-in orchestration per child, OpenTelemetry export on",
-        exported.perChildMs,
+        exported.on.perChildMs,
         "ms",
-        "export off (the row above)",
-        (wall - floor) / CHILDREN,
+        "export off, alternate rounds",
+        exported.off.perChildMs,
+      ),
+      row(
+        "fan-in CPU per child, OpenTelemetry export on",
+        exported.on.cpuPerChildMs,
+        "ms",
+        "export off, alternate rounds",
+        exported.off.cpuPerChildMs,
       ),
       row(
         "fan-in CPU per child, this process (all threads)",
@@ -219,8 +226,9 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
 /**
  * The same fan-in with telemetry on: every span, metric and log exported over OTLP/HTTP
  * (protobuf, the default) to a local receiver, as a collector on the same host would take them.
- * Export must never slow a turn (batching processors): the orchestration per child is compared
- * with the rounds without it.
+ * Export must never slow a turn (batching processors). Rounds with and without it alternate, each
+ * on a runtime of its own, so that the machine's drift weighs on both alike; compared are the
+ * orchestration per child (wall less the SDK floor of the same requests) and this process's CPU.
  */
 async function exportOnRounds(
   url: string,
@@ -230,31 +238,46 @@ async function exportOnRounds(
   config: Config,
   signal: AbortSignal,
   log: (line: string) => void,
-): Promise<{ perChildMs: number }> {
+): Promise<Record<"on" | "off", { perChildMs: number; cpuPerChildMs: number }>> {
   const receiver = await startOtlpReceiver();
   const telemetry = telemetryOf({ endpoint: receiver.url }, {});
-  const runtime = await startRuntime({
-    url,
-    config: { ...config, telemetry },
-    onWarning: () => {},
-  });
+  const measured = {
+    on: { walls: [] as number[], cpu: 0 },
+    off: { walls: [] as number[], cpu: 0 },
+  };
   try {
-    const perChild: number[] = [];
     for (let r = 0; r < WARMUP_ROUNDS + OTEL_ROUNDS; r++) {
-      collectGarbage();
-      const { wallMs, requests } = await fanInRound(db, fake, config, signal);
-      const floorMs = await untilAborted(replay(sdk, requests, signal), signal);
-      fake.requests.splice(0);
-      if (r < WARMUP_ROUNDS) continue;
-      perChild.push((wallMs - floorMs) / CHILDREN);
-      log(
-        `fan-in with export on, round ${r - WARMUP_ROUNDS + 1}/${OTEL_ROUNDS}: ${wallMs.toFixed(0)} ms, ` +
-          `SDK floor ${floorMs.toFixed(0)} ms`,
-      );
+      for (const mode of ["off", "on"] as const) {
+        const runtime = await startRuntime({
+          url,
+          config: mode === "on" ? { ...config, telemetry } : config,
+          onWarning: () => {},
+        });
+        try {
+          collectGarbage();
+          const cpu = process.cpuUsage();
+          const { wallMs, requests } = await fanInRound(db, fake, config, signal);
+          const used = process.cpuUsage(cpu);
+          const floorMs = await untilAborted(replay(sdk, requests, signal), signal);
+          fake.requests.splice(0);
+          if (r < WARMUP_ROUNDS) continue;
+          measured[mode].walls.push((wallMs - floorMs) / CHILDREN);
+          measured[mode].cpu += (used.user + used.system) / 1000 / CHILDREN;
+          log(
+            `fan-in export ${mode}, round ${r - WARMUP_ROUNDS + 1}/${OTEL_ROUNDS}: ` +
+              `${wallMs.toFixed(0)} ms, SDK floor ${floorMs.toFixed(0)} ms`,
+          );
+        } finally {
+          await runtime.stop();
+        }
+      }
     }
-    return { perChildMs: median(perChild) };
+    const figures = (m: { walls: number[]; cpu: number }) => ({
+      perChildMs: median(m.walls),
+      cpuPerChildMs: m.cpu / OTEL_ROUNDS,
+    });
+    return { on: figures(measured.on), off: figures(measured.off) };
   } finally {
-    await runtime.stop();
     const bytes = receiver.protobuf.reduce((n, b) => n + b.body.length, 0);
     log(`fan-in export: ${receiver.protobuf.length} OTLP requests, ${bytes} bytes received`);
     await receiver.close();
