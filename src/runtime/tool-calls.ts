@@ -25,7 +25,13 @@ import type { ToolRunDeps } from "./run-deps.js";
 import { gateCall } from "./approval-gate.js";
 import { hasHooks, postToolUse } from "./hook-calls.js";
 import { CallAborts, raceAbort } from "./call-aborts.js";
-import { endTool, startTool, traceparentFor, withTraceparent } from "../telemetry/spans.js";
+import {
+  endTool,
+  noteTool,
+  startTool,
+  traceparentFor,
+  withTraceparent,
+} from "../telemetry/spans.js";
 import {
   errorMessage,
   fail,
@@ -278,6 +284,7 @@ async function execute(
   const signal = aborter.signal;
   const caps = capabilitiesOf(config, agent);
   const traceparent = traceparentFor(agent.id, call.id);
+  if (call.name === "bash") noteTool(call.id, { "warren.sandbox.mode": caps.sandbox });
   const ctx: AgentToolContext = {
     cwd: agent.cwd ?? process.cwd(),
     signal,

@@ -252,7 +252,7 @@ export function endTool(callId: string, outcome: ToolEnd): void {
   const result = outcome.ok ? "ok" : outcome.error.code;
   span.setAttribute("warren.tool.outcome", result);
   const value = outcome.ok ? (outcome.value as Record<string, unknown> | null) : null;
-  // bash's result says how the command ended (sandboxed or not is the call's warren.sandbox.mode).
+  // bash's result says how the command ended (the sandbox's mode was noted when it started).
   if (value && typeof value === "object" && "exit_code" in value) {
     span.setAttribute("warren.sandbox.exit_code", Number(value.exit_code ?? -1));
     if (value.timed_out === true) span.setAttribute("warren.sandbox.timed_out", true);
