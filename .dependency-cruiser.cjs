@@ -31,6 +31,7 @@ const LAYERS = [
   ["bus", "LISTEN/NOTIFY: one listener per thread, channels"],
   ["llm", "the model adapter (OpenAI-compatible streaming), knows no database"],
   ["db", "the pool, the embedded server, migrations, retries"],
+  ["telemetry", "OpenTelemetry, off unless configured: settings, the lazily loaded SDK, spans"],
   ["text", "text helpers: escaping, formatting, diffs"],
   [".", "src/*.ts: paths (config, home, XDG, repository root), the package root, derived caches"],
 ];

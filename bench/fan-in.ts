@@ -21,6 +21,8 @@ import {
   type Reply,
 } from "../test/support/fake-model.js";
 import { startPgProxy, type Traffic } from "../test/support/pg-proxy.js";
+import { startOtlpReceiver } from "../test/support/otlp-receiver.js";
+import { telemetryOf } from "../src/telemetry/settings.js";
 import { row, type BenchContext, type BenchRow } from "./report.js";
 import { benchConfig, countStates, pollUntil } from "./rig.js";
 import { collectGarbage, median, nowMs, postgresCpuMs, untilAborted } from "./stats.js";
@@ -28,6 +30,8 @@ import { collectGarbage, median, nowMs, postgresCpuMs, untilAborted } from "./st
 const CHILDREN = 100;
 const WARMUP_ROUNDS = 1;
 const ROUNDS = 5;
+/** Rounds with OpenTelemetry export on (to a local OTLP receiver), after a warm-up. */
+const OTEL_ROUNDS = 3;
 const ROUND_TIMEOUT_MS = 120_000;
 const WAIT_TIMEOUT_S = 120;
 /** How often the tree is checked for quiet once its root is idle; the wall time is this precise. */
@@ -127,6 +131,7 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
     const cpuPerChild = (ms: number) => ms / ROUNDS / CHILDREN;
     await runtime.stop();
     runtime = undefined;
+    const exported = await exportOnRounds(url, db, fake, sdk, config, signal, log);
     const traffic = await countedRound(url, db, fake, config, signal, log);
     const perChild = (n: number) => n / CHILDREN;
     const requestsPerChild = EXPECTED_REQUESTS / CHILDREN;
@@ -144,6 +149,20 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
         "ms",
         "SDK requests per child",
         floor / CHILDREN,
+      ),
+      row(
+        "fan-in orchestration per child, OpenTelemetry export on",
+        exported.on.perChildMs,
+        "ms",
+        "export off, alternate rounds",
+        exported.off.perChildMs,
+      ),
+      row(
+        "fan-in CPU per child, OpenTelemetry export on",
+        exported.on.cpuPerChildMs,
+        "ms",
+        "export off, alternate rounds",
+        exported.off.cpuPerChildMs,
       ),
       row(
         "fan-in CPU per child, this process (all threads)",
@@ -201,6 +220,67 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
         `fan-in: ${warnings.length} runtime warnings, first: ${warnings.slice(0, 3).join(" | ")}`,
       );
     }
+  }
+}
+
+/**
+ * The same fan-in with telemetry on: every span, metric and log exported over OTLP/HTTP
+ * (protobuf, the default) to a local receiver, as a collector on the same host would take them.
+ * Export must never slow a turn (batching processors). Rounds with and without it alternate, each
+ * on a runtime of its own, so that the machine's drift weighs on both alike; compared are the
+ * orchestration per child (wall less the SDK floor of the same requests) and this process's CPU.
+ */
+async function exportOnRounds(
+  url: string,
+  db: Db,
+  fake: FakeModel,
+  sdk: OpenAI,
+  config: Config,
+  signal: AbortSignal,
+  log: (line: string) => void,
+): Promise<Record<"on" | "off", { perChildMs: number; cpuPerChildMs: number }>> {
+  const receiver = await startOtlpReceiver();
+  const telemetry = telemetryOf({ endpoint: receiver.url }, {});
+  const measured = {
+    on: { walls: [] as number[], cpu: 0 },
+    off: { walls: [] as number[], cpu: 0 },
+  };
+  try {
+    for (let r = 0; r < WARMUP_ROUNDS + OTEL_ROUNDS; r++) {
+      for (const mode of ["off", "on"] as const) {
+        const runtime = await startRuntime({
+          url,
+          config: mode === "on" ? { ...config, telemetry } : config,
+          onWarning: () => {},
+        });
+        try {
+          collectGarbage();
+          const cpu = process.cpuUsage();
+          const { wallMs, requests } = await fanInRound(db, fake, config, signal);
+          const used = process.cpuUsage(cpu);
+          const floorMs = await untilAborted(replay(sdk, requests, signal), signal);
+          fake.requests.splice(0);
+          if (r < WARMUP_ROUNDS) continue;
+          measured[mode].walls.push((wallMs - floorMs) / CHILDREN);
+          measured[mode].cpu += (used.user + used.system) / 1000 / CHILDREN;
+          log(
+            `fan-in export ${mode}, round ${r - WARMUP_ROUNDS + 1}/${OTEL_ROUNDS}: ` +
+              `${wallMs.toFixed(0)} ms, SDK floor ${floorMs.toFixed(0)} ms`,
+          );
+        } finally {
+          await runtime.stop();
+        }
+      }
+    }
+    const figures = (m: { walls: number[]; cpu: number }) => ({
+      perChildMs: median(m.walls),
+      cpuPerChildMs: m.cpu / OTEL_ROUNDS,
+    });
+    return { on: figures(measured.on), off: figures(measured.off) };
+  } finally {
+    const bytes = receiver.protobuf.reduce((n, b) => n + b.body.length, 0);
+    log(`fan-in export: ${receiver.protobuf.length} OTLP requests, ${bytes} bytes received`);
+    await receiver.close();
   }
 }
 

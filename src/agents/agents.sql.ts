@@ -145,6 +145,11 @@ export const agents = pgTable(
      * one batch, which share created_at, are numbered in the order of the model's calls.
      */
     fork_seq: bigserial("fork_seq", { mode: "number" }).notNull(),
+    /**
+     * The W3C traceparent of the `fork` call that made this agent, when telemetry was on: its
+     * runs' spans descend from it in whichever process runs them (migration 0031).
+     */
+    trace_context: text("trace_context"),
   },
   (t) => [
     index("agents_tree_idx").on(t.tree_id, t.created_at),

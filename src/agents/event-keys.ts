@@ -32,6 +32,8 @@ export interface ResultStamp {
   key: string;
   epoch: number | null;
   toolCallId: string;
+  /** The call's span (telemetry), kept in the result's data; a fork's child descends from it. */
+  traceparent?: string;
 }
 
 /** The unique index that enforces the keys. */

@@ -192,7 +192,14 @@ export function runForks(
     id: options.id ?? null,
     worktree: options.worktree ?? null,
     key: record?.key ?? null,
-    data: record ? { tool_call_id: record.toolCallId, name: "fork" } : null,
+    // With a traceparent, the result's insert stores it on the child too (migration 0031).
+    data: record
+      ? {
+          tool_call_id: record.toolCallId,
+          name: "fork",
+          ...(record.traceparent !== undefined && { traceparent: record.traceparent }),
+        }
+      : null,
   }));
   // One epoch for the batch: its forks are one turn's (fork-batch.ts gathers by epoch).
   const epoch = forks.find((f) => f.record)?.record?.epoch ?? null;

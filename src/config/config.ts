@@ -17,6 +17,7 @@ import {
   type NetworkSetting,
 } from "../sandbox/network/rules.js";
 import { loadAgentFiles } from "./agent-files.js";
+import { telemetryOf, validateTelemetry, type TelemetrySettings } from "../telemetry/settings.js";
 import type { FileChange } from "./accepted-files.js";
 import {
   confineServers,
@@ -116,6 +117,11 @@ export interface Config {
   agentFileChanges?: FileChange[];
   /** One line each, to show once: agent files that could not be used (`FILE:LINE: why`). */
   warnings?: string[];
+  /**
+   * OpenTelemetry export (`telemetry` under the OTEL_* variables; telemetry/settings.ts);
+   * absent: off, and no part of the SDK is loaded.
+   */
+  telemetry?: TelemetrySettings;
 }
 
 export const DEFAULT_BUDGET: Budget = { turns: 50, tool_calls: 500, tokens: 2_000_000 };
@@ -155,6 +161,7 @@ interface FileConfig {
   mcp_call_timeout_seconds?: unknown;
   hooks?: unknown;
   trusted_paths?: unknown;
+  telemetry?: unknown;
 }
 
 function readFileConfig(file: string): FileConfig {
@@ -325,7 +332,20 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     configPath: configFile,
     sandbox,
     shellEnv: shellEnvSetting(fc.shell_env),
+    ...telemetrySetting(fc.telemetry, env),
   };
+}
+
+/** `telemetry` checked, then the OTEL_* variables read over it; nothing when it stays off. */
+function telemetrySetting(value: unknown, env: Env): { telemetry?: TelemetrySettings } {
+  let block;
+  try {
+    block = validateTelemetry(value);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  const telemetry = telemetryOf(block, env);
+  return telemetry ? { telemetry } : {};
 }
 
 /** `sandbox` (WARREN_SANDBOX over it), `sandbox_network`, `sandbox_writable`; WARREN_BWRAP. */

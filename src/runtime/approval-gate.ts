@@ -22,6 +22,12 @@ import { fail, type ToolOutcome } from "../tools/tool.js";
 import { guardedWriteTarget } from "./guarded-files.js";
 import { hasHooks, notificationHooks, preToolUse, type HookSite } from "./hook-calls.js";
 import type { ToolRunDeps } from "./run-deps.js";
+import { noteTool, recordApprovalWait } from "../telemetry/spans.js";
+
+/** The call's decision on its `execute_tool` span: allow or deny, and who decided. */
+function decided(call: ToolCall, decision: "allow" | "deny", by: string): void {
+  noteTool(call.id, { "warren.approval.decision": decision, "warren.approval.by": by });
+}
 
 const SHOWN_MAX = 120;
 
@@ -44,9 +50,13 @@ export async function gateCall(
   const guarded = guardedWriteTarget(call.name, args, ctx.cwd) !== undefined;
   const verdict = guarded && policy.verdict === "allow" ? "ask" : policy.verdict;
   // Without PreToolUse hooks an allowed call goes at once, as it always did.
-  if (verdict === "allow" && !hasHooks(deps.config, "PreToolUse")) return undefined;
+  if (verdict === "allow" && !hasHooks(deps.config, "PreToolUse")) {
+    decided(call, "allow", "policy");
+    return undefined;
+  }
   const { subject } = policy;
   const what = subject ? `${call.name} (${shown(subject)})` : call.name;
+  if (verdict === "deny") decided(call, "deny", "policy");
   if (verdict === "deny") return fail("NOT_ALLOWED", `${what} is denied by the tool policy`);
   const site: HookSite = {
     db,
@@ -57,6 +67,7 @@ export async function gateCall(
     onWarning: deps.onWarning,
   };
   const hooked = await preToolUse(site, call, args, verdict);
+  if (hooked.kind !== "verdict") decided(call, "deny", "hook");
   if (hooked.kind === "blocked") {
     return fail("NOT_ALLOWED", `${what} was blocked by a PreToolUse hook: ${hooked.message}`);
   }
@@ -64,9 +75,13 @@ export async function gateCall(
     const why = hooked.reason ? `: ${hooked.reason}` : "";
     return fail("NOT_ALLOWED", `${what} is denied by a PreToolUse hook${why}`);
   }
-  if (hooked.verdict === "allow") return undefined;
+  if (hooked.verdict === "allow") {
+    decided(call, "allow", hooked.byHook ? "hook" : "policy");
+    return undefined;
+  }
   const mode = await treeApproveMode(db, agent.tree_id);
   if (mode === "none") {
+    decided(call, "deny", "--approve none");
     const by = hooked.byHook
       ? ` (a PreToolUse hook asks${hooked.reason ? `: ${hooked.reason}` : ""})`
       : guarded
@@ -95,6 +110,7 @@ export async function gateCall(
         ? "a rule for the tree"
         : undefined;
   if (without !== undefined) {
+    decided(call, "allow", without);
     if (await markStartedWithout(db, asked, without)) return undefined;
     return fail("INTERNAL", `interrupted: ${what} may have run before its worker stopped`);
   }
@@ -116,14 +132,17 @@ export async function gateCall(
       deps.fence,
     );
     ctx.onBlocked?.();
+    const asking = performance.now();
     try {
       // The call's own signal (tool-calls.ts): one listener per call, removed when it ends.
       answer = await awaitAnswer(db, deps.bus, request, ctx.signal);
+      recordApprovalWait(call.name, (performance.now() - asking) / 1000, answer.status);
     } finally {
       if (!ctx.signal.aborted) await ctx.setWaiting(false);
     }
     await setActivity(db, agent.id, describeCall(call.name, call.arguments), deps.fence);
   }
+  decided(call, answer.status === "allowed" ? "allow" : "deny", answer.answered_by ?? "person");
   if (answer.status === "allowed") {
     // Once: a worker that resumed this turn after an earlier one had started the call says so.
     if (await markStarted(db, answer.id)) return undefined;

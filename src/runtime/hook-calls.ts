@@ -8,6 +8,7 @@ import { capabilitiesOf } from "../agents/capabilities.js";
 import type { Fence } from "../agents/errors.js";
 import { appendEvent } from "../agents/events.js";
 import { shellSettingsOf, type Config } from "../config/config.js";
+import { traceparentFor, withTraceparent } from "../telemetry/spans.js";
 import type { Verdict } from "../policy/policy.js";
 import type { Db } from "../db/client.js";
 import { notice, type WarningSink } from "../db/warning.js";
@@ -65,7 +66,12 @@ async function runEvent(
     tree_id: agent.tree_id,
   });
   const caps = capabilitiesOf(config, agent);
-  const shell = shellSettingsOf(config, caps.sandbox, caps.network);
+  // With telemetry on, TRACEPARENT names the call's span (or the agent's run): a traced hook nests.
+  const callId = typeof fields.tool_use_id === "string" ? fields.tool_use_id : undefined;
+  const shell = withTraceparent(
+    shellSettingsOf(config, caps.sandbox, caps.network),
+    traceparentFor(agent.id, callId),
+  );
   const pathVar = config.shellEnv.set.PATH ?? process.env.PATH;
   // All matching hooks at once, as Claude Code runs them; each looked up first, in this agent's
   // working directory: a hook that would run a file an agent could have written is not run.

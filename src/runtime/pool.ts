@@ -67,7 +67,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const threads = Math.max(1, options.threads ?? options.config.workerThreads);
   const total = Math.max(1, options.concurrency ?? options.config.concurrency);
   const script = workerScript();
-  const warn = (warning: Warning) => options.onWarning?.(warning);
+  // Each thread exports on its own and says once when it cannot: the process says it once.
+  let telemetryWarned = false;
+  const warn = (warning: Warning) => {
+    if (warning.kind === "notice" && warning.text.startsWith("telemetry: ")) {
+      if (telemetryWarned) return;
+      telemetryWarned = true;
+    }
+    options.onWarning?.(warning);
+  };
   const data: WorkerData = {
     url: options.url,
     config: options.config,

@@ -26,6 +26,13 @@ import { gateCall } from "./approval-gate.js";
 import { hasHooks, postToolUse } from "./hook-calls.js";
 import { CallAborts, raceAbort } from "./call-aborts.js";
 import {
+  endTool,
+  noteTool,
+  startTool,
+  traceparentFor,
+  withTraceparent,
+} from "../telemetry/spans.js";
+import {
   errorMessage,
   fail,
   internalFailure,
@@ -187,9 +194,19 @@ async function runOne(run: CallRun, call: ToolCall): Promise<void> {
   run.running.set(call.id, describeCall(call.name, call.arguments));
   await showActivity(run);
   const tool = deps.tools.find((t) => t.name === call.name);
-  const { outcome, feedback } = overBudget
-    ? { outcome: fail("LIMIT_EXCEEDED", `tool call budget exhausted (${budget} calls)`) }
-    : await execute(deps, tool, call, run.aborts);
+  // The call's `execute_tool` span (telemetry/spans.ts; nothing when telemetry is off).
+  startTool(deps.agent, call);
+  let executed: Executed;
+  try {
+    executed = overBudget
+      ? { outcome: fail("LIMIT_EXCEEDED", `tool call budget exhausted (${budget} calls)`) }
+      : await execute(deps, tool, call, run.aborts);
+  } catch (err) {
+    endTool(call.id, { ok: false, error: { code: "STOPPED", message: errorMessage(err) } });
+    throw err;
+  }
+  endTool(call.id, executed.outcome);
+  const { outcome, feedback } = executed;
   run.running.delete(call.id);
   if (run.running.size > 0) void showActivity(run);
   // A tool that recorded its own result (an effect, a wait) counted the call with it.
@@ -266,14 +283,21 @@ async function execute(
   const aborter = aborts.begin();
   const signal = aborter.signal;
   const caps = capabilitiesOf(config, agent);
+  const traceparent = traceparentFor(agent.id, call.id);
+  if (call.name === "bash") noteTool(call.id, { "warren.sandbox.mode": caps.sandbox });
   const ctx: AgentToolContext = {
     cwd: agent.cwd ?? process.cwd(),
     signal,
-    shell: {
-      ...shellSettingsOf(config, caps.sandbox, caps.network),
-      // Under a network gate, an unlisted host is a question for a person (network-asker.ts).
-      ...(Array.isArray(caps.network) && { networkAsk: networkAsker(deps) }),
-    },
+    // With telemetry on, its commands get TRACEPARENT: a traced program nests under this call.
+    shell: withTraceparent(
+      {
+        ...shellSettingsOf(config, caps.sandbox, caps.network),
+        // Under a network gate, an unlisted host is a question for a person (network-asker.ts).
+        ...(Array.isArray(caps.network) && { networkAsk: networkAsker(deps) }),
+      },
+      traceparent,
+    ),
+    ...(traceparent !== undefined && { traceparent }),
     db,
     bus: deps.bus,
     agent,

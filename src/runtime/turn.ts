@@ -28,7 +28,8 @@ import { recordAnswer, type AnswerEnd } from "./record-answer.js";
 import { firstActivity, runToolCalls } from "./tool-calls.js";
 import { recordChanges } from "../agents/worktree.js";
 import { cancelPending } from "../approvals/approvals.js";
-import type { ToolCall } from "../llm/model.js";
+import type { ToolCall, Usage } from "../llm/model.js";
+import type { Prices } from "../agents/cost.js";
 import { budgetProblem, settleTurnEnd, takePendingMail } from "./turn-end.js";
 import { spending } from "./spend.js";
 import {
@@ -40,6 +41,8 @@ import {
 } from "./hook-calls.js";
 import { withModelCap } from "./model-cap.js";
 import { noticeFileChanges } from "./file-changes.js";
+import { endChat, endRun, failChat, startChat } from "../telemetry/spans.js";
+import { agentCost } from "../agents/cost.js";
 
 /** Why a running turn was stopped from outside. */
 export type StopReason = "interrupt" | "dead" | "lease-lost" | "shutdown";
@@ -92,16 +95,24 @@ export async function runAgent(
     onWaitProgress: deps.onWaitProgress,
     slot: deps.slot,
   };
+  let end = "error";
   try {
-    return await withRetry(() => runAgentLoop(inner, agentId, turn.signal), {
+    const ran = await withRetry(() => runAgentLoop(inner, agentId, turn.signal), {
       signal: turn.signal,
       onRetry: (err) => deps.onWarning?.(outage(err)),
     });
+    end = ran === "idle" ? "idle" : (stopReason(turn.signal) ?? "other");
+    return ran;
   } catch (err) {
-    if (isLeaseLost(err) || stopReason(turn.signal) === "lease-lost") return "other";
+    if (isLeaseLost(err) || stopReason(turn.signal) === "lease-lost") {
+      end = "lease-lost";
+      return "other";
+    }
     throw err;
   } finally {
     signal.removeEventListener("abort", follow);
+    // The run's `invoke_agent` span, started by its first request or call (telemetry/spans.ts).
+    endRun(agentId, end);
   }
 }
 
@@ -386,6 +397,7 @@ async function askModel(
     // Unwatched as of the pass just read: the first delta need not ask again at once.
     unwatched: !known.watched,
   });
+  const chat = startChat(agent, modelName);
   const response = await completeFitting(deps, agent, {
     model: modelName,
     messages,
@@ -394,6 +406,7 @@ async function askModel(
     onText: stream.onText,
     onReasoning: stream.onReasoning,
   }).catch(async (err: unknown) => {
+    failChat(chat, modelName, err);
     await stream.settle();
     // Interrupted mid-answer: what the person saw streamed stays (keepStreamed); otherwise the
     // live text just ends.
@@ -402,6 +415,10 @@ async function askModel(
       (await keepStreamed(deps, agent, known, tail, stream.streamed()));
     if (!kept) await endStream(db, agent).catch(() => undefined);
     throw err;
+  });
+  endChat(chat, modelName, {
+    ...response,
+    cost: chat && requestCost(config.prices, modelName, response.usage),
   });
   await stream.settle();
   // Retried on its own, so that a response the model already gave is not lost to a blip. Keyed by
@@ -483,6 +500,17 @@ async function keepStreamed(
     () => true,
     () => false,
   );
+}
+
+/** One request's cost in USD by the config's prices (undefined: the model has none). */
+function requestCost(prices: Prices, model: string, usage: Usage): number | undefined {
+  const row = {
+    model,
+    input_tokens: usage.inputTokens,
+    cached_tokens: usage.cachedTokens ?? 0,
+    output_tokens: usage.outputTokens,
+  };
+  return agentCost(row, prices);
 }
 
 function recordedCalls(data: Record<string, unknown> | null): ToolCall[] {

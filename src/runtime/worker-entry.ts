@@ -12,6 +12,8 @@ import { errorMessage } from "../tools/tool.js";
 import { startHeapTrim, type HeapTrim } from "./heap-trim.js";
 import { startScheduler, type Scheduler } from "./scheduler.js";
 import { openServices, type Services } from "./services.js";
+import { startTelemetry, type Telemetry } from "../telemetry/sdk.js";
+import { agentsByState } from "../agents/by-state.js";
 
 export interface WorkerData {
   url: string;
@@ -41,7 +43,8 @@ const post = (message: WorkerMessage) => port.postMessage(message);
 /** How long a crashing thread tries to hand its agents back before it ends anyway. */
 const CRASH_STOP_MS = 3_000;
 
-let running: { scheduler: Scheduler; services: Services; trim: HeapTrim } | undefined;
+let running:
+  { scheduler: Scheduler; services: Services; trim: HeapTrim; telemetry: Telemetry } | undefined;
 let crashing = false;
 
 /**
@@ -112,13 +115,18 @@ async function main(): Promise<void> {
   if (niceness) lowerPriority(niceness);
   const warn = (warning: Warning) => post({ type: "warning", warning });
   const services = await openServices(url, config, warn);
+  // Before the first turn, so its spans are exported; nothing is loaded when it is off.
+  const telemetry = await startTelemetry(config.telemetry, {
+    warn: (line) => warn(notice(line)),
+    agentsByState: () => agentsByState(services.db, treeId),
+  });
   const scheduler = await startScheduler(
     { db: services.db, bus: services.bus, model: services.model, config },
     { concurrency, leaseSeconds: config.leaseSeconds, treeId, onWarning: warn },
   );
   // After a burst, once all of this thread's turns are blocked or gone (heap-trim.ts).
   const trim = startHeapTrim({ isQuiet: () => scheduler.busyCount() === 0 });
-  running = { scheduler, services, trim };
+  running = { scheduler, services, trim, telemetry };
   port!.on("message", (message: { type: string }) => {
     if (message.type !== "stop") return;
     void (async () => {
@@ -129,6 +137,8 @@ async function main(): Promise<void> {
         await current?.scheduler.stop();
         await closeMcpConnections();
         await current?.services.close();
+        // Bounded (sdk.ts): a collector that does not answer never holds up a stop.
+        await current?.telemetry.shutdown();
       } catch (err) {
         warn(notice(`stopping a worker thread: ${shownError(err)}`));
       }

@@ -29,6 +29,11 @@ export interface AgentToolContext extends BaseToolContext {
   assistantEventId: number;
   toolCallId: string;
   /**
+   * The W3C traceparent of this call's `execute_tool` span, when telemetry is on: a fork stores
+   * it on its child's row (one trace across processes and hosts).
+   */
+  traceparent?: string;
+  /**
    * The lease of the worker running this turn: fenced effects (effects.ts) commit only while it
    * still holds the caller's lease, and every event they write carries its epoch. Absent outside
    * a leased turn (the person's commands).

@@ -61,7 +61,12 @@ export async function commitEffect(
 
 /** What an effect that records its own result in its statement stamps it with. */
 export function resultStamp(ctx: AgentToolContext): ResultStamp {
-  return { key: resultKey(ctx), epoch: ctx.fence?.epoch ?? null, toolCallId: ctx.toolCallId };
+  return {
+    key: resultKey(ctx),
+    epoch: ctx.fence?.epoch ?? null,
+    toolCallId: ctx.toolCallId,
+    ...(ctx.traceparent !== undefined && { traceparent: ctx.traceparent }),
+  };
 }
 
 /**
