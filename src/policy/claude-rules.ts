@@ -87,7 +87,7 @@ export function parseClaudeRule(
   if (typeof text !== "string" || text.trim() === "") return skip("a rule is a non-empty string");
   const rule = text.trim();
   const common = { verdict, text: rule, source };
-  const m = /^([A-Za-z_][A-Za-z0-9_-]*)(?:\((.*)\))?$/s.exec(rule);
+  const m = /^([A-Za-z_][A-Za-z0-9_*-]*)(?:\((.*)\))?$/s.exec(rule);
   if (!m) return skip('warren reads "Tool" or "Tool(specifier)"');
   const tool = m[1]!;
   const spec = m[2];
@@ -194,7 +194,9 @@ function hits(rule: SettingsRule, call: RuleCall): boolean {
     return false;
   }
   const file = path.posix.resolve((call.cwd ?? process.cwd()).replace(/\\/g, "/"), call.subject);
-  return globCovers(rule.glob, file);
+  if (globCovers(rule.glob, file)) return true;
+  // glob and grep search inside their path: a deny or ask covering what is inside covers them.
+  return rule.verdict !== "allow" && call.tool !== "read_file" && globCovers(rule.glob, `${file}/\u0001`);
 }
 
 /**
