@@ -91,12 +91,12 @@ describe("Claude Code's settings, end to end", () => {
     };
 
     const before = await go();
-    expect(before.run.stderr).toContain(
-      `waiting for \`warren trust\`: ${path.join(work, ".claude", "settings.json")} (1 allow rule, env, hooks)`,
-    );
     expect(before.bash).toContain("NOT_ALLOWED");
     expect(before.bash).toContain("--approve none");
     expect(before.glob).not.toContain("project hook says no");
+    expect(before.run.stderr).toContain(
+      `waiting for \`warren trust\`: ${path.join(work, ".claude", "settings.json")} (1 allow rule, env, hooks)`,
+    );
 
     const trusted = await e2e.warren(["trust"], env, work);
     expect(trusted.stderr).toBe("");
@@ -121,4 +121,46 @@ describe("Claude Code's settings, end to end", () => {
     expect(changed.bash).toContain("NOT_ALLOWED");
     expect(changed.glob).not.toContain("project hook says no");
   }, 240_000);
+
+  it("an agent file's `model: sonnet` runs on the parent's model without an alias, on the alias's model with one", async () => {
+    const { work, env } = project();
+    mkdirSync(path.join(work, ".claude", "agents"), { recursive: true });
+    writeFileSync(
+      path.join(work, ".claude", "agents", "reviewer.md"),
+      "---\nname: reviewer\ndescription: reviews\nmodel: sonnet\n---\nReview.\n",
+    );
+    const go = async (config: Record<string, unknown>) => {
+      e2e.fake().script([
+        {
+          agent: "root",
+          match: isFirst,
+          reply: {
+            toolCalls: [
+              { name: "fork", arguments: { name: "rev", prompt: "look", profile: "reviewer" } },
+            ],
+          },
+        },
+        {
+          agent: "root",
+          match: after("fork"),
+          reply: { toolCalls: [{ name: "wait", arguments: { timeout: 30, from_agents: ["rev"] } }] },
+        },
+        { agent: "root", match: after("wait"), reply: { text: "reviewed" } },
+        { agent: "rev", match: isFirst, reply: { text: "looks fine" } },
+      ]);
+      const run = await e2e.prompt("review", { cwd: work, env, config });
+      expect(run.json?.text, run.stderr).toBe("reviewed");
+      // The fake serves both runs: this run's child request is the last.
+      return { run, model: requestsOf(e2e.fake(), "rev").at(-1)!.model };
+    };
+    const bare = await go({});
+    expect(bare.model).toBe("fake-model");
+    const warned = bare.run.stderr.split("\n").filter((l) => l.includes('model "sonnet"'));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toContain("model_aliases");
+
+    const mapped = await go({ model_aliases: { sonnet: "fake-sonnet" } });
+    expect(mapped.model).toBe("fake-sonnet");
+    expect(mapped.run.stderr).not.toContain('model "sonnet"');
+  }, 120_000);
 });
