@@ -11,6 +11,7 @@ import type { Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { wordWarning } from "../db/warning.js";
 import { isAllowed, rememberAllow } from "../mcp/allow.js";
+import { trustFiles } from "../config/trust.js";
 import { allowLines } from "../mcp/project.js";
 import { sendInput } from "../mail/input.js";
 import { sendMail } from "../mail/send.js";
@@ -178,6 +179,28 @@ export function createActions(options: ActionsOptions): Actions {
   }
 
   /**
+   * `/trust`: the project's settings files waiting for trust, as read when warren started (what the
+   * waiting line named), and its .mcp.json (as /mcp allow). The settings apply from the next start.
+   */
+  async function trustProject(): Promise<void> {
+    const waiting = (options.config.claudeSettings?.files ?? []).filter(
+      (f) => f.state === "waiting" && f.gate,
+    );
+    const project = options.config.projectMcp;
+    const servers = project && Object.keys(project.servers).length > 0 && !isAllowed(project.allow);
+    if (waiting.length === 0 && !servers) {
+      return say("nothing here waits for trust (`warren trust --list` lists what is trusted)");
+    }
+    if (waiting.length > 0) {
+      trustFiles(waiting.map((f) => f.gate!));
+      say(
+        `trusted ${waiting.map((f) => f.file).join(", ")} as read at start: their allow rules, env and hooks apply from warren's next start`,
+      );
+    }
+    if (servers) return allowProject();
+  }
+
+  /**
    * `/mcp allow`: the project's .mcp.json as read when warren started (what its servers are) is
    * allowed; their tools are fetched, and every thread offers them within a re-read (2 s).
    */
@@ -221,6 +244,8 @@ export function createActions(options: ActionsOptions): Actions {
         const listing = await listServers(options.db, options.config.mcpServers ?? {});
         return say(listingLines(listing).join("\n"));
       }
+      case "trust":
+        return trustProject();
       case "search":
         return options.search(command.query);
       case "tasks":

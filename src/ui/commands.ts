@@ -20,6 +20,7 @@ export type UiCommand =
   | { name: "search"; query: string }
   | { name: "tasks" }
   | { name: "mcp"; allow?: boolean }
+  | { name: "trust" }
   | { name: "help" }
   | { name: "exit" };
 
@@ -47,6 +48,8 @@ export const COMMAND_USAGE: Record<UiCommand["name"], string> = {
     "/search TEXT — search every agent's transcript in the tree (dead ones too); Enter jumps to a hit",
   tasks: "/tasks — the tree's task board, live (Esc closes)",
   mcp: "/mcp [allow] — the MCP servers with their state and tools (as `warren mcp list --cached`); allow: start the project .mcp.json's servers",
+  trust:
+    "/trust — trust this project's own .claude/settings*.json (allow rules, env, hooks) and .mcp.json (servers) as read at start",
   help: "/help — keys and commands",
   exit: "/exit — quit (agents keep their state; a worker or the next warren resumes them)",
 };
@@ -122,6 +125,7 @@ export function parseCommand(text: string): ParsedCommand {
     case "reap":
     case "agents":
     case "tasks":
+    case "trust":
     case "help":
     case "exit":
       return none({ name });

@@ -107,7 +107,7 @@ export function createPainter(options: PainterOptions): Painter {
   /** The first screen of an agent without history (see views/welcome.ts), kept while it holds. */
   let welcome: { key: string; lines: Line[] } | undefined;
   // The config's warnings, and the project settings files waiting for `warren trust`.
-  const settingsWaiting = settingsWaitingLine(config.claudeSettings);
+  const settingsWaiting = settingsWaitingLine(config.claudeSettings, "/trust");
   const firstScreenWarnings = [...(config.warnings ?? []), ...(settingsWaiting ? [settingsWaiting] : [])];
   const welcomeLines = (current: AgentRow, agents: number, width: number) => {
     const problem = modelProblem(config.model);
