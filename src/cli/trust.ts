@@ -12,7 +12,13 @@ import { allowLines, findProjectMcpFile, parseProjectMcp } from "../mcp/project.
 import { HOOK_EVENTS } from "../hooks/config.js";
 import { escapeControl } from "../text/escape.js";
 import { errorMessage } from "../tools/tool.js";
-import { CliError, expectPositionals, parseCommandArgs, type Io, type RunCommand } from "./command.js";
+import {
+  CliError,
+  expectPositionals,
+  parseCommandArgs,
+  type Io,
+  type RunCommand,
+} from "./command.js";
 
 export const runTrust: RunCommand = async (args, io) => {
   const { values, positionals } = parseCommandArgs("trust", {

@@ -213,7 +213,10 @@ function readEnv(value: unknown, file: string, warnings: string[]): Record<strin
 export function mergeHooks(own: HooksConfig, more: readonly HooksConfig[]): HooksConfig {
   const merged: HooksConfig = { ...own };
   for (const hooks of more) {
-    for (const [event, groups] of Object.entries(hooks) as [keyof HooksConfig, HooksConfig[keyof HooksConfig]][]) {
+    for (const [event, groups] of Object.entries(hooks) as [
+      keyof HooksConfig,
+      HooksConfig[keyof HooksConfig],
+    ][]) {
       merged[event] = [...(merged[event] ?? []), ...(groups ?? [])];
     }
   }

@@ -110,7 +110,10 @@ export interface Config {
    * (mcp/project.ts; each with `allow`: started only once that file is allowed).
    */
   mcpServers: Record<string, McpServerConfig>;
-  /** The person's hooks (`hooks`, Claude Code's shape; src/hooks/config.ts). Only the config sets them. */
+  /**
+   * The person's hooks (`hooks`, Claude Code's shape; src/hooks/config.ts): the config's, then
+   * those of ~/.claude/settings.json and of trusted project settings files (claude-settings.ts).
+   */
   hooks?: HooksConfig;
   /**
    * Where agents write (the working directory warren started in, `sandbox_writable`) and what

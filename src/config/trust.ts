@@ -55,7 +55,11 @@ export function trustedEntries(env: Env = process.env): TrustEntry[] {
       at: e.at,
       kind: "settings" as const,
     })),
-    ...allowedEntries(allowStorePath(env)).map((e) => ({ file: e.file, at: e.at, kind: "mcp" as const })),
+    ...allowedEntries(allowStorePath(env)).map((e) => ({
+      file: e.file,
+      at: e.at,
+      kind: "mcp" as const,
+    })),
   ].sort((a, b) => a.file.localeCompare(b.file));
 }
 

@@ -137,7 +137,8 @@ export function absoluteGlob(spec: string, base: RuleBase): string | undefined {
   const posix = (p: string) => p.replace(/\\/g, "/");
   let anchored: string;
   if (spec.startsWith("//")) anchored = spec.slice(1);
-  else if (spec === "~" || spec.startsWith("~/")) anchored = path.posix.join(posix(home), spec.slice(1));
+  else if (spec === "~" || spec.startsWith("~/"))
+    anchored = path.posix.join(posix(home), spec.slice(1));
   else if (spec.startsWith("/")) anchored = path.posix.join(posix(base.root), spec);
   else if (spec.startsWith("./")) anchored = path.posix.join(posix(base.cwd), spec.slice(2));
   else if (!spec.replace(/\/+$/, "").includes("/")) {
@@ -196,7 +197,9 @@ function hits(rule: SettingsRule, call: RuleCall): boolean {
   const file = path.posix.resolve((call.cwd ?? process.cwd()).replace(/\\/g, "/"), call.subject);
   if (globCovers(rule.glob, file)) return true;
   // glob and grep search inside their path: a deny or ask covering what is inside covers them.
-  return rule.verdict !== "allow" && call.tool !== "read_file" && globCovers(rule.glob, `${file}/\u0001`);
+  return (
+    rule.verdict !== "allow" && call.tool !== "read_file" && globCovers(rule.glob, `${file}/\u0001`)
+  );
 }
 
 /**
@@ -215,7 +218,10 @@ export function settingsVerdict(
     // Bash patterns of one list together, as warren's own: a deny or an ask when any simple
     // command matches one, an allow only when every one is covered and nothing is opaque.
     const list = mine.flatMap((r) => (r.kind === "bash" ? [r.pattern] : []));
-    if (list.length > 0 && shellVerdict(call.shell, call.subject, { [verdict]: list }) === verdict) {
+    if (
+      list.length > 0 &&
+      shellVerdict(call.shell, call.subject, { [verdict]: list }) === verdict
+    ) {
       return verdict;
     }
   }

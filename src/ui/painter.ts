@@ -108,7 +108,10 @@ export function createPainter(options: PainterOptions): Painter {
   let welcome: { key: string; lines: Line[] } | undefined;
   // The config's warnings, and the project settings files waiting for `warren trust`.
   const settingsWaiting = settingsWaitingLine(config.claudeSettings, "/trust");
-  const firstScreenWarnings = [...(config.warnings ?? []), ...(settingsWaiting ? [settingsWaiting] : [])];
+  const firstScreenWarnings = [
+    ...(config.warnings ?? []),
+    ...(settingsWaiting ? [settingsWaiting] : []),
+  ];
   const welcomeLines = (current: AgentRow, agents: number, width: number) => {
     const problem = modelProblem(config.model);
     const info: WelcomeInfo = {

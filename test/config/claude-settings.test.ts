@@ -65,7 +65,9 @@ describe("Claude Code's settings files", () => {
       hooks: hooks("echo project-hook"),
     };
     write(file, settings);
-    write(path.join(work, ".claude", "settings.local.json"), { permissions: { deny: ["Read(x)"] } });
+    write(path.join(work, ".claude", "settings.local.json"), {
+      permissions: { deny: ["Read(x)"] },
+    });
     const sub = path.join(work, "a", "b");
     mkdirSync(sub, { recursive: true });
     let config = loadConfig(env, sub);
@@ -136,7 +138,9 @@ describe("Claude Code's settings files", () => {
     const config = loadConfig(env, work);
     const warnings = config.warnings!.join("\n");
     expect(warnings).toContain(`${path.join(work, ".claude", "settings.json")} is not used`);
-    expect(warnings).toContain('"WebFetch(domain:evil.com)" is not applied: warren has no WebFetch tool');
+    expect(warnings).toContain(
+      '"WebFetch(domain:evil.com)" is not applied: warren has no WebFetch tool',
+    );
     expect(warnings).toContain("permissions.defaultMode is not applied");
     expect(warnings).toContain("env.BAD must be a string");
     expect(warnings).toContain("none of its hooks are used");
@@ -146,7 +150,8 @@ describe("Claude Code's settings files", () => {
 });
 
 describe("model_aliases", () => {
-  const agent = (model: string) => `---\nname: helper\ndescription: helps\nmodel: ${model}\n---\nHelp.\n`;
+  const agent = (model: string) =>
+    `---\nname: helper\ndescription: helps\nmodel: ${model}\n---\nHelp.\n`;
 
   it("maps Claude Code's names; an alias with no entry is dropped with one warning; inherit quietly", () => {
     const { work, env, write } = setup();

@@ -43,7 +43,9 @@ describe("Claude Code's settings, end to end", () => {
     });
     expect(run.json?.text, run.stderr).toBe("tried");
     const [, second] = requestsOf(e2e.fake(), "root");
-    const result = lastToolResults(second!)[0]!.value as { error?: { code: string; message: string } };
+    const result = lastToolResults(second!)[0]!.value as {
+      error?: { code: string; message: string };
+    };
     expect(result.error?.code).toBe("NOT_ALLOWED");
     expect(result.error?.message).toContain("denied by the tool policy");
     expect(existsSync(path.join(work, "x"))).toBe(true);
@@ -143,7 +145,9 @@ describe("Claude Code's settings, end to end", () => {
         {
           agent: "root",
           match: after("fork"),
-          reply: { toolCalls: [{ name: "wait", arguments: { timeout: 30, from_agents: ["rev"] } }] },
+          reply: {
+            toolCalls: [{ name: "wait", arguments: { timeout: 30, from_agents: ["rev"] } }],
+          },
         },
         { agent: "root", match: after("wait"), reply: { text: "reviewed" } },
         { agent: "rev", match: isFirst, reply: { text: "looks fine" } },
