@@ -22,7 +22,14 @@ import type { Verdict } from "./types.js";
 export type SettingsRule = { verdict: Verdict; text: string; source: string } & (
   | { kind: "tool"; tools: string[] }
   | { kind: "bash"; pattern: string }
-  | { kind: "path"; tools: string[]; glob: string }
+  | {
+      kind: "path";
+      tools: string[];
+      /** Absolute, anchored where warren started. */
+      glob: string;
+      /** For `./x` and bare paths: the glob relative to the agent's own working directory too. */
+      inCwd?: string;
+    }
 );
 
 /** Where a rule's relative paths start. */
@@ -113,7 +120,14 @@ export function parseClaudeRule(
   if (pathTools) {
     const glob = absoluteGlob(spec.trim(), base);
     if (glob === undefined) return skip("an empty path");
-    return { ...common, kind: "path", tools: pathTools, glob };
+    const inCwd = cwdRelative(spec.trim());
+    return {
+      ...common,
+      kind: "path",
+      tools: pathTools,
+      glob,
+      ...(inCwd !== undefined && { inCwd }),
+    };
   }
   return skip(`warren cannot apply ${tool}(…) rules`);
 }
@@ -146,6 +160,17 @@ export function absoluteGlob(spec: string, base: RuleBase): string | undefined {
     anchored = path.posix.join(posix(base.cwd), "**", spec);
   } else anchored = path.posix.join(posix(base.cwd), spec);
   return anchored.length > 1 ? anchored.replace(/\/+$/, "") : anchored;
+}
+
+/**
+ * A `./x` or bare rule relative to a working directory (a bare name in any folder below), so an agent
+ * working elsewhere (a worktree child) meets the rule where it works; undefined for anchored ones.
+ */
+function cwdRelative(spec: string): string | undefined {
+  if (spec.startsWith("/") || spec === "~" || spec.startsWith("~/")) return undefined;
+  const rel = (spec.startsWith("./") ? spec.slice(2) : spec).replace(/\/+$/, "");
+  if (rel === "" || rel === ".") return "";
+  return rel.includes("/") ? rel : `**/${rel}`;
 }
 
 const compiled = new Map<string, RegExp>();
@@ -194,11 +219,21 @@ function hits(rule: SettingsRule, call: RuleCall): boolean {
   if (!rule.tools.includes(call.tool) || !PATH_TOOLS.has(call.tool) || call.subject === "") {
     return false;
   }
-  const file = path.posix.resolve((call.cwd ?? process.cwd()).replace(/\\/g, "/"), call.subject);
-  if (globCovers(rule.glob, file)) return true;
-  // glob and grep search inside their path: a deny or ask covering what is inside covers them.
-  return (
-    rule.verdict !== "allow" && call.tool !== "read_file" && globCovers(rule.glob, `${file}/\u0001`)
+  const cwd = (call.cwd ?? process.cwd()).replace(/\\/g, "/");
+  const file = path.posix.resolve(cwd, call.subject);
+  // A relative rule: where the agent works; a deny or ask also where warren started (stricter).
+  const globs =
+    rule.inCwd === undefined
+      ? [rule.glob]
+      : [
+          path.posix.join(cwd, rule.inCwd).replace(/\/+$/, ""),
+          ...(rule.verdict === "allow" ? [] : [rule.glob]),
+        ];
+  return globs.some(
+    (glob) =>
+      globCovers(glob, file) ||
+      // glob and grep search inside their path: a deny or ask covering what is inside covers them.
+      (rule.verdict !== "allow" && call.tool !== "read_file" && globCovers(glob, `${file}/\u0001`)),
   );
 }
 

@@ -126,6 +126,18 @@ describe("Claude Code's path rules", () => {
     expect(tool("read_file", { path: "a/b/env" }, s)).toBe("allow");
   });
 
+  it("a relative rule meets an agent working elsewhere (a worktree child) where it works", () => {
+    const s = rules({ deny: ["Read(./secrets/**)", "Read(.env)"], allow: ["Edit(./src/**)"] });
+    const tree = "/proj/.warren/worktrees/w1";
+    const at = (name: string, args: unknown) => decide(undefined, [], name, args, tree, s).verdict;
+    expect(at("read_file", { path: "secrets/key" })).toBe("deny");
+    expect(at("read_file", { path: "a/.env" })).toBe("deny");
+    expect(at("write_file", { path: "src/a.ts" })).toBe("allow");
+    // Where warren started too, for a deny (stricter); an allow only where the agent works.
+    expect(at("read_file", { path: "/proj/sub/secrets/key" })).toBe("deny");
+    expect(at("write_file", { path: "/proj/sub/src/a.ts" })).toBe("ask");
+  });
+
   it("an allow lets a write through where warren's default asks", () => {
     const s = rules({ allow: ["Edit(./src/**)"] });
     expect(tool("write_file", { path: "src/a.ts" }, s)).toBe("allow");
