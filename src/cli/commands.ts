@@ -268,6 +268,26 @@ Options:
     load: () => import("./mcp.js").then((m) => m.runMcp),
   },
   {
+    name: "trust",
+    summary: "trust a project's own settings files and .mcp.json (or --list, --revoke)",
+    usage: `Usage: warren trust [DIR]
+       warren trust --list
+       warren trust --revoke [DIR]
+
+A cloned repository is not trusted: what its own files could run or widen waits until you
+trust them: .claude/settings.json and .claude/settings.local.json (their permissions.allow
+rules, env and hooks; their deny and ask rules apply at once) and .mcp.json (its servers).
+trust shows what each file of DIR (default: this directory; files are looked for up to the
+repository root) turns on and trusts it as it is now; a file changed since waits again.
+Your own ~/.claude/settings.json needs no trust. warren applies them from its next start.
+
+Options:
+  --list      the files trusted (and .mcp.json files allowed), with when
+  --revoke    forget the trusted files below DIR (default: this directory)
+  -h, --help  show this help`,
+    load: () => import("./trust.js").then((m) => m.runTrust),
+  },
+  {
     name: "db",
     summary: "the database: url | status | stop (embedded server)",
     usage: `Usage: warren db url|status|stop

@@ -2,7 +2,8 @@
 // sees at once what warren will use and what is missing, and one naming the instruction files
 // (AGENTS.md, CLAUDE.md) an agent started here reads. Exit 1 when the database or the model
 // server does not answer (an unavailable sandbox under "auto" is said, not failed).
-import { loadConfig } from "../config/config.js";
+import { loadConfig, type Config } from "../config/config.js";
+import { settingsLines } from "../config/claude-settings.js";
 import { instructionFilesLine } from "../runtime/instructions.js";
 import { parseCommand, JSON_OPTION, expectPositionals, type RunCommand } from "./command.js";
 import {
@@ -27,10 +28,13 @@ export const runDoctor: RunCommand = async (args, io) => {
     ok: true,
     text: instructions.replace(/^instructions: /, ""),
   });
+  const settings = settingsHealth(config);
   if (values.json) {
-    io.out(JSON.stringify(Object.fromEntries(lines.map((l) => [key(l), l]))));
+    const entries: [string, unknown][] = lines.map((l) => [key(l), l]);
+    if (settings.length > 0) entries.push(["settings", settings]);
+    io.out(JSON.stringify(Object.fromEntries(entries)));
   } else {
-    for (const line of lines) {
+    for (const line of [...lines, ...settings]) {
       const mark = line.ok ? io.color.green("ok ") : io.color.yellow("!! ");
       io.out(`${mark} ${line.label.padEnd(13)} ${line.text}`);
     }
@@ -40,6 +44,23 @@ export const runDoctor: RunCommand = async (args, io) => {
   );
   return failed ? 1 : 0;
 };
+
+/**
+ * Claude Code's settings files: one line each (read, or waiting for `warren trust`), then each
+ * rule or entry that could not be applied. Shown with "!!", never a failure of doctor.
+ */
+function settingsHealth(config: Config): HealthLine[] {
+  const files = config.claudeSettings?.files ?? [];
+  const warnings = config.claudeSettings?.warnings ?? [];
+  return [
+    ...settingsLines(config.claudeSettings).map((text, i) => ({
+      label: "settings" as const,
+      ok: files[i]?.state === "read",
+      text,
+    })),
+    ...warnings.map((text) => ({ label: "settings" as const, ok: false, text })),
+  ];
+}
 
 function key(line: HealthLine): string {
   return line.label.replace(" ", "_");

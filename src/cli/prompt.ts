@@ -4,6 +4,7 @@ import { acceptFilesAtStart } from "../runtime/file-changes.js";
 import { loadConfig, modelProblem } from "../config/config.js";
 import { unlistedModelHint } from "../llm/model-list.js";
 import { projectMcpWaiting } from "../mcp/project.js";
+import { settingsWaitingLine } from "../config/claude-settings.js";
 import { outageFilter, wordWarning } from "../db/warning.js";
 import { escapeControl } from "../text/escape.js";
 import type { Io } from "./command.js";
@@ -39,6 +40,9 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
   // A project .mcp.json not allowed yet: one line, and its servers stay off.
   const waiting = projectMcpWaiting(config.projectMcp);
   if (waiting) io.err(`warren: ${escapeControl(waiting)}`);
+  // Project settings files whose allow rules, env or hooks wait for `warren trust`: one line.
+  const untrusted = settingsWaitingLine(config.claudeSettings);
+  if (untrusted) io.err(`warren: ${escapeControl(untrusted)}`);
   if (config.model.name && !modelProblem(config.model)) {
     const hint = await unlistedModelHint({ ...config.model, model: config.model.name });
     if (hint) io.err(`warren: ${hint}`);

@@ -29,11 +29,14 @@ import {
 import { refusedHooks, validateHooks, type HooksConfig } from "../hooks/config.js";
 import type { RunTrust } from "../tools/runnable.js";
 import { loadProjectMcp, type ProjectMcp } from "../mcp/project.js";
+import { loadClaudeSettings, mergeHooks, type ClaudeSettings } from "./claude-settings.js";
+import { resolveModelAliases } from "./model-aliases.js";
 import {
   parseApproveMode,
   validatePolicy,
   type ApproveMode,
   type Policy,
+  type SettingsRule,
 } from "../policy/policy.js";
 
 type Env = Record<string, string | undefined>;
@@ -68,6 +71,15 @@ export interface Config {
   fileAccess: FileAccess;
   /** The tool policy over the defaults (policy.ts); profiles narrow it. */
   policy?: Policy;
+  /**
+   * Claude Code's permission rules from its settings files (claude-settings.ts): every deny and
+   * ask, and the allow rules of the person's own file and of trusted project files.
+   */
+  settingsRules?: SettingsRule[];
+  /** The Claude Code settings files read, waiting for trust or broken (settingsLines shows them). */
+  claudeSettings?: ClaudeSettings;
+  /** `model_aliases`: Claude Code's model names (`sonnet`) to the server's model ids. */
+  modelAliases?: Record<string, string>;
   /** The TUI's terminal title with the tree's counts, and a bell/OSC 9 on what needs the person. */
   notify: boolean;
   /** How new trees answer `ask` (WARREN_APPROVE); unset: the TUI asks, `-p` answers no. */
@@ -92,7 +104,10 @@ export interface Config {
    * (mcp/project.ts; each with `allow`: started only once that file is allowed).
    */
   mcpServers: Record<string, McpServerConfig>;
-  /** The person's hooks (`hooks`, Claude Code's shape; src/hooks/config.ts). Only the config sets them. */
+  /**
+   * The person's hooks (`hooks`, Claude Code's shape; src/hooks/config.ts): the config's, then
+   * those of ~/.claude/settings.json and of trusted project settings files (claude-settings.ts).
+   */
   hooks?: HooksConfig;
   /**
    * Where agents write (the working directory warren started in, `sandbox_writable`) and what
@@ -162,6 +177,7 @@ interface FileConfig {
   hooks?: unknown;
   trusted_paths?: unknown;
   telemetry?: unknown;
+  model_aliases?: unknown;
 }
 
 function readFileConfig(file: string): FileConfig {
@@ -246,7 +262,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     }
   }
   const fromFiles = loadAgentFiles(cwd, env, new Set(Object.keys(fc.profiles ?? {})));
-  const hooks = hooksSetting(fc.hooks);
+  const modelAliases = modelAliasesSetting(fc.model_aliases);
+  const profiles = { ...fromFiles.profiles, ...fc.profiles };
+  const aliasWarnings = resolveModelAliases(profiles, modelAliases, fromFiles.files);
+  const claudeSettings = loadClaudeSettings(cwd, env);
+  const ownHooks = hooksSetting(fc.hooks);
+  // The settings files' hooks (the person's own, and trusted projects') after the config's.
+  const hooks = { ...ownHooks, hooks: mergeHooks(ownHooks.hooks, claudeSettings.hooks) };
   const mcpServers = mcpSetting(fc, path.dirname(file));
   const projectMcp = loadProjectMcp(cwd, env, {
     startup: fc.mcp_startup_timeout_seconds,
@@ -287,11 +309,13 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     budget: { ...DEFAULT_BUDGET, ...usdChecked(fc.budget, "budget") },
     rootBudget: { ...usdChecked(fc.root_budget, "root_budget") },
     prices: pricesSetting(fc.prices),
-    profiles: { ...fromFiles.profiles, ...fc.profiles },
+    profiles,
     agentFiles: fromFiles.files,
     ...(fromFiles.changes.length > 0 ? { agentFileChanges: fromFiles.changes } : {}),
     warnings: [
       ...fromFiles.warnings,
+      ...aliasWarnings,
+      ...claudeSettings.warnings,
       ...hooks.warnings,
       ...(projectMcp?.warnings ?? []),
       ...refused,
@@ -317,6 +341,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     ...poolerConfig(env),
     fileAccess: fileAccessSetting(fc.file_access, "file_access") ?? "cwd",
     policy: policySetting(fc.policy, "policy"),
+    ...(claudeSettings.rules.length > 0 && { settingsRules: claudeSettings.rules }),
+    ...(claudeSettings.files.length > 0 && { claudeSettings }),
+    ...(Object.keys(modelAliases).length > 0 && { modelAliases }),
     notify: fc.notify !== false,
     // The config's own servers win on a name clash (projectMcp left those out).
     // Its stdio servers run in the config's sandbox (with their own env only: no shell_env).
@@ -331,7 +358,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),
     configPath: configFile,
     sandbox,
-    shellEnv: shellEnvSetting(fc.shell_env),
+    shellEnv: withSettingsEnv(shellEnvSetting(fc.shell_env), claudeSettings.env),
     ...telemetrySetting(fc.telemetry, env),
   };
 }
@@ -346,6 +373,27 @@ function telemetrySetting(value: unknown, env: Env): { telemetry?: TelemetrySett
   }
   const telemetry = telemetryOf(block, env);
   return telemetry ? { telemetry } : {};
+}
+
+/** The settings files' `env` under the config's own `shell_env.set` (the config wins a clash). */
+function withSettingsEnv(own: ShellEnvConfig, vars: Record<string, string>): ShellEnvConfig {
+  if (Object.keys(vars).length === 0) return own;
+  return { ...own, set: { ...vars, ...own.set } };
+}
+
+/** `model_aliases`: {"sonnet": "MODEL ID", …}, each a non-empty string. */
+function modelAliasesSetting(value: unknown): Record<string, string> {
+  if (value === undefined || value === null) return {};
+  const usage = 'model_aliases must be {"ALIAS": "MODEL", …} (e.g. {"sonnet": "gpt-4.1"})';
+  if (typeof value !== "object" || Array.isArray(value)) throw new ConfigError(usage);
+  const out: Record<string, string> = {};
+  for (const [alias, model] of Object.entries(value as Record<string, unknown>)) {
+    if (typeof model !== "string" || model.trim() === "") {
+      throw new ConfigError(`model_aliases.${alias} must be a model name (a non-empty string)`);
+    }
+    out[alias] = model.trim();
+  }
+  return out;
 }
 
 /** `sandbox` (WARREN_SANDBOX over it), `sandbox_network`, `sandbox_writable`; WARREN_BWRAP. */

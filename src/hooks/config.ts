@@ -1,6 +1,8 @@
 // The config's `hooks`, in Claude Code's shape: {Event: [{matcher, hooks: [{type: "command",
-// command, timeout}]}]} for the events warren runs (SPEC §9). Only the person's config file sets
-// them: profiles and agent files cannot, and nothing an agent does reaches the config.
+// command, timeout}]}]} for the events warren runs (SPEC §9). The person's config file sets
+// them, and Claude Code's settings files (config/claude-settings.ts: ~/.claude/settings.json, and
+// a project's only once the person trusted it); profiles and agent files cannot, and nothing an
+// agent does reaches them (`.claude/` is read-only to agents).
 import { refusal, resolveShellCommand, type RunTrust } from "../tools/runnable.js";
 
 /** The events warren runs hooks for. */

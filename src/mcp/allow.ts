@@ -91,3 +91,23 @@ export function rememberAllow(allow: ProjectAllow): void {
   fs.renameSync(tmp, allow.store);
   cache.delete(allow.store);
 }
+
+/** Every entry of `store` (file → when it was allowed). */
+export function allowedEntries(store: string): { file: string; key: string; at: string }[] {
+  return Object.entries(readStore(store).allowed).map(([file, v]) => ({ file, ...v }));
+}
+
+/** Forgets the entries of the files `which` picks; returns the files forgotten. */
+export function forgetAllows(store: string, which: (file: string) => boolean): string[] {
+  const current = readStore(store);
+  const gone = Object.keys(current.allowed).filter(which);
+  if (gone.length === 0) return [];
+  const next: Store = {
+    allowed: Object.fromEntries(Object.entries(current.allowed).filter(([f]) => !which(f))),
+  };
+  const tmp = `${store}.${process.pid}.tmp`;
+  fs.writeFileSync(tmp, `${JSON.stringify(next, null, 2)}\n`, { mode: 0o600 });
+  fs.renameSync(tmp, store);
+  cache.delete(store);
+  return gone;
+}

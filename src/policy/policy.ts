@@ -4,6 +4,7 @@
 // asked and the strictest answer wins (deny > ask > allow). A `bash` command is matched on its
 // parse (shell.ts, commands.ts): every simple command, nothing opaque; a path after normalising it.
 // The decision is a pure function of the policies and the call (decide).
+import { settingsVerdict, type SettingsRule } from "./claude-rules.js";
 import { shellVerdict } from "./commands.js";
 import { matchesPattern, pathHit, type Patterns } from "./patterns.js";
 import { analyseShell, loadShellParser, shellParserLoaded, type ShellAnalysis } from "./shell.js";
@@ -11,6 +12,7 @@ import { callSubject, PATH_TOOLS } from "./subject.js";
 import type { Policy, ToolRule, Verdict } from "./types.js";
 
 export type { Policy, ToolRule, Verdict } from "./types.js";
+export type { SettingsRule } from "./claude-rules.js";
 
 /** What a new user gets: reading and the agent tools run, writing and commands are asked. */
 export const DEFAULT_POLICY: Policy = {
@@ -128,8 +130,11 @@ export interface PolicyAnswer {
 /**
  * The verdict for `tool` called with `args` under the config's policy (over the defaults) and the
  * agent's chain of narrowing policies (profiles, inherited by forks): the strictest one wins.
- * Paths are normalised against `cwd` when given. For `bash` the shell parser must be loaded in
- * this thread (`await loadShellParser()` first; decideCall does both).
+ * `settings`: Claude Code's rules (claude-rules.ts, from settings.json files): their deny and ask
+ * apply over everything, their allow only where the config's policy has no rule for the tool (it
+ * stands in for warren's defaults, never for the person's own config). Paths are normalised
+ * against `cwd` when given. For `bash` the shell parser must be loaded in this thread
+ * (`await loadShellParser()` first; decideCall does both).
  */
 export function decide(
   base: Policy | undefined,
@@ -137,19 +142,24 @@ export function decide(
   tool: string,
   args: unknown,
   cwd?: string,
+  settings?: readonly SettingsRule[],
 ): PolicyAnswer {
   const subject = callSubject(tool, args, cwd);
   const view: CallView = { tool, subject };
   if (tool === "bash") view.shell = analyseShell(subject);
-  // The config's rule for the tool (or its "*"), where it has one that answers; else the default.
+  const fromSettings = settingsVerdict(settings, { ...view, ...(cwd !== undefined && { cwd }) });
+  // The config's rule for the tool (or its "*"), where it has one that answers; else the
+  // settings' allow; else the default.
   const own = ruleFor(base, tool);
   let verdict: Verdict =
     (own === undefined ? undefined : verdictOf({ [tool]: own }, view)) ??
+    (fromSettings === "allow" ? "allow" : undefined) ??
     verdictOf(DEFAULT_POLICY, view)!;
   for (const policy of chain) {
     const v = verdictOf(policy, view);
     if (v !== undefined && RANK[v] > RANK[verdict]) verdict = v;
   }
+  if (fromSettings !== undefined && RANK[fromSettings] > RANK[verdict]) verdict = fromSettings;
   return { verdict, subject, opaque: view.shell?.opaque ?? [] };
 }
 
@@ -160,7 +170,8 @@ export async function decideCall(
   tool: string,
   args: unknown,
   cwd?: string,
+  settings?: readonly SettingsRule[],
 ): Promise<PolicyAnswer> {
   if (tool === "bash" && !shellParserLoaded()) await loadShellParser();
-  return decide(base, chain, tool, args, cwd);
+  return decide(base, chain, tool, args, cwd, settings);
 }

@@ -44,7 +44,14 @@ export async function gateCall(
   args: unknown,
 ): Promise<ToolOutcome | undefined> {
   const { db, agent } = deps;
-  const policy = await decideCall(deps.config.policy, agent.policy ?? [], call.name, args, ctx.cwd);
+  const policy = await decideCall(
+    deps.config.policy,
+    agent.policy ?? [],
+    call.name,
+    args,
+    ctx.cwd,
+    deps.config.settingsRules,
+  );
   // A write to an instruction or agent file is asked even where writes are allowed, answered
   // once each (no rule for the tree covers it): guarded-files.ts says why.
   const guarded = guardedWriteTarget(call.name, args, ctx.cwd) !== undefined;

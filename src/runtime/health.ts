@@ -9,7 +9,7 @@ import type { SandboxConfig } from "../sandbox/settings.js";
 type Env = Record<string, string | undefined>;
 
 export interface HealthLine {
-  label: "database" | "sandbox" | "model server" | "instructions";
+  label: "database" | "sandbox" | "model server" | "instructions" | "settings";
   /** false: something the person should fix (or knowingly accept). */
   ok: boolean;
   text: string;

@@ -116,7 +116,9 @@ export const forkTool: Tool<AgentToolContext> = {
             profile: typeof profile === "string" ? profile : null,
             // Its profile's base prompt, if any (identity is added when a request is built).
             systemPrompt: chosen?.system_prompt ?? null,
-            model: chosen?.model ?? null,
+            // No model of its own (or Claude Code's `inherit`, an alias without an entry): its
+            // parent's (config/model-aliases.ts).
+            model: chosen?.model ?? ctx.agent.model ?? null,
             ...granted,
             ...(isolated
               ? { id: isolated.id, worktree: isolated.worktree, cwd: isolated.worktree.path }

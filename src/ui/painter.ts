@@ -8,6 +8,7 @@ import { modelProblem, type Config } from "../config/config.js";
 import { wordWarning, type Warning } from "../db/warning.js";
 import { allowedOnly } from "../mcp/allow.js";
 import { projectMcpWaiting } from "../mcp/project.js";
+import { settingsWaitingLine } from "../config/claude-settings.js";
 import type { Controller } from "./controller.js";
 import {
   deadInputLine,
@@ -118,6 +119,12 @@ export function createPainter(options: PainterOptions): Painter {
 
   /** The first screen of an agent without history (see views/welcome.ts), kept while it holds. */
   let welcome: { key: string; lines: Line[] } | undefined;
+  // The config's warnings, and the project settings files waiting for `warren trust`.
+  const settingsWaiting = settingsWaitingLine(config.claudeSettings, "/trust");
+  const firstScreenWarnings = [
+    ...(config.warnings ?? []),
+    ...(settingsWaiting ? [settingsWaiting] : []),
+  ];
   const welcomeLines = (current: AgentRow, agents: number, width: number) => {
     const problem = modelProblem(config.model);
     const info: WelcomeInfo = {
@@ -126,7 +133,7 @@ export function createPainter(options: PainterOptions): Painter {
       ...(config.model.baseURL ? { baseURL: config.model.baseURL } : {}),
       ...(problem ? { problem } : {}),
       instructions: instructionFilesLine(current.cwd ?? process.cwd()),
-      ...(config.warnings?.length ? { warnings: config.warnings } : {}),
+      ...(firstScreenWarnings.length ? { warnings: firstScreenWarnings } : {}),
       agents,
       panelKey: options.panelKey,
       checks: options.checks?.(),

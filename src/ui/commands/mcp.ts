@@ -1,4 +1,6 @@
-// /mcp: the MCP servers with their state and tools, and allowing the project's .mcp.json.
+// /mcp: the MCP servers with their state and tools, and allowing the project's .mcp.json; /trust:
+// the project's settings files and .mcp.json trusted as read at start.
+import { trustFiles } from "../../config/trust.js";
 import { wordWarning } from "../../db/warning.js";
 import { isAllowed, rememberAllow } from "../../mcp/allow.js";
 import { allowLines } from "../../mcp/project.js";
@@ -19,6 +21,31 @@ export const mcp: CommandSpec<"mcp"> = {
     const { listServers, listingLines } = await import("../../mcp/listing.js");
     const listing = await listServers(ctx.db, ctx.config.mcpServers ?? {});
     ctx.say(listingLines(listing).join("\n"));
+  },
+};
+
+export const trust: CommandSpec<"trust"> = {
+  name: "trust",
+  usage: "/trust",
+  help: "trust this project's own .claude/settings*.json (allow rules, env, hooks) and .mcp.json (servers) as read at start",
+  parse: (args, _rest, usage) =>
+    args.length > 0 ? { error: `/trust takes no arguments (${usage})` } : { name: "trust" },
+  async run(ctx) {
+    const waiting = (ctx.config.claudeSettings?.files ?? []).filter(
+      (f) => f.state === "waiting" && f.gate,
+    );
+    const project = ctx.config.projectMcp;
+    const servers = project && Object.keys(project.servers).length > 0 && !isAllowed(project.allow);
+    if (waiting.length === 0 && !servers) {
+      return ctx.say("nothing here waits for trust (`warren trust --list` lists what is trusted)");
+    }
+    if (waiting.length > 0) {
+      trustFiles(waiting.map((f) => f.gate!));
+      ctx.say(
+        `trusted ${waiting.map((f) => f.file).join(", ")} as read at start: their allow rules, env and hooks apply from warren's next start`,
+      );
+    }
+    if (servers) return allowProject(ctx);
   },
 };
 

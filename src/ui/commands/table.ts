@@ -29,6 +29,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   view.search,
   view.tasks,
   mcp.mcp,
+  mcp.trust,
   view.help,
   view.exit,
 ] as CommandSpec[];

@@ -24,6 +24,7 @@ export type UiCommand =
   | { name: "search"; query: string }
   | { name: "tasks" }
   | { name: "mcp"; allow?: boolean }
+  | { name: "trust" }
   | { name: "help" }
   | { name: "exit" };
 

@@ -1,0 +1,77 @@
+// A cloned repository is not trusted (SPEC §9): what a project's own files could run or widen —
+// `.claude/settings*.json`'s allow rules, env and hooks; `.mcp.json`'s servers — applies only once
+// the person trusted those files as they are now (`warren trust`, `/trust`). Remembered per file
+// by its path and content (a changed file waits again), in warren's home (`trusted-files.json`),
+// which the sandbox hides: an agent cannot trust a file for itself. `.mcp.json` keeps its own
+// store (mcp/allow.ts, `warren mcp allow`); trusting a folder allows its `.mcp.json` too.
+import path from "node:path";
+import {
+  allowedEntries,
+  allowKey,
+  allowStorePath,
+  canonicalFile,
+  forgetAllows,
+  isAllowed,
+  rememberAllow,
+  type ProjectAllow,
+} from "../mcp/allow.js";
+import { warrenHome } from "../paths.js";
+
+type Env = Record<string, string | undefined>;
+
+/** A project file's trust key: its real path, its content's key, the store to ask. */
+export type TrustGate = ProjectAllow;
+
+export function trustStorePath(env: Env = process.env): string {
+  return path.join(warrenHome(env), "trusted-files.json");
+}
+
+export function trustGate(file: string, content: string, env: Env): TrustGate {
+  const real = canonicalFile(file);
+  return { file: real, key: allowKey(real, content), store: trustStorePath(env) };
+}
+
+export function isTrusted(gate: TrustGate): boolean {
+  return isAllowed(gate);
+}
+
+/** Remembers each file as it was read (what the person was shown). */
+export function trustFiles(gates: readonly TrustGate[]): void {
+  for (const gate of gates) rememberAllow(gate);
+}
+
+export interface TrustEntry {
+  file: string;
+  at: string;
+  /** settings: a `.claude/settings*.json`; mcp: a `.mcp.json` allowed. */
+  kind: "settings" | "mcp";
+}
+
+/** Every file the person trusted (settings files and allowed `.mcp.json` files). */
+export function trustedEntries(env: Env = process.env): TrustEntry[] {
+  return [
+    ...allowedEntries(trustStorePath(env)).map((e) => ({
+      file: e.file,
+      at: e.at,
+      kind: "settings" as const,
+    })),
+    ...allowedEntries(allowStorePath(env)).map((e) => ({
+      file: e.file,
+      at: e.at,
+      kind: "mcp" as const,
+    })),
+  ].sort((a, b) => a.file.localeCompare(b.file));
+}
+
+/** Forgets every trusted file below `dir` (both stores); returns the files forgotten. */
+export function revokeTrust(dir: string, env: Env = process.env): string[] {
+  const root = canonicalFile(dir);
+  const under = (file: string) => {
+    const rel = path.relative(root, file);
+    return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
+  };
+  return [
+    ...forgetAllows(trustStorePath(env), under),
+    ...forgetAllows(allowStorePath(env), under),
+  ].sort();
+}
