@@ -11,7 +11,7 @@ import { shellSettingsOf, type Config } from "../config/config.js";
 import type { Verdict } from "../policy/policy.js";
 import type { Db } from "../db/client.js";
 import { notice, type WarningSink } from "../db/warning.js";
-import { hookRefusal, hooksFor, type HookEvent } from "../hooks/config.js";
+import { hookRefusal, hooksFor, projectDir, type HookEvent } from "../hooks/config.js";
 import {
   combinePre,
   failureLine,
@@ -78,6 +78,7 @@ async function runEvent(
         command: hook.command,
         run: await runHook(hook.command, input, {
           cwd,
+          projectDir: projectDir(cwd),
           shell,
           signal: site.signal,
           timeoutSeconds: hook.timeout,

@@ -80,7 +80,7 @@ describe("@path imports: what counts as one", () => {
 describe("the person's own files and both files of a directory", () => {
   it("reads ~/.claude/CLAUDE.md and ~/.codex/AGENTS.md after warren's global file", () => {
     const { home, repo, env } = makeWorld();
-    put(path.join(env.XDG_CONFIG_HOME, "warren", "AGENTS.md"), "WARREN GLOBAL\n");
+    put(path.join(env.XDG_CONFIG_HOME!, "warren", "AGENTS.md"), "WARREN GLOBAL\n");
     put(path.join(home, ".claude", "CLAUDE.md"), "CLAUDE GLOBAL\n");
     put(path.join(home, ".codex", "AGENTS.md"), "CODEX GLOBAL\n");
     put(path.join(repo, "AGENTS.md"), "REPO AGENTS\n");
