@@ -1,9 +1,10 @@
 // `warren doctor`: one line each for the database, the sandbox and the model server, so a person
-// sees at once what warren will use and what is missing, and one naming the instruction files
-// (AGENTS.md, CLAUDE.md) an agent started here reads. Exit 1 when the database or the model
+// sees at once what warren will use and what is missing, then what of their setup an agent
+// started here reads (runtime/setup-sources.ts: instruction files, agent files, MCP servers,
+// hooks, …), one line each, and every warning about it (what was skipped, and why). Exit 1 when the database or the model
 // server does not answer (an unavailable sandbox under "auto" is said, not failed).
 import { loadConfig } from "../config/config.js";
-import { instructionFilesLine } from "../runtime/instructions.js";
+import { setupSources, sourceText } from "../runtime/setup-sources.js";
 import { parseCommandArgs, expectPositionals, type RunCommand } from "./command.js";
 import { databaseHealth, modelServerHealth, sandboxHealth, type HealthLine } from "./health.js";
 
@@ -20,19 +21,21 @@ export const runDoctor: RunCommand = async (args, io) => {
     sandboxHealth(config.sandbox),
     modelServerHealth(config.model),
   ]);
-  const instructions = instructionFilesLine(process.cwd(), io.env);
-  lines.push({
-    label: "instructions",
-    ok: true,
-    text: instructions.replace(/^instructions: /, ""),
-  });
+  const warnings: string[] = [];
+  for (const source of setupSources(config, process.cwd(), io.env)) {
+    lines.push({ label: source.label, ok: true, text: sourceText(source) });
+    warnings.push(...source.warnings);
+  }
+  warnings.push(...(config.warnings ?? []));
   if (values.json) {
-    io.out(JSON.stringify(Object.fromEntries(lines.map((l) => [key(l), l]))));
+    const report = Object.fromEntries(lines.map((l) => [key(l), l]));
+    io.out(JSON.stringify(warnings.length ? { ...report, warnings } : report));
   } else {
     for (const line of lines) {
       const mark = line.ok ? io.color.green("ok ") : io.color.yellow("!! ");
       io.out(`${mark} ${line.label.padEnd(13)} ${line.text}`);
     }
+    for (const warning of warnings) io.out(`${io.color.yellow("!! ")} ${warning}`);
   }
   const failed = lines.some(
     (l) => !l.ok && (l.label !== "sandbox" || config.sandbox.mode === "on"),
@@ -41,5 +44,5 @@ export const runDoctor: RunCommand = async (args, io) => {
 };
 
 function key(line: HealthLine): string {
-  return line.label.replace(" ", "_");
+  return line.label.replace(/ /g, "_");
 }
