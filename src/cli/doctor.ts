@@ -1,10 +1,11 @@
 // `warren doctor`: one line each for the database, the sandbox and the model server, so a person
-// sees at once what warren will use and what is missing, and one naming the instruction files
-// (AGENTS.md, CLAUDE.md) an agent started here reads. Exit 1 when the database or the model
-// server does not answer (an unavailable sandbox under "auto" is said, not failed).
-import { loadConfig, type Config } from "../config/config.js";
-import { settingsLines } from "../config/claude-settings.js";
-import { instructionFilesLine } from "../runtime/instructions.js";
+// sees at once what warren will use and what is missing, then what of their setup an agent
+// started here reads (runtime/setup-sources.ts: instruction files, agent files, MCP servers,
+// hooks, skills, commands, Claude Code's settings), one line each, and every warning about it
+// (what was skipped, and why). Exit 1 when the database or the model server does not answer (an unavailable sandbox under "auto" is said, not failed).
+import { loadConfig } from "../config/config.js";
+import { BUILTIN_NAMES } from "../ui/commands/table.js";
+import { setupSources, sourceText } from "../runtime/setup-sources.js";
 import { parseCommand, JSON_OPTION, expectPositionals, type RunCommand } from "./command.js";
 import {
   databaseHealth,
@@ -22,22 +23,21 @@ export const runDoctor: RunCommand = async (args, io) => {
     sandboxHealth(config.sandbox),
     modelServerHealth(config.model),
   ]);
-  const instructions = instructionFilesLine(process.cwd(), io.env);
-  lines.push({
-    label: "instructions",
-    ok: true,
-    text: instructions.replace(/^instructions: /, ""),
-  });
-  const settings = settingsHealth(config);
+  const warnings: string[] = [];
+  for (const source of setupSources(config, process.cwd(), io.env, undefined, BUILTIN_NAMES)) {
+    lines.push({ label: source.label, ok: true, text: sourceText(source) });
+    warnings.push(...source.warnings);
+  }
+  warnings.push(...(config.warnings ?? []));
   if (values.json) {
-    const entries: [string, unknown][] = lines.map((l) => [key(l), l]);
-    if (settings.length > 0) entries.push(["settings", settings]);
-    io.out(JSON.stringify(Object.fromEntries(entries)));
+    const report = Object.fromEntries(lines.map((l) => [key(l), l]));
+    io.out(JSON.stringify(warnings.length ? { ...report, warnings } : report));
   } else {
-    for (const line of [...lines, ...settings]) {
+    for (const line of lines) {
       const mark = line.ok ? io.color.green("ok ") : io.color.yellow("!! ");
       io.out(`${mark} ${line.label.padEnd(13)} ${line.text}`);
     }
+    for (const warning of warnings) io.out(`${io.color.yellow("!! ")} ${warning}`);
   }
   const failed = lines.some(
     (l) => !l.ok && (l.label !== "sandbox" || config.sandbox.mode === "on"),
@@ -45,23 +45,6 @@ export const runDoctor: RunCommand = async (args, io) => {
   return failed ? 1 : 0;
 };
 
-/**
- * Claude Code's settings files: one line each (read, or waiting for `warren trust`), then each
- * rule or entry that could not be applied. Shown with "!!", never a failure of doctor.
- */
-function settingsHealth(config: Config): HealthLine[] {
-  const files = config.claudeSettings?.files ?? [];
-  const warnings = config.claudeSettings?.warnings ?? [];
-  return [
-    ...settingsLines(config.claudeSettings).map((text, i) => ({
-      label: "settings" as const,
-      ok: files[i]?.state === "read",
-      text,
-    })),
-    ...warnings.map((text) => ({ label: "settings" as const, ok: false, text })),
-  ];
-}
-
 function key(line: HealthLine): string {
-  return line.label.replace(" ", "_");
+  return line.label.replace(/ /g, "_");
 }

@@ -31,6 +31,7 @@ import type { RunTrust } from "../tools/runnable.js";
 import { loadProjectMcp, type ProjectMcp } from "../mcp/project.js";
 import { loadClaudeSettings, mergeHooks, type ClaudeSettings } from "./claude-settings.js";
 import { resolveModelAliases } from "./model-aliases.js";
+import { loadPersonMcp } from "../mcp/person.js";
 import {
   parseApproveMode,
   validatePolicy,
@@ -117,6 +118,8 @@ export interface Config {
   runTrust: RunTrust;
   /** The project's `.mcp.json`, when there is one (its servers are in mcpServers too). */
   projectMcp?: ProjectMcp;
+  /** The person's Claude Code / Codex files read for MCP servers (mcp/person.ts). */
+  mcpFiles?: string[];
   /** Where the config came from, for `--help` and error messages. */
   configPath?: string;
   /** The OS sandbox for bash (sandbox/launch.ts): `sandbox`, `sandbox_network`, `sandbox_writable`. */
@@ -270,10 +273,16 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   // The settings files' hooks (the person's own, and trusted projects') after the config's.
   const hooks = { ...ownHooks, hooks: mergeHooks(ownHooks.hooks, claudeSettings.hooks) };
   const mcpServers = mcpSetting(fc, path.dirname(file));
-  const projectMcp = loadProjectMcp(cwd, env, {
+  // The person's Claude Code and Codex servers, after warren's own; a project's .mcp.json after both.
+  const personMcp = loadPersonMcp(cwd, env, {
     startup: fc.mcp_startup_timeout_seconds,
     call: fc.mcp_call_timeout_seconds,
     taken: Object.keys(mcpServers),
+  });
+  const projectMcp = loadProjectMcp(cwd, env, {
+    startup: fc.mcp_startup_timeout_seconds,
+    call: fc.mcp_call_timeout_seconds,
+    taken: [...Object.keys(mcpServers), ...Object.keys(personMcp.servers)],
   });
   const sandbox = sandboxSetting(fc, env);
   const runTrust: RunTrust = {
@@ -282,7 +291,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     configFile: file,
   };
   // Resolved now, and again before each run (a file planted since is caught then).
-  const servers: Record<string, McpServerConfig> = { ...projectMcp?.servers, ...mcpServers };
+  const servers: Record<string, McpServerConfig> = {
+    ...projectMcp?.servers,
+    ...personMcp.servers,
+    ...mcpServers,
+  };
   const refused: string[] = refusedHooks(hooks.hooks, cwd, runTrust);
   for (const [name, server] of Object.entries(servers)) {
     if (!isStdio(server)) continue;
@@ -317,6 +330,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       ...aliasWarnings,
       ...claudeSettings.warnings,
       ...hooks.warnings,
+      ...personMcp.warnings,
       ...(projectMcp?.warnings ?? []),
       ...refused,
       ...(modeWarning ? [modeWarning] : []),
@@ -353,6 +367,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       ...(configFile && { configPath: configFile }),
     }),
     ...(projectMcp ? { projectMcp } : {}),
+    ...(personMcp.files.length > 0 ? { mcpFiles: personMcp.files } : {}),
     ...(Object.keys(hooks.hooks).length > 0 ? { hooks: hooks.hooks } : {}),
     runTrust,
     ...(env.WARREN_APPROVE ? { approve: approveSetting(env.WARREN_APPROVE) } : {}),

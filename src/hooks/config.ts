@@ -3,6 +3,8 @@
 // them, and Claude Code's settings files (config/claude-settings.ts: ~/.claude/settings.json, and
 // a project's only once the person trusted it); profiles and agent files cannot, and nothing an
 // agent does reaches them (`.claude/` is read-only to agents).
+import path from "node:path";
+import { repositoryRoot } from "../paths.js";
 import { refusal, resolveShellCommand, type RunTrust } from "../tools/runnable.js";
 
 /** The events warren runs hooks for. */
@@ -192,9 +194,18 @@ export function hooksFor(
 }
 
 /**
+ * `$CLAUDE_PROJECT_DIR` for a hook of an agent in `cwd`: the repository's root (a worktree child's
+ * is its worktree), else the directory warren started in — as Claude Code sets it, so a hook
+ * script named from the project root is found from any subfolder.
+ */
+export function projectDir(cwd: string, startDir: string = process.cwd()): string {
+  return repositoryRoot(cwd) ?? path.resolve(startDir);
+}
+
+/**
  * Why `command` must not run as a hook in `cwd` (one line), or undefined: it would run a file an
  * agent could have written (tools/runnable.ts). Checked at start and again before each run.
- * `pathVar`: the PATH the hook gets; `$CLAUDE_PROJECT_DIR` is `cwd`, as for the hook itself.
+ * `pathVar`: the PATH the hook gets; `$CLAUDE_PROJECT_DIR` is projectDir(cwd), as for the hook.
  */
 export function hookRefusal(
   event: HookEvent,
@@ -203,7 +214,7 @@ export function hookRefusal(
   trust: RunTrust,
   pathVar: string | undefined = process.env.PATH,
 ): string | undefined {
-  const vars = { CLAUDE_PROJECT_DIR: cwd, PWD: cwd, HOME: process.env.HOME };
+  const vars = { CLAUDE_PROJECT_DIR: projectDir(cwd), PWD: cwd, HOME: process.env.HOME };
   const resolved = resolveShellCommand(command, cwd, vars, pathVar);
   const what = `hook ${event} (${command.trim().split("\n")[0]!.slice(0, 60)})`;
   return refusal(what, resolved, trust, [cwd]);

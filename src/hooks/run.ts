@@ -16,6 +16,8 @@ const EXIT_GRACE_MS = 250;
 
 export interface HookRunOptions {
   cwd: string;
+  /** `$CLAUDE_PROJECT_DIR`: the project's root (projectDir in hooks/config.ts), not `cwd`. */
+  projectDir: string;
   shell?: ShellSettings;
   signal: AbortSignal;
   timeoutSeconds: number;
@@ -35,8 +37,9 @@ export async function runHook(
       settings: confinement(options),
       cwd: options.cwd,
       run: { command },
-      // Claude Code's variable, so a copied `"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh` finds its script.
-      env: { CLAUDE_PROJECT_DIR: options.cwd },
+      // Claude Code's variable, so a copied `"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh` finds its
+      // script from any subfolder the agent works in.
+      env: { CLAUDE_PROJECT_DIR: options.projectDir },
       stdin: true,
       timeoutMs: options.timeoutSeconds * 1000,
       signal: options.signal,

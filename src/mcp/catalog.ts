@@ -1,7 +1,10 @@
 // Each MCP server's tool list, kept in the database (mcp_tools, keyed by the server's name and a
 // hash of its configuration): fetched in the background when a process starts, read by every
-// thread's turns. So no model request waits for a server to start, and every process offers the
-// same list in the same order. A server whose list was never fetched offers nothing yet.
+// thread's turns. So no model request waits for a server whose list is stored, and every process
+// offers the same list in the same order. A server whose list was never fetched (just added, its
+// configuration changed) is waited for once, before the first request of the thread: all such
+// servers at once, up to their startup timeout, with one line saying so (firstListing), so the
+// first run offers the server's tools as Claude Code and Codex do.
 import { sql } from "drizzle-orm";
 import { notice, type WarningSink } from "../db/warning.js";
 import type { Db, Queryable } from "../db/client.js";
@@ -10,7 +13,7 @@ import type { Tool } from "../tools/tool.js";
 import { errorMessage, fail } from "../tools/tool.js";
 import { allowedOnly } from "./allow.js";
 import { connect, listAllTools, type ListedTool } from "./client.js";
-import { configHash, type McpServerConfig } from "./config.js";
+import { configHash, serverRefusal, type McpServerConfig } from "./config.js";
 import { callMcpTool } from "./connections.js";
 
 export type McpTool = Tool<AgentToolContext>;
@@ -235,7 +238,9 @@ export async function mcpToolsFor(
   // Only the servers that may start: a project .mcp.json's once it is allowed (checked on each
   // re-read, so `/mcp allow` shows within one).
   const allowed = allowedOnly(servers);
-  entry.reading ??= readCatalog(db, allowed)
+  entry.reading ??= (
+    entry.at === 0 ? firstListing(db, allowed, onWarning) : readCatalog(db, allowed)
+  )
     .then((rows) => {
       const fingerprint = rows.map((r) => `${r.server}:${r.config_hash}:${r.fetched_at}`).join(",");
       if (fingerprint !== entry.fingerprint) {
@@ -251,4 +256,42 @@ export async function mcpToolsFor(
     });
   // Read once: a stale list is offered while the next read runs, so no request waits for it.
   return entry.at > 0 ? entry.tools : entry.reading;
+}
+
+/** How often the first read looks again for a list the process's refresh is fetching. */
+const FIRST_POLL_MS = 200;
+
+/**
+ * The first read of a thread: when a server that may start has no stored list for its current
+ * configuration, the process's refresh (refresh.ts) is fetching it now; the list (or its error)
+ * is waited for, every such server at once, up to the longest of their startup timeouts (and a
+ * second for the store). One line says what is waited for: stderr under `-p`, the TUI's notices.
+ */
+async function firstListing(
+  db: Queryable,
+  servers: Record<string, McpServerConfig>,
+  onWarning?: WarningSink,
+): Promise<CatalogRow[]> {
+  let rows = await readCatalog(db, servers);
+  const missing = (list: CatalogRow[]) => {
+    const stored = new Set(list.map((r) => r.server));
+    return Object.entries(servers).filter(
+      ([name, server]) => !stored.has(name) && !serverRefusal(name, server),
+    );
+  };
+  let waiting = missing(rows);
+  if (waiting.length === 0) return rows;
+  const longest = Math.max(...waiting.map(([, server]) => server.startupTimeoutMs));
+  const names = waiting.map(([name]) => name).sort();
+  warnOnce(
+    onWarning,
+    `waiting for MCP server${names.length === 1 ? "" : "s"} ${names.join(", ")} to list ${names.length === 1 ? "its" : "their"} tools (first start, up to ${Math.round(longest / 1000)} s)`,
+  );
+  const deadline = Date.now() + longest + 1_000;
+  while (waiting.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, FIRST_POLL_MS));
+    rows = await readCatalog(db, servers);
+    waiting = missing(rows);
+  }
+  return rows;
 }

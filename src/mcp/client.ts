@@ -21,7 +21,10 @@ export interface Connection {
   client: Client;
   /** Set once the transport closed (the server exited or the connection broke). */
   closed: boolean;
-  /** The last lines the server wrote to stderr (stdio), for error messages. */
+  /**
+   * The first of what the server wrote to stderr (stdio), for error messages: a crash says why at
+   * its start ("Error: Cannot find module …"), so the text is cut at its end, never its start.
+   */
   stderrTail(): string;
   close(): Promise<void>;
 }
@@ -64,9 +67,9 @@ export async function connect(
   if (isStdio(server)) {
     // In the sandbox unless the person's config says otherwise (stdio.ts).
     const stdio = new ConfinedStdioTransport(name, server);
-    // Drained (a full pipe would block the server) and kept short, for error messages.
+    // Drained (a full pipe would block the server); its start kept, for error messages.
     stdio.stderr.on("data", (chunk: Buffer | string) => {
-      tail = (tail + String(chunk)).slice(-STDERR_KEEP);
+      if (tail.length < STDERR_KEEP) tail += String(chunk).slice(0, STDERR_KEEP - tail.length);
     });
     transport = stdio;
   } else {

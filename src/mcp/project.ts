@@ -1,14 +1,16 @@
 // A project's `.mcp.json` in Claude Code's format (`{"mcpServers": {NAME: {command, args, env,
 // cwd} | {type: "http", url, headers}}}`), from the working directory up to its repository root
-// (the nearest wins). Its servers carry the file's allow key (allow.ts) and start only once the
-// person allowed that content: a cloned repository starts nothing by itself. A broken file or
-// entry is one warning line, never a config error (warren must still run in that directory).
+// (the nearest wins), with `${VAR}` and `${VAR:-default}` expanded (expand.ts). Its servers carry
+// the file's allow key (allow.ts) and start only once the person allowed that content: a cloned
+// repository starts nothing by itself. A broken file or entry is one warning line, never a config
+// error (warren must still run in that directory).
 import fs from "node:fs";
 import path from "node:path";
 import { repositoryRoot } from "../paths.js";
 import { allowKey, allowStorePath, canonicalFile, isAllowed, type ProjectAllow } from "./allow.js";
 import { escapeControl } from "../text/escape.js";
 import { isStdio, parseMcpServers, type McpServerConfig } from "./config.js";
+import { expandServerEntry } from "./expand.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -89,7 +91,7 @@ export function parseProjectMcp(
     }
     try {
       const one = parseMcpServers(
-        { [name]: entry },
+        { [name]: expandServerEntry(entry, env, `${real}: mcpServers.${name}`) },
         { startup: defaults.startup, call: defaults.call },
         dir,
         `${real}: mcpServers`,

@@ -1,12 +1,13 @@
 // Files whose content reaches prompts or defines profiles: instruction files (AGENTS.md,
-// CLAUDE.md, anywhere), agent files (`.warren/agents/`, `.claude/agents/`, the config
-// directory's `agents/`) and skills (SKILL.md). A `write_file` or `edit_file` to one is asked
-// even where the policy allows writes (approval-gate.ts): what an agent puts there would speak to
-// every later agent with the person's voice. Bash can still write them in the sandbox; that is
-// why prompts use only accepted content (config/accepted-files.ts).
+// CLAUDE.md, anywhere, and the files they import with `@path`), agent files (`.warren/agents/`,
+// `.claude/agents/`, the config directory's `agents/`) and skills (SKILL.md). A `write_file` or
+// `edit_file` to one is asked even where the policy allows writes (approval-gate.ts): what an
+// agent puts there would speak to every later agent with the person's voice. Bash can still write
+// them in the sandbox; that is why prompts use only accepted content (config/accepted-files.ts).
 import fs from "node:fs";
 import path from "node:path";
 import { warrenConfigDir } from "../paths.js";
+import { isImportedInstruction } from "./instructions.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -55,5 +56,6 @@ export function guardedWriteTarget(
   if (!WRITE_TOOLS.has(tool) || !args || typeof args !== "object") return undefined;
   const given = (args as { path?: unknown }).path;
   if (typeof given !== "string" || given === "") return undefined;
-  return pathsOf(cwd, given).find((p) => isGuarded(p, env));
+  // A file an instruction file imports (`@docs/notes.md`) is an instruction file too.
+  return pathsOf(cwd, given).find((p) => isGuarded(p, env) || isImportedInstruction(p, cwd, env));
 }

@@ -9,7 +9,8 @@ import type { SandboxConfig } from "../sandbox/settings.js";
 type Env = Record<string, string | undefined>;
 
 export interface HealthLine {
-  label: "database" | "sandbox" | "model server" | "instructions" | "settings";
+  /** The check, or a kind of setup file read (runtime/setup-sources.ts: "instructions", "mcp", …). */
+  label: "database" | "sandbox" | "model server" | (string & {});
   /** false: something the person should fix (or knowingly accept). */
   ok: boolean;
   text: string;

@@ -12,7 +12,7 @@ import { traceparentFor, withTraceparent } from "../telemetry/spans.js";
 import type { Verdict } from "../policy/policy.js";
 import type { Db } from "../db/client.js";
 import { notice, type WarningSink } from "../db/warning.js";
-import { hookRefusal, hooksFor, type HookEvent } from "../hooks/config.js";
+import { hookRefusal, hooksFor, projectDir, type HookEvent } from "../hooks/config.js";
 import {
   combinePre,
   failureLine,
@@ -84,6 +84,7 @@ async function runEvent(
         command: hook.command,
         run: await runHook(hook.command, input, {
           cwd,
+          projectDir: projectDir(cwd),
           shell,
           signal: site.signal,
           timeoutSeconds: hook.timeout,

@@ -10,7 +10,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { warrenPackage } from "../package-root.js";
-import { configPath, warrenHome } from "../paths.js";
+import { configPath, repositoryRoot, warrenHome } from "../paths.js";
 import { buildToolEnv, EMPTY_SHELL_ENV } from "./env.js";
 import { gateFor, type Gate } from "./network/gate.js";
 import { describeNetwork, unsharesNetwork } from "./network/rules.js";
@@ -307,6 +307,13 @@ export function bwrapArgs(
   // Before the writable paths, so one that holds it stays writable on top.
   args.push(...packageUnderTmp(realPath(warrenPackage().root)));
   const work = realPath(cwd);
+  // The project's root above the working directory, read-only, as it is anywhere outside /tmp:
+  // a repository under /tmp would otherwise vanish above an agent started in its subfolder, and
+  // a hook named from `$CLAUDE_PROJECT_DIR` with it. First, so the writable binds go on top.
+  const project = repositoryRoot(work);
+  if (project && project !== work && isUnder(project, "/tmp")) {
+    args.push("--ro-bind", project, project);
+  }
   const writable = writablePaths(sandbox, cwd).filter(exists);
   for (const dir of writable) args.push("--bind", dir, dir);
   for (const dir of writable) args.push(...configMounts(dir));
@@ -388,6 +395,11 @@ function worktreeGitDir(dir: string): string | null {
   } catch {
     return null; // not a linked worktree (a directory .git, none, unreadable)
   }
+}
+
+function isUnder(file: string, dir: string): boolean {
+  const rel = path.relative(dir, file);
+  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
 }
 
 export function realPath(p: string): string {

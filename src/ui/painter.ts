@@ -2,13 +2,11 @@
 // Only the frame clock (frame.ts) calls paint; painting settles the scroll (kept still while
 // scrolled up, moved to a search hit once it is loaded) and hands the view state back.
 import type { AgentRow } from "../agents/agents.sql.js";
-import { instructionFilesLine } from "../runtime/instructions.js";
+import { setupSources } from "../runtime/setup-sources.js";
 import { agentCost, formatUsd, type Pricing } from "../agents/cost.js";
 import { modelProblem, type Config } from "../config/config.js";
 import { wordWarning, type Warning } from "../db/warning.js";
-import { allowedOnly } from "../mcp/allow.js";
-import { projectMcpWaiting } from "../mcp/project.js";
-import { settingsWaitingLine } from "../config/claude-settings.js";
+import { BUILTIN_NAMES } from "./commands/table.js";
 import type { Controller } from "./controller.js";
 import {
   deadInputLine,
@@ -119,12 +117,6 @@ export function createPainter(options: PainterOptions): Painter {
 
   /** The first screen of an agent without history (see views/welcome.ts), kept while it holds. */
   let welcome: { key: string; lines: Line[] } | undefined;
-  // The config's warnings, and the project settings files waiting for `warren trust`.
-  const settingsWaiting = settingsWaitingLine(config.claudeSettings, "/trust");
-  const firstScreenWarnings = [
-    ...(config.warnings ?? []),
-    ...(settingsWaiting ? [settingsWaiting] : []),
-  ];
   const welcomeLines = (current: AgentRow, agents: number, width: number) => {
     const problem = modelProblem(config.model);
     const info: WelcomeInfo = {
@@ -132,18 +124,40 @@ export function createPainter(options: PainterOptions): Painter {
       ...(config.model.name ? { model: config.model.name } : {}),
       ...(config.model.baseURL ? { baseURL: config.model.baseURL } : {}),
       ...(problem ? { problem } : {}),
-      instructions: instructionFilesLine(current.cwd ?? process.cwd()),
-      ...(firstScreenWarnings.length ? { warnings: firstScreenWarnings } : {}),
+      sources: setupSources(
+        config,
+        current.cwd ?? process.cwd(),
+        process.env,
+        "/mcp allow",
+        BUILTIN_NAMES,
+      ),
+      ...(config.warnings?.length ? { warnings: config.warnings } : {}),
       agents,
       panelKey: options.panelKey,
       checks: options.checks?.(),
-      mcpServers: Object.keys(allowedOnly(config.mcpServers ?? {})).length,
-      mcpWaiting: projectMcpWaiting(config.projectMcp, "/mcp allow"),
     };
     const { id, name, tree_id, model, cwd } = current;
     const key = JSON.stringify([width, { ...info, agent: { id, name, tree_id, model, cwd } }]);
     if (welcome?.key !== key) welcome = { key, lines: renderWelcome(info, width, theme) };
     return welcome.lines;
+  };
+
+  /** The first screen with the notices since below it, as a window `scroll` lines up from the end. */
+  const welcomeWindow = (
+    head: Line[],
+    notices: readonly ScrollEntry[],
+    width: number,
+    rows: number,
+    scroll: number,
+  ) => {
+    const below = notices.length
+      ? scrollbackView.render(notices, width, Number.MAX_SAFE_INTEGER, 0).lines
+      : [];
+    const all = below.length ? [...head, "", ...below] : head;
+    const maxScroll = Math.max(0, all.length - rows);
+    const at = Math.min(Math.max(0, Math.floor(scroll)), maxScroll);
+    const end = all.length - at;
+    return { lines: all.slice(Math.max(0, end - rows), end), maxScroll, atTop: false };
   };
 
   function paintView(start: ViewState, spinnerFrame: number): ViewState | number {
@@ -234,13 +248,15 @@ export function createPainter(options: PainterOptions): Painter {
       view = updateView(view, { type: "jump-done" });
     }
     windowBottom = state.hasNewer ? lastEventId(entries) : undefined;
+    // The first screen holds while the agent has no events: a notice (a server that failed, a
+    // file that waits) goes below it and stays, never replacing it.
     const welcome =
-      entries.length === 0 &&
+      entries.every((entry) => entry.kind === "notice") &&
       !state.hasOlder &&
       state.loadingSince === undefined &&
       state.agents.has(current.id);
     const scrolled = welcome
-      ? { lines: welcomeLines(current, agents.length, width), maxScroll: 0, atTop: false }
+      ? welcomeWindow(welcomeLines(current, agents.length, width), entries, width, rows, scroll)
       : scrollbackView.render(entries, width, rows, scroll);
     scroll = Math.min(scroll, scrolled.maxScroll);
     view = updateView(view, { type: "scroll-to", scroll });

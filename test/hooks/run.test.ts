@@ -26,6 +26,7 @@ function script(name: string, body: string): string {
 
 const options = (extra: { timeoutSeconds?: number; signal?: AbortSignal } = {}) => ({
   cwd: dir,
+  projectDir: dir,
   shell: OFF,
   signal: extra.signal ?? new AbortController().signal,
   timeoutSeconds: extra.timeoutSeconds ?? 30,

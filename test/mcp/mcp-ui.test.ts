@@ -46,20 +46,39 @@ describe("MCP in the TUI", () => {
     const theme = { color: false } as never;
     const text = (n?: number) =>
       renderWelcome(
-        { agent, agents: 1, panelKey: "^T", ...(n ? { mcpServers: n } : {}) },
+        {
+          agent,
+          agents: 1,
+          panelKey: "^T",
+          ...(n
+            ? {
+                sources: [
+                  { label: "mcp", files: [], note: `${n} servers · /mcp lists them`, warnings: [] },
+                ],
+              }
+            : {}),
+        },
         100,
         theme,
       )
         .map((l) => JSON.stringify(l))
         .join("\n");
-    expect(text(2)).toContain("2 servers configured");
-    expect(text()).not.toContain("servers configured");
-    // A project .mcp.json waiting for the person: one line saying how to allow it.
+    expect(text(2)).toContain("2 servers · /mcp lists them");
+    expect(text()).not.toContain("servers");
+    // A project .mcp.json waiting for the person: one warning saying how to allow it, wrapped at
+    // a narrow width rather than cut before "/mcp allow".
+    const line =
+      "/p/.mcp.json waiting: its 1 MCP server (srv) start only after /mcp allow allows it";
     const waiting = renderWelcome(
-      { agent, agents: 1, panelKey: "^T", mcpWaiting: "/p/.mcp.json waiting: … /mcp allow" },
-      100,
+      {
+        agent,
+        agents: 1,
+        panelKey: "^T",
+        sources: [{ label: "mcp", files: ["/p/.mcp.json"], warnings: [line] }],
+      },
+      40,
       theme,
     ).map((l) => JSON.stringify(l));
-    expect(waiting.filter((l) => l.includes("/mcp allow"))).toHaveLength(1);
+    expect(waiting.join(" ")).toContain("allows it");
   });
 });

@@ -28,8 +28,8 @@ function makeRepo(): { root: string; leaf: string; env: Record<string, string> }
   // Above the repository: never read.
   writeFileSync(path.join(base, "AGENTS.md"), "OUTSIDE THE REPO\n");
   writeFileSync(path.join(root, "AGENTS.md"), "Root rule: run npm test.\n");
-  // AGENTS.md is taken before CLAUDE.md in the same directory.
-  writeFileSync(path.join(root, "CLAUDE.md"), "ROOT CLAUDE, SHADOWED\n");
+  // Both AGENTS.md and CLAUDE.md of one directory are read, AGENTS.md first.
+  writeFileSync(path.join(root, "CLAUDE.md"), "Root Claude rule.\n");
   writeFileSync(path.join(root, "pkg", "CLAUDE.md"), "Package rule: tabs.\n");
   const config = path.join(base, "config");
   mkdirSync(path.join(config, "warren"), { recursive: true });
@@ -49,12 +49,13 @@ beforeEach(() => clearInstructionsCache());
 afterEach(() => clearInstructionsCache());
 
 describe("instruction files", () => {
-  it("reads the global file, then root to leaf the first of AGENTS.md / CLAUDE.md", () => {
+  it("reads the global file, then root to leaf AGENTS.md and CLAUDE.md", () => {
     const { root, leaf, env } = makeRepo();
     const { files, text } = instructionsFor(leaf, env);
     expect(files.map((f) => f.path)).toEqual([
       path.join(env.XDG_CONFIG_HOME!, "warren", "AGENTS.md"),
       path.join(root, "AGENTS.md"),
+      path.join(root, "CLAUDE.md"),
       path.join(root, "pkg", "CLAUDE.md"),
     ]);
     const global = text.indexOf("Global rule");
@@ -66,9 +67,13 @@ describe("instruction files", () => {
     expect(rootAt).toBeGreaterThan(global);
     expect(pkgAt).toBeGreaterThan(rootAt);
     expect(text).not.toContain("OUTSIDE THE REPO");
-    expect(text).not.toContain("SHADOWED");
+    const claudeAt = text.indexOf(
+      `Instructions from ${path.join(root, "CLAUDE.md")}:\nRoot Claude`,
+    );
+    expect(claudeAt).toBeGreaterThan(rootAt);
+    expect(pkgAt).toBeGreaterThan(claudeAt);
     expect(instructionFilesLine(leaf, env)).toBe(
-      "instructions: ~/config/warren/AGENTS.md, ~/repo/AGENTS.md, ~/repo/pkg/CLAUDE.md",
+      "instructions: ~/config/warren/AGENTS.md, ~/repo/AGENTS.md, ~/repo/CLAUDE.md, ~/repo/pkg/CLAUDE.md",
     );
   });
 

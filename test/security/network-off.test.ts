@@ -64,6 +64,7 @@ describe.skipIf(!hasBwrap)("a Unix socket of the test's own, with the network of
     }
     const hook = await runHook(`${connect}; exit 0`, "{}", {
       cwd: fx.cwd,
+      projectDir: fx.cwd,
       shell: settingsFrom(),
       signal: new AbortController().signal,
       timeoutSeconds: 30,
@@ -117,6 +118,7 @@ describe.skipIf(!machinePg)("sandbox_network: false refuses Unix sockets", () =>
   it("per call (a hook) too", async () => {
     const run = await runHook(`echo ran; ${PSQL}; ${PY_CONNECT}; exit 0`, "{}", {
       cwd: fx.cwd,
+      projectDir: fx.cwd,
       shell: settingsFrom(),
       signal: new AbortController().signal,
       timeoutSeconds: 30,

@@ -1,6 +1,10 @@
 // The first screen of an agent with no history: which model on which server, the working
-// directory, the tree, and how to begin. Not an event: it is drawn while the agent has none, so
-// the first message replaces it.
+// directory, what of the person's setup was read (runtime/setup-sources.ts) and what was not, the
+// tree, and how to begin. Every line wraps at the terminal's width, never cut: a warning's end
+// (how to allow, the cause) is its point. Not an event: it is drawn while the agent has no
+// events, with notices below it (painter.ts), so the first message replaces it.
+import type { SetupSource } from "../../runtime/setup-sources.js";
+import { sourceText } from "../../runtime/setup-sources.js";
 import { shortId } from "../../text/format.js";
 import { GLYPH } from "./glyphs.js";
 import { nameText } from "./agent-text.js";
@@ -15,19 +19,15 @@ export interface WelcomeInfo {
   baseURL?: string;
   /** Why no turn can run yet (no model configured), if so. */
   problem?: string;
-  /** The instruction files the agent reads, as one line (instructionFilesLine). */
-  instructions?: string;
-  /** Agent files that could not be used, one line each (`FILE:LINE: why`). */
+  /** What of the person's setup was read, kind by kind, with its warnings (setupSources). */
+  sources?: SetupSource[];
+  /** What could not be used, one line each (the config's warnings: `FILE:LINE: why`, …). */
   warnings?: string[];
   /** How many agents the tree has. */
   agents: number;
   panelKey: string;
   /** One line each: database, sandbox, model server (runtime/health.ts), once known. */
   checks?: { label: string; ok: boolean; text: string }[];
-  /** MCP servers configured (shown when there are any). */
-  mcpServers?: number;
-  /** A project .mcp.json waiting for the person's allow, as one line (mcp/project.ts). */
-  mcpWaiting?: string;
 }
 
 export function renderWelcome(info: WelcomeInfo, width: number, theme: Theme): Line[] {
@@ -44,14 +44,10 @@ export function renderWelcome(info: WelcomeInfo, width: number, theme: Theme): L
         : [{ text: "none configured", style: ROLE.warn }],
     ],
     ["directory", [{ text: cleanText(agent.cwd ?? "?", false) }]],
-    ...(info.instructions
-      ? [
-          [
-            "reads",
-            [{ text: cleanText(info.instructions.replace(/^instructions: /, ""), false) }],
-          ] as [string, Span[]],
-        ]
-      : []),
+    ...(info.sources ?? []).map((source): [string, Span[]] => [
+      source.short ?? source.label,
+      [{ text: cleanText(sourceText(source), false) }],
+    ]),
     [
       "tree",
       [
@@ -66,16 +62,6 @@ export function renderWelcome(info: WelcomeInfo, width: number, theme: Theme): L
       [{ text: cleanText(check.text, false), ...(check.ok ? {} : { style: ROLE.warn }) }],
     ]),
   ];
-  if (info.mcpServers) {
-    const n = info.mcpServers;
-    facts.push([
-      "mcp",
-      [{ text: `${n} server${n === 1 ? "" : "s"} configured ${GLYPH.dot} /mcp lists their tools` }],
-    ]);
-  }
-  if (info.mcpWaiting) {
-    facts.push(["mcp", [{ text: cleanText(info.mcpWaiting, false), style: ROLE.warn }]]);
-  }
   const key = (text: string): Span => ({ text, style: ROLE.prompt });
   const hints: Span[][] = [
     [key("Enter"), { text: " sends what you type to this agent (Shift+Enter: a new line)" }],
@@ -100,14 +86,17 @@ export function renderWelcome(info: WelcomeInfo, width: number, theme: Theme): L
       { text: ` ${GLYPH.dash} a tree of agents`, style: ROLE.faint },
     ],
     [],
-    ...facts.map(([label, value]): Row => [
-      { text: `  ${label.padEnd(11)}`, style: ROLE.faint },
-      ...value,
-    ]),
+    ...facts.flatMap(([label, value]) =>
+      wrapSpans([{ text: `  ${label.padEnd(10)} `, style: ROLE.faint }, ...value], width, 13),
+    ),
     [],
     ...hints.flatMap((hint) => wrapSpans([{ text: "  " }, ...hint], width, 4)),
   ];
-  for (const warning of info.warnings ?? []) {
+  const warnings = [
+    ...(info.sources ?? []).flatMap((source) => source.warnings),
+    ...(info.warnings ?? []),
+  ];
+  for (const warning of warnings) {
     rows.push(
       ...wrapSpans(
         [{ text: `  ${GLYPH.warning} ${cleanText(warning, false)}`, style: ROLE.warn }],

@@ -104,7 +104,14 @@ describe("the first screen", () => {
           agent: root,
           agents: 1,
           panelKey: "Ctrl+T",
-          instructions: "instructions: ~/repo/AGENTS.md, ~/repo/pkg/CLAUDE.md",
+          sources: [
+            {
+              label: "instructions",
+              short: "reads",
+              files: ["~/repo/AGENTS.md", "~/repo/pkg/CLAUDE.md"],
+              warnings: ["instructions: ~/repo/CLAUDE.md imports ~/repo/x.md, which is not there"],
+            },
+          ],
           warnings: ['/r/.claude/agents/x.md:3: "model" must be a string'],
         },
         80,
@@ -114,5 +121,8 @@ describe("the first screen", () => {
     );
     expect(text).toContain("reads      ~/repo/AGENTS.md, ~/repo/pkg/CLAUDE.md");
     expect(text).toContain('⚠ /r/.claude/agents/x.md:3: "model" must be a string');
+    expect(text).toContain(
+      "⚠ instructions: ~/repo/CLAUDE.md imports ~/repo/x.md, which is not there",
+    );
   });
 });

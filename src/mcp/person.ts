@@ -1,0 +1,163 @@
+// The MCP servers a person already set up for Claude Code and Codex (SPEC §9): `mcpServers` in
+// `~/.claude.json` (the user's, and the entry for this project under `projects["/abs/path"]`) and
+// `[mcp_servers.NAME]` in `~/.codex/config.toml`. They are the person's own files, so they are read
+// like warren's config (no allow asked), with `${VAR}` expanded as Claude Code does; warren's own
+// `mcp_servers` win on a name clash (one note), then Claude Code's project entry, its user entry,
+// Codex's. An entry warren cannot use is one warning naming it; the others still start.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parse as parseToml } from "smol-toml";
+import { repositoryRoot } from "../paths.js";
+import { parseMcpServers, type McpServerConfig } from "./config.js";
+import { expandServerEntry } from "./expand.js";
+
+type Env = Record<string, string | undefined>;
+
+export interface PersonMcp {
+  servers: Record<string, McpServerConfig>;
+  /** The files read (that exist), for the first screen and `warren doctor`. */
+  files: string[];
+  /** One line each: an entry not used, a name another source took. */
+  warnings: string[];
+}
+
+interface Source {
+  file: string;
+  where: string;
+  entries: Record<string, unknown>;
+}
+
+function homeOf(env: Env): string {
+  return env.HOME || os.homedir();
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return !!value && typeof value === "object" && !Array.isArray(value);
+}
+
+/** Claude Code's `~/.claude.json`: the project's entry (nearest of cwd and its repository root), then the user's. */
+function claudeSources(file: string, cwd: string, warnings: string[]): Source[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    warnings.push(
+      `${file} could not be read (${(err as Error).message}); its MCP servers are not used`,
+    );
+    return [];
+  }
+  if (!isObject(parsed)) return [];
+  const out: Source[] = [];
+  const projects = isObject(parsed.projects) ? parsed.projects : {};
+  const leaf = path.resolve(cwd);
+  const keys = [leaf, repositoryRoot(leaf)].filter((k): k is string => !!k);
+  for (const key of [...new Set(keys)]) {
+    const entry = projects[key];
+    if (isObject(entry) && isObject(entry.mcpServers)) {
+      out.push({
+        file,
+        where: `${file}: projects["${key}"].mcpServers`,
+        entries: entry.mcpServers,
+      });
+      break;
+    }
+  }
+  if (isObject(parsed.mcpServers)) {
+    out.push({ file, where: `${file}: mcpServers`, entries: parsed.mcpServers });
+  }
+  return out;
+}
+
+/** Codex's keys, in warren's words (its timeouts are `_sec`, its headers `http_headers`). */
+function fromCodex(entry: unknown): unknown {
+  if (!isObject(entry)) return entry;
+  const { startup_timeout_sec, tool_timeout_sec, http_headers, enabled, ...rest } = entry;
+  void enabled;
+  return {
+    ...rest,
+    ...(http_headers !== undefined ? { headers: http_headers } : {}),
+    ...(startup_timeout_sec !== undefined ? { startup_timeout_seconds: startup_timeout_sec } : {}),
+    ...(tool_timeout_sec !== undefined ? { call_timeout_seconds: tool_timeout_sec } : {}),
+  };
+}
+
+function codexSource(file: string, warnings: string[]): Source[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return [];
+    warnings.push(
+      `${file} could not be read (${(err as Error).message}); its MCP servers are not used`,
+    );
+    return [];
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseToml(text);
+  } catch (err) {
+    const first = (err as Error).message.split("\n")[0];
+    warnings.push(`${file} is not valid TOML (${first}); its MCP servers are not used`);
+    return [];
+  }
+  if (!isObject(parsed) || !isObject(parsed.mcp_servers)) return [];
+  const entries: Record<string, unknown> = {};
+  for (const [name, entry] of Object.entries(parsed.mcp_servers)) {
+    if (isObject(entry) && entry.enabled === false) continue; // turned off there: off here
+    entries[name] = fromCodex(entry);
+  }
+  return [{ file, where: `${file}: mcp_servers`, entries }];
+}
+
+/**
+ * The person's Claude Code and Codex servers for an agent started in `cwd`. `taken`: the names
+ * warren's own config has (they win). `defaults`: the config's timeouts.
+ */
+export function loadPersonMcp(
+  cwd: string,
+  env: Env,
+  defaults: { startup?: unknown; call?: unknown; taken?: Iterable<string> } = {},
+): PersonMcp {
+  const home = homeOf(env);
+  const warnings: string[] = [];
+  const claudeFile = path.join(home, ".claude.json");
+  const codexFile = path.join(home, ".codex", "config.toml");
+  const sources = [
+    ...claudeSources(claudeFile, cwd, warnings),
+    ...codexSource(codexFile, warnings),
+  ];
+  const taken = new Set(defaults.taken ?? []);
+  const servers: Record<string, McpServerConfig> = {};
+  const from = new Map<string, string>();
+  for (const source of sources) {
+    for (const [name, entry] of Object.entries(source.entries)) {
+      if (taken.has(name)) {
+        warnings.push(
+          `${source.where}.${name}: not used, warren's config has a server of that name`,
+        );
+        continue;
+      }
+      const earlier = from.get(name);
+      if (earlier) {
+        warnings.push(`${source.where}.${name}: not used, ${earlier} has a server of that name`);
+        continue;
+      }
+      try {
+        const one = parseMcpServers(
+          { [name]: expandServerEntry(entry, env, `${source.where}.${name}`) },
+          { startup: defaults.startup, call: defaults.call },
+          path.dirname(source.file),
+          source.where,
+        )[name]!;
+        servers[name] = one;
+        from.set(name, source.where);
+      } catch (err) {
+        warnings.push(`${(err as Error).message} (that server is not used)`);
+      }
+    }
+  }
+  const files = [...new Set(sources.map((s) => s.file))];
+  return { servers, files, warnings };
+}
