@@ -1,7 +1,8 @@
 // The edit_file tool: replaces one exact, unique occurrence of a string in a text file.
 import type { FileHandle } from "node:fs/promises";
 import { openChecked, readAtMost, rewrite } from "./open-checked.js";
-import { checkArgs, guarded, isBinary, objectSchema, type FileToolContext } from "./paths.js";
+import { guarded, isBinary, type FileToolContext } from "./paths.js";
+import { checkArgs, objectSchema } from "./args.js";
 import { fail, ok, type Tool, type ToolOutcome } from "./tool.js";
 
 const MAX_FILE_BYTES = 50 * 1024 * 1024;

@@ -1,7 +1,8 @@
 // The read_file tool: a text file's lines, from an optional 1-based offset, capped in lines and
 // characters, with where to continue when cut.
 import { openChecked, readAtMost } from "./open-checked.js";
-import { checkArgs, guarded, isBinary, objectSchema, type FileToolContext } from "./paths.js";
+import { guarded, isBinary, type FileToolContext } from "./paths.js";
+import { checkArgs, objectSchema } from "./args.js";
 import { fail, ok, type Tool } from "./tool.js";
 
 const MAX_LINES = 2000;
