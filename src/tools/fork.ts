@@ -6,7 +6,7 @@ import { commitOnce, resultStamp } from "./effects.js";
 import { fail, type Tool } from "./tool.js";
 import { isLeaseLost } from "../agents/errors.js";
 import { failure, type AgentToolContext } from "./agent-context.js";
-import { checkArgs, NOT_BLANK } from "./args.js";
+import { checkArgs, compileOutputSchema, NOT_BLANK } from "./args.js";
 import { isolatedFork, type Isolated } from "./fork-worktree.js";
 
 const BUDGET_KEYS = ["turns", "tool_calls", "tokens", "wall_seconds"] as const;
@@ -18,6 +18,7 @@ interface ForkArgs {
   context?: "inherit" | "fresh";
   budget?: Budget;
   isolation?: "worktree";
+  output_schema?: Record<string, unknown>;
 }
 
 const parameters = {
@@ -55,6 +56,12 @@ const parameters = {
         '"worktree": the child works in its own git worktree on a new branch from your HEAD ' +
         "(its changes stay apart until merged).",
     },
+    output_schema: {
+      type: "object",
+      description:
+        "A JSON Schema the child's result must match (optional): its mail to you is then one " +
+        'JSON value valid against it, and your wait entry carries it parsed as "result".',
+    },
   },
   required: ["name", "prompt"],
   additionalProperties: false,
@@ -72,6 +79,12 @@ export const forkTool: Tool<AgentToolContext> = {
     const checked = checkArgs<ForkArgs>(parameters, args);
     if (!checked.ok) return checked;
     const { name, prompt, profile, context, budget, isolation } = checked.value;
+    // Checked now, so a schema ajv cannot compile is the fork's error, not the child's.
+    const outputSchema = checked.value.output_schema;
+    if (outputSchema !== undefined) {
+      const compiled = compileOutputSchema(outputSchema);
+      if (!compiled.ok) return fail("INVALID_ARGS", `/output_schema: ${compiled.error}`);
+    }
     const chosen = typeof profile === "string" ? ctx.profiles[profile] : undefined;
     if (typeof profile === "string" && !chosen) {
       const known = Object.keys(ctx.profiles);
@@ -112,6 +125,13 @@ export const forkTool: Tool<AgentToolContext> = {
             systemPrompt: chosen?.system_prompt ?? null,
             model: chosen?.model ?? null,
             ...granted,
+            // A child of the fork tool reports to its parent (its final text is mailed there:
+            // mail/final-answer.ts), in the shape of its output schema when it has one.
+            caps: {
+              ...granted.caps,
+              reports: true,
+              ...(outputSchema ? { output_schema: outputSchema } : {}),
+            },
             ...(isolated
               ? { id: isolated.id, worktree: isolated.worktree, cwd: isolated.worktree.path }
               : {}),

@@ -5,7 +5,7 @@ import { sendMailIn } from "../mail/send-fenced.js";
 import { commitOnce, resultStamp } from "./effects.js";
 import type { Tool } from "./tool.js";
 import { failure, type AgentToolContext } from "./agent-context.js";
-import { checkArgs } from "./args.js";
+import { checkArgs, checkResult } from "./args.js";
 
 const parameters = {
   type: "object",
@@ -20,6 +20,12 @@ const parameters = {
       minLength: 1,
       description: "The complete message (at most 64 KiB).",
     },
+    final: {
+      type: "boolean",
+      description:
+        "true: this is your final result; your turn ends right after the send (no further " +
+        "reply needed).",
+    },
   },
   required: ["to", "message"],
   additionalProperties: false,
@@ -32,7 +38,7 @@ export const sendTool: Tool<AgentToolContext> = {
     "wakes up with it; a busy one gets it when it calls wait or ends its turn.",
   parameters,
   async run(args, ctx) {
-    const checked = checkArgs<{ to: string; message: string }>(parameters, args);
+    const checked = checkArgs<{ to: string; message: string; final?: boolean }>(parameters, args);
     if (!checked.ok) return checked;
     const { to, message } = checked.value;
     try {
@@ -49,6 +55,18 @@ export const sendTool: Tool<AgentToolContext> = {
             ).id;
       if (toId === ctx.agent.id) {
         throw new AgentError("INVALID_ARGS", "you cannot send mail to yourself");
+      }
+      // A child with an output schema mails its parent one JSON value valid against it; refused
+      // here, it repairs the result in its own turn.
+      const schema = ctx.agent.output_schema;
+      if (schema && toId === ctx.agent.parent_id) {
+        const result = checkResult(schema, message);
+        if (!result.ok) {
+          throw new AgentError(
+            "INVALID_ARGS",
+            `/message does not match your output_schema: ${result.error}`,
+          );
+        }
       }
       // The mail and this call's result commit in one statement (effects.ts).
       return await commitOnce(ctx, async () => {

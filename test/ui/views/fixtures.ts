@@ -29,6 +29,7 @@ export function agent(fields: Partial<AgentRow> & { name: string }): AgentRow {
     context_parent_event: null,
     budget: {},
     failure: null,
+    output_schema: null,
     tool_calls: 0,
     input_tokens: 0,
     output_tokens: 0,
