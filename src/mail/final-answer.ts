@@ -20,32 +20,58 @@ export function finalAnswerKey(answerId: number): string {
   return `final:${answerId}`;
 }
 
+/** What the end of a child's turn found (see mailFinalAnswer). */
+export interface FinalAnswer {
+  /** This call mailed the answer. */
+  mailed: boolean;
+  /** The turn owed the parent a result: started by the task or the parent's mail. */
+  owed: boolean;
+  /** A `send` to the parent succeeded in the turn (the result went already). */
+  sent: boolean;
+  /** The turn was reminded once already of its missing result (output schema). */
+  reminded: boolean;
+}
+
 /**
  * Mails the text of answer `answerId` (an `assistant` event of `agentId` that ended its turn) to
- * the agent's parent when it is due; true when this call mailed it. Throws LeaseLost when
- * `fence` no longer holds the agent.
+ * the agent's parent when it is due and `valid` (the text matches the child's output schema, or
+ * it has none). Throws LeaseLost when `fence` no longer holds the agent.
  */
 export async function mailFinalAnswer(
   q: Queryable,
   agentId: string,
   answerId: number,
+  valid: boolean,
   fence?: { owner: string; epoch: number },
-): Promise<boolean> {
-  const [row] = await runPrepared<{ held: boolean; mail_id: string | null }>(q, MAIL_FINAL, [
+): Promise<FinalAnswer> {
+  const [row] = await runPrepared<{
+    held: boolean;
+    mail_id: string | null;
+    owed: boolean;
+    sent: boolean;
+    reminded: boolean;
+  }>(q, MAIL_FINAL, [
     agentId,
     answerId,
     finalAnswerKey(answerId),
     fence?.epoch ?? null,
     fence?.owner ?? null,
+    valid,
   ]);
   if (row && !row.held) throw new LeaseLost(agentId);
-  return row?.mail_id !== null && row?.mail_id !== undefined;
+  return {
+    mailed: row?.mail_id !== null && row?.mail_id !== undefined,
+    owed: row?.owed === true,
+    sent: row?.sent === true,
+    reminded: row?.reminded === true,
+  };
 }
 
 /**
- * $1 the child, $2 its answer, $3 the key, $4 the epoch, $5 the lease owner (null: unchecked).
+ * $1 the child, $2 its answer, $3 the key, $4 the epoch, $5 the lease owner (null: unchecked),
+ * $6 whether the text is a valid result (always, without an output schema).
  * Due when: the child reports to its parent (caps.reports: the fork tool made it); the answer has
- * text; the turn was started by the child's task (its first `user` event) or by its parent's
+ * text (a valid one); the turn was started by the child's task (its first `user` event) or by its parent's
  * mail; no `send` to the parent succeeded in that turn; and the key is not recorded yet.
  */
 const MAIL_FINAL: Prepared = {
@@ -61,19 +87,27 @@ const MAIL_FINAL: Prepared = {
            e.id = (select min(id) from events where agent_id = $1::uuid and kind = 'user') as task
       from events e
      where e.agent_id = $1::uuid and e.id < $2::bigint and e.kind in ('user', 'mail_in')
+       -- A reminder of a missing result (runtime) goes on the turn it reminds.
+       and not coalesce(e.kind = 'user' and e.data ? 'reminder', false)
      order by e.id desc limit 1
-  ), due as (
+  ), turn as (
     select coalesce((select (caps ->> 'reports') = 'true' from me), false)
-       and coalesce((select btrim(content) <> '' from answer), false)
        and coalesce((select (kind = 'user' and task)
                             or (kind = 'mail_in' and data ->> 'from' = (select parent_id::text from me))
-                       from start), false)
-       and not exists (
+                       from start), false) as owed,
+       exists (
              select 1 from events t
               where t.agent_id = $1::uuid and t.id > (select id from start) and t.id < $2::bigint
                 and t.kind = 'tool_result' and t.data ->> 'name' = 'send'
                 and t.content like '{"status":"sent",%'
-                and (t.content::jsonb) ->> 'to' = (select parent_id::text from me))
+                and (t.content::jsonb) ->> 'to' = (select parent_id::text from me)) as sent,
+       exists (
+             select 1 from events t
+              where t.agent_id = $1::uuid and t.id > (select id from start) and t.id < $2::bigint
+                and t.kind = 'user' and t.data ? 'reminder') as reminded
+  ), due as (
+    select (select owed and not sent from turn) and $6::boolean
+       and coalesce((select btrim(content) <> '' from answer), false)
        and not exists (select 1 from events where agent_id = $1::uuid and key = $3::text) as ok
   ), locked as (
     select id, tree_id, name, state, lease_owner, lease_epoch from agents
@@ -105,5 +139,7 @@ const MAIL_FINAL: Prepared = {
     returning id
   )
   select (select ok from held) as held, (select id from m) as mail_id,
+         (select owed from turn) as owed, (select sent from turn) as sent,
+         (select reminded from turn) as reminded,
          (select count(*) from mailed) as recorded, (select count(*) from told) as told`,
 };

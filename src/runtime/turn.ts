@@ -2,7 +2,7 @@
 // decides (call the model, run tools, take pending mail, or go idle), so a process that crashed
 // mid-turn is resumed by whoever claims the agent next.
 import type { AgentRow } from "../agents/agents.sql.js";
-import { appendEvent, appendToolResultOnce } from "../agents/events.js";
+import { appendEvent, appendEventOnce, appendToolResultOnce } from "../agents/events.js";
 import { eventKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
 import { getAgent } from "../agents/refs.js";
@@ -41,6 +41,7 @@ import {
 import { withModelCap } from "./model-cap.js";
 import { noticeFileChanges } from "./file-changes.js";
 import { mailFinalAnswer } from "../mail/final-answer.js";
+import { checkResult } from "../text/json-schema.js";
 
 /** Why a running turn was stopped from outside. */
 export type StopReason = "interrupt" | "dead" | "lease-lost" | "shutdown";
@@ -143,7 +144,9 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       // The model has answered (or the person's /wait or an interrupt ended the turn): the turn
       // is over unless mail or input arrived meanwhile. A child's answer reaches its parent
       // first (keyed: resumed after a crash, it is mailed once).
-      if (last?.kind === "assistant") await mailFinal(deps, agent, last.id);
+      if (last?.kind === "assistant" && (await mailFinal(deps, agent, last)) === "reminded") {
+        continue;
+      }
       if ((await takePendingMail(db, agent, deps.fence)) === "idle") return "idle";
       continue;
     }
@@ -181,7 +184,9 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     // answer's own statement ended it; a stop that came meanwhile goes through the pass, which
     // handles it.
     if (ended !== undefined && ended !== "called" && (ended.end !== null || !signal.aborted)) {
-      if (ended.end === null) await mailFinal(deps, agent, ended.answerId);
+      if (ended.end === null && (await mailFinal(deps, agent, ended.answer)) === "reminded") {
+        continue;
+      }
       const next =
         ended.end === null
           ? await takePendingMail(db, agent, deps.fence)
@@ -198,15 +203,53 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
 const FAILED = { failed: true };
 
 /** How a step ended: tools ran, or the model answered without calls (and how its turn ended). */
-type StepEnd = "called" | { end: AnswerEnd; answerId: number };
+type StepEnd = "called" | { end: AnswerEnd; answer: { id: number; content: string } };
+
+/** The error a child's turn ends with when it gave no result matching its output schema twice. */
+export const NO_RESULT = "no result matching output_schema";
 
 /**
  * A child the fork tool made mails the text its turn ended with to its parent, unless it mailed
- * the parent in that turn (mail/final-answer.ts decides, keyed by the answer).
+ * the parent in that turn (mail/final-answer.ts decides, keyed by the answer). With an output
+ * schema, a turn that owed a result and gave none valid is reminded once ("reminded": the turn
+ * goes on), then ends `failed` with NO_RESULT. Each write is keyed by the answer: a resumed
+ * turn repeats none.
  */
-async function mailFinal(deps: TurnDeps, agent: AgentRow, answerId: number): Promise<void> {
-  if (!reportsToParent(agent)) return;
-  await mailFinalAnswer(deps.db, agent.id, answerId, deps.fence);
+async function mailFinal(
+  deps: TurnDeps,
+  agent: AgentRow,
+  answer: { id: number; content: string },
+): Promise<"done" | "reminded"> {
+  if (!reportsToParent(agent)) return "done";
+  const schema = agent.output_schema;
+  const check = schema ? checkResult(schema, answer.content) : undefined;
+  const found = await mailFinalAnswer(
+    deps.db,
+    agent.id,
+    answer.id,
+    check === undefined || check.ok,
+    deps.fence,
+  );
+  if (!schema || !check || check.ok || !found.owed || found.sent) return "done";
+  if (!found.reminded) {
+    const text =
+      "Your turn ended without your result. Send your parent one JSON value valid against " +
+      `your output_schema (send with to "parent" and final: true). The problem: ${check.error}`;
+    await appendEventOnce(
+      deps.db,
+      agent.id,
+      "user",
+      text,
+      { reminder: true },
+      { ...stamp(deps), key: `remind:${answer.id}` },
+    );
+    return "reminded";
+  }
+  await appendEventOnce(deps.db, agent.id, "error", NO_RESULT, FAILED, {
+    ...stamp(deps),
+    key: `noresult:${answer.id}`,
+  });
+  return "done";
 }
 
 function reportsToParent(agent: AgentRow): boolean {
@@ -377,7 +420,7 @@ async function step(
     if (asked.ended === null && !signal.aborted && hasHooks(deps.config, stopEventOf(agent))) {
       await stopHooks(hookSite(deps, agent, signal), asked.text);
     }
-    return { end: asked.ended, answerId: asked.assistantId };
+    return { end: asked.ended, answer: { id: asked.assistantId, content: asked.text } };
   }
   await runToolCalls(toolRunDeps(deps, agent, asked.assistantId, signal, tools), asked.calls, {
     shownWithAnswer: asked.shown,
@@ -477,7 +520,7 @@ async function askModel(
           // A child's answer with text is mailed to its parent before its turn ends (mailFinal).
           endsTurn:
             response.toolCalls.length === 0 &&
-            !(reportsToParent(agent) && response.text.trim() !== "") &&
+            !(reportsToParent(agent) && (response.text.trim() !== "" || !!agent.output_schema)) &&
             !signal.aborted &&
             !hasHooks(config, stopEventOf(agent)),
         },

@@ -181,6 +181,37 @@ describe("fork output_schema", () => {
     });
   });
 
+  it("final text that matches is the result; a child without one is reminded once, then failed", async () => {
+    const fake = e2e.fake();
+    fake.script([
+      ...rootScript(["good", "bad"], { output_schema: schema }),
+      { agent: "good", match: isFirst, reply: { text: '```json\n{"count": 5}\n```' } },
+      { agent: "bad", match: isFirst, reply: { text: "I counted five." } },
+      {
+        agent: "bad",
+        match: (req) =>
+          String(req.lastMessage?.content ?? "").startsWith("Your turn ended without"),
+        reply: { text: "Still five." },
+      },
+    ]);
+    const run = await e2e.prompt("count twice");
+    // -p names a failed agent on stderr, as for any failure.
+    expect(run.stderr).toMatch(/agent bad \S+ failed: no result matching output_schema/);
+    expect(requestsOf(fake, "good")).toHaveLength(1);
+    const bad = requestsOf(fake, "bad");
+    expect(bad).toHaveLength(2);
+    expect(String(bad[1]!.lastMessage?.content)).toContain(
+      "/ the message is not one JSON value".slice(2),
+    );
+    const [, , afterWait] = requestsOf(fake, "root");
+    expect(lastToolResults(afterWait!)[0]!.value).toMatchObject({
+      results: [
+        { name: "good", status: "received", final: true, result: { count: 5 } },
+        { name: "bad", status: "failed", error: "no result matching output_schema" },
+      ],
+    });
+  });
+
   it("a schema ajv rejects is INVALID_ARGS on the fork, and no child is made", async () => {
     const fake = e2e.fake();
     fake.script([
