@@ -15,6 +15,7 @@ import type { FanInEntry } from "../src/mail/wait.js";
 import { startRuntime, type Runtime } from "../src/runtime/pool.js";
 import {
   agentNameOf,
+  PrefixCache,
   startFakeModel,
   type FakeModel,
   type RecordedRequest,
@@ -42,8 +43,14 @@ const CHILD_NAMES = Array.from(
   (_, i) => `child-${String(i).padStart(3, "0")}`,
 );
 const FINAL_ANSWER = `collected ${CHILDREN} results`;
-/** The root: forks, wait, answer; every child: send, answer. */
-const EXPECTED_REQUESTS = 3 + 2 * CHILDREN;
+/**
+ * The root: forks, wait, answer; every child: one `send {final: true}` (its turn ends there, as
+ * the framing tells it). The "two-request" round scripts the children as before issue 42 (send,
+ * then an answer only to end the turn): the reference of the requests and input rows.
+ */
+const EXPECTED_REQUESTS = 3 + CHILDREN;
+const TWO_REQUEST_EXPECTED = 3 + 2 * CHILDREN;
+let twoRequestChildren = false;
 
 const resultOf = (name: string) => `result of ${name}`;
 
@@ -70,7 +77,12 @@ function scriptedReply(req: RecordedRequest): Reply {
     return { text: FINAL_ANSWER };
   }
   if (req.lastMessage?.role === "user") {
-    return { toolCalls: [{ name: "send", arguments: { to: "parent", message: resultOf(name!) } }] };
+    const final = twoRequestChildren ? {} : { final: true };
+    return {
+      toolCalls: [
+        { name: "send", arguments: { to: "parent", message: resultOf(name!), ...final } },
+      ],
+    };
   }
   return { text: "sent" };
 }
@@ -101,6 +113,7 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
         `${WARMUP_ROUNDS} warm-up + ${ROUNDS} rounds`,
     );
 
+    let lastRound: RecordedRequest[] = [];
     const walls: number[] = [];
     const floors: number[] = [];
     const cpu = { warren: zeroCpu(), sdk: zeroCpu() };
@@ -109,6 +122,7 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
       collectGarbage();
       const warrenCpu = startCpu(database);
       const { wallMs, requests } = await fanInRound(db, fake, config, signal);
+      lastRound = requests;
       const warrenUsed = warrenCpu();
       collectGarbage();
       const sdkCpu = startCpu(database);
@@ -126,6 +140,16 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
           `${describeCpu(warrenUsed)}, SDK replay ${describeCpu(sdkUsed)}`,
       );
     }
+    // The children's model input: measured per child, and against the two-request script.
+    const oneRequest = childInput(lastRound);
+    twoRequestChildren = true;
+    let twoRequest: ReturnType<typeof childInput>;
+    try {
+      twoRequest = childInput((await fanInRound(db, fake, config, signal)).requests);
+    } finally {
+      twoRequestChildren = false;
+      fake.requests.splice(0);
+    }
     const wall = median(walls);
     const floor = median(floors);
     const cpuPerChild = (ms: number) => ms / ROUNDS / CHILDREN;
@@ -142,6 +166,20 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
         "ms",
         `same ${EXPECTED_REQUESTS} requests via SDK`,
         floor,
+      ),
+      row(
+        "fan-in model requests per child",
+        oneRequest.requests,
+        "count",
+        "children sending, then answering (before)",
+        twoRequest.requests,
+      ),
+      row(
+        "fan-in uncached input tokens per child",
+        oneRequest.uncached,
+        "tokens",
+        "children sending, then answering (before)",
+        twoRequest.uncached,
       ),
       row(
         `fan-in orchestration per child`,
@@ -398,6 +436,22 @@ async function fanInRound(
   return { wallMs, requests: [...fake.requests] };
 }
 
+/**
+ * The children's requests per child, and their input tokens a provider's prefix cache would not
+ * serve (the fake's measure: test/support/fake-model.ts PrefixCache), per child, in arrival order.
+ */
+function childInput(requests: RecordedRequest[]): { requests: number; uncached: number } {
+  const cache = new PrefixCache();
+  let uncached = 0;
+  for (const req of requests) {
+    const served = cache.serve(JSON.stringify({ messages: req.messages, tools: req.body.tools }));
+    if (agentNameOf(req) === ROOT) continue;
+    uncached += served.promptTokens - served.cachedTokens;
+  }
+  // Requests counted as the issue does: the whole tree's (the root's 3 too), per child.
+  return { requests: requests.length / CHILDREN, uncached: uncached / CHILDREN };
+}
+
 /** Before the root's turn ends, how long a check waits for its NOTIFY at most. */
 const BEFORE_END_POLL_MS = 250;
 
@@ -445,8 +499,9 @@ async function stateOf(db: Db, agentId: string): Promise<string | undefined> {
 async function verify(db: Db, fake: FakeModel, rootId: string): Promise<void> {
   const problems: string[] = [];
   if (fake.unmatched.length > 0) problems.push(`${fake.unmatched.length} unscripted requests`);
-  if (fake.requests.length !== EXPECTED_REQUESTS) {
-    problems.push(`${fake.requests.length} model requests, expected ${EXPECTED_REQUESTS}`);
+  const expected = twoRequestChildren ? TWO_REQUEST_EXPECTED : EXPECTED_REQUESTS;
+  if (fake.requests.length !== expected) {
+    problems.push(`${fake.requests.length} model requests, expected ${expected}`);
   }
   const waits = await db.execute<{ content: string }>(sql`
     select content from events

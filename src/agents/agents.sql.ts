@@ -47,6 +47,13 @@ export interface StoredCaps {
   sandbox: SandboxMode;
   /** The network (sandbox/network/rules.ts); absent on rows stored before it: the config's. */
   network?: NetworkPolicy;
+  /**
+   * Set by the `fork` tool (not the person's /fork): the child's task came from its parent, so
+   * a turn that ends with text and no mail to the parent mails that text (runtime/final-answer.ts).
+   */
+  reports?: true;
+  /** The fork's `output_schema` (stored as agents.output_schema, a column generated from this). */
+  output_schema?: Record<string, unknown>;
 }
 
 /** Where an isolated child works: its worktree, its branch, the commit it started from, and the
@@ -150,6 +157,13 @@ export const agents = pgTable(
      * runs' spans descend from it in whichever process runs them (migration 0031).
      */
     trace_context: text("trace_context"),
+    /**
+     * The JSON Schema its mail to its parent must match (fork's `output_schema`, an agent file's
+     * or profile's), generated from caps so that the fork's one statement stores it (0030).
+     */
+    output_schema: jsonb("output_schema")
+      .$type<Record<string, unknown>>()
+      .generatedAlwaysAs(sql`caps -> 'output_schema'`),
   },
   (t) => [
     index("agents_tree_idx").on(t.tree_id, t.created_at),

@@ -103,6 +103,25 @@ export interface InheritedIdentity {
   parentName: string;
   parentId: string;
   cwd: string;
+  /** The JSON Schema its result must match (fork's output_schema), if any. */
+  outputSchema?: Record<string, unknown> | null;
+}
+
+/**
+ * How a child finishes: one `send` with `final: true` ends its turn at once (its result costs one
+ * model request); a reply without tool calls is mailed to the parent as its final answer too.
+ */
+export const FINISH_PROTOCOL =
+  'When it is done, call send with to "parent", the complete result as the message and ' +
+  "final: true; that ends your turn (no reply after it is needed). You then sleep until new " +
+  "mail wakes you.";
+
+/** What a child with an output schema is told about its result. */
+export function outputSchemaText(schema: Record<string, unknown>): string {
+  return (
+    "Your result must be one JSON value (JSON only, no other text) valid against this JSON " +
+    `Schema; a send to your parent that is not is refused with the errors:\n${JSON.stringify(schema)}`
+  );
 }
 
 /**
@@ -120,9 +139,9 @@ export function inheritedTaskText(who: InheritedIdentity, prompt: string | undef
     `Your working directory: ${who.cwd}`,
     "",
     `Your job: you are ${who.name}, not ${who.parentName}. Do the task below yourself; do not ` +
-      `answer ${who.parentName}'s earlier messages or go on with its other work. When it is ` +
-      'done, call send with to "parent" and the complete result in one message, then end your ' +
-      "turn by replying without tool calls. You then sleep until new mail wakes you.",
+      `answer ${who.parentName}'s earlier messages or go on with its other work. ` +
+      FINISH_PROTOCOL,
+    ...(who.outputSchema ? [outputSchemaText(who.outputSchema)] : []),
   ];
   return prompt === undefined ? lines.join("\n") : [...lines, "", taskText(prompt)].join("\n");
 }

@@ -35,6 +35,8 @@ export interface HandoffSql {
    * locked before the recipient's, so two agents handing mail to each other cannot deadlock.
    */
   lockSender: boolean;
+  /** SQL boolean: the mail is a child's final answer (mail.final); false when absent. */
+  final?: string;
 }
 
 /**
@@ -88,9 +90,9 @@ export function mailCtes(p: HandoffSql): string {
      where w.agent_id = ${p.to} and w.key = hw.key and exists (select 1 from hb)
     returning 1
   ), m as (
-    insert into mail (id, tree_id, from_id, to_id, body, consumed_at, consumed_by_event)
+    insert into mail (id, tree_id, from_id, to_id, body, consumed_at, consumed_by_event, final)
     select (select id from hm), r.tree_id, ${p.from}, r.id, ${p.body},
-           (select now() from he), (select id from he)
+           (select now() from he), (select id from he), ${p.final ?? "false"}
       from recipient r
      where ${p.may}
     returning id

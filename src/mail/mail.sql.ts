@@ -3,6 +3,7 @@ import { sql } from "drizzle-orm";
 import {
   bigint,
   bigserial,
+  boolean,
   check,
   index,
   pgTable,
@@ -27,6 +28,11 @@ export const mail = pgTable(
     kind: text("kind").$type<MailKind>().notNull().default("mail"),
     to_id: uuid("to_id").notNull(),
     body: text("body").notNull(),
+    /**
+     * A child's final answer: the text its turn ended with, mailed for it because it sent its
+     * parent nothing in that turn (runtime/final-answer.ts), or a `send {final: true}`.
+     */
+    final: boolean("final").notNull().default(false),
     created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     consumed_at: timestamp("consumed_at", { withTimezone: true }),
     consumed_by_event: bigint("consumed_by_event", { mode: "number" }),

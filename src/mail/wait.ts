@@ -1,6 +1,7 @@
 // wait: the oldest mail, or fan-in over several agents. Woken by NOTIFY, with a slow safety
 // re-check; consuming mail and recording the event that received it happen in one statement or
 // transaction, so mail is never lost and never delivered twice.
+import { checkResult } from "../text/json-schema.js";
 import type { WorktreeInfo } from "../agents/agents.sql.js";
 import { changesOf, type Changes } from "../agents/worktree.js";
 import { sql } from "drizzle-orm";
@@ -27,6 +28,10 @@ export interface FanInEntry {
   name: string;
   status: FanInStatus;
   message?: string;
+  /** A child's final answer (its turn's text mailed for it: mail/final-answer.ts). */
+  final?: boolean;
+  /** The message parsed, when the child has an output schema (fork's output_schema). */
+  result?: unknown;
   /** A `failed` agent's: why its last turn failed (the server's message). */
   error?: string;
   /** A worktree child's change against its base (files, lines added and removed). */
@@ -472,12 +477,15 @@ async function attemptFanIn(
       body: string | null;
       failure: string | null;
       worktree: WorktreeInfo | null;
+      final: boolean | null;
+      output_schema: Record<string, unknown> | null;
     }>(sql`
-      select a.id, a.name, a.state, a.failure, m.id as mail_id, m.body, a.worktree
+      select a.id, a.name, a.state, a.failure, m.id as mail_id, m.body, m.final, a.worktree,
+             a.output_schema
         from unnest(${sql.param(fromAgents)}::uuid[]) with ordinality as t(id, ord)
         join agents a on a.id = t.id
         left join lateral (
-          select id, body from mail
+          select id, body, final from mail
            where to_id = ${request.agentId} and from_id = t.id and consumed_at is null
              and kind = 'mail'
            order by id limit 1
@@ -486,7 +494,16 @@ async function attemptFanIn(
        order by t.ord`);
     const entries: FanInEntry[] = rows.rows.map((r) => {
       if (r.mail_id !== null) {
-        return { agent_id: r.id, name: r.name, status: "received", message: r.body ?? "" };
+        const message = r.body ?? "";
+        return {
+          agent_id: r.id,
+          name: r.name,
+          status: "received",
+          message,
+          ...(r.final ? { final: true } : {}),
+          // Checked when it was sent (send, mail/final-answer.ts): the value a program reads.
+          ...(r.output_schema ? resultOf(r.output_schema, message) : {}),
+        };
       }
       const status = fanInStatus(r.state, r.failure !== null);
       return status === "failed"
@@ -515,6 +532,12 @@ async function attemptFanIn(
     }
     return { result, eventId, consumedMailIds: mailIds };
   });
+}
+
+/** The parsed result of a child's message under its output schema (empty when it does not parse). */
+function resultOf(schema: Record<string, unknown>, message: string): { result?: unknown } {
+  const checked = checkResult(schema, message);
+  return checked.ok ? { result: checked.value } : {};
 }
 
 /**

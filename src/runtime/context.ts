@@ -174,6 +174,7 @@ export async function requestParts(
       parentName: parent.name,
       parentId: parent.id,
       cwd: agent.cwd ?? process.cwd(),
+      outputSchema: agent.output_schema,
     };
     const entries: ContextEntry[] = above.entries.map((e) => ({ message: e.message }));
     const task = own.find((e) => e.id === firstUser);

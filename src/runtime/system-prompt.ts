@@ -1,7 +1,7 @@
 // System prompts: the agent's identity (name, id, parent, working directory) and the protocol of
 // the agent tools, in a few plain sentences a small model can follow.
 import type { AgentRow } from "../agents/agents.sql.js";
-import { PERSON } from "../llm/framing.js";
+import { FINISH_PROTOCOL, outputSchemaText, PERSON } from "../llm/framing.js";
 import { skillsFor, skillsPromptBlock } from "../skills/skills.js";
 import { instructionsFor } from "./instructions.js";
 
@@ -32,9 +32,8 @@ export function systemPrompt(
     `Your working directory: ${cwd}`,
   ];
   const role = parent
-    ? `Your job: your parent ${parent.name} gave you a task. Do it yourself. When it is done, ` +
-      `call send with to "parent" and the complete result in one message, then end your turn ` +
-      "by replying without tool calls. You then sleep until new mail wakes you."
+    ? `Your job: your parent ${parent.name} gave you a task. Do it yourself. ${FINISH_PROTOCOL}` +
+      (agent.output_schema ? `\n${outputSchemaText(agent.output_schema)}` : "")
     : "Your job: help the person. Your final reply without tool calls is your answer to them.";
   const protocol = [
     "Agents call each other by name. Tools: fork starts a child agent on a task; send mails an " +

@@ -2,7 +2,7 @@
 // decides (call the model, run tools, take pending mail, or go idle), so a process that crashed
 // mid-turn is resumed by whoever claims the agent next.
 import type { AgentRow } from "../agents/agents.sql.js";
-import { appendEvent, appendToolResultOnce } from "../agents/events.js";
+import { appendEvent, appendEventOnce, appendToolResultOnce } from "../agents/events.js";
 import { eventKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
 import { getAgent } from "../agents/refs.js";
@@ -43,6 +43,8 @@ import { withModelCap } from "./model-cap.js";
 import { noticeFileChanges } from "./file-changes.js";
 import { endChat, endRun, failChat, startChat } from "../telemetry/spans.js";
 import { agentCost } from "../agents/cost.js";
+import { mailFinalAnswer } from "../mail/final-answer.js";
+import { checkResult } from "../text/json-schema.js";
 
 /** Why a running turn was stopped from outside. */
 export type StopReason = "interrupt" | "dead" | "lease-lost" | "shutdown";
@@ -151,7 +153,11 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       .find((e) => CONTEXT_KINDS.has(e.kind) || TURN_ENDERS.has(e.kind));
     if (!last || turnIsOver(tail, last)) {
       // The model has answered (or the person's /wait or an interrupt ended the turn): the turn
-      // is over unless mail or input arrived meanwhile.
+      // is over unless mail or input arrived meanwhile. A child's answer reaches its parent
+      // first (keyed: resumed after a crash, it is mailed once).
+      if (last?.kind === "assistant" && (await mailFinal(deps, agent, last)) === "reminded") {
+        continue;
+      }
       if ((await takePendingMail(db, agent, deps.fence)) === "idle") return "idle";
       continue;
     }
@@ -189,6 +195,9 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     // answer's own statement ended it; a stop that came meanwhile goes through the pass, which
     // handles it.
     if (ended !== undefined && ended !== "called" && (ended.end !== null || !signal.aborted)) {
+      if (ended.end === null && (await mailFinal(deps, agent, ended.answer)) === "reminded") {
+        continue;
+      }
       const next =
         ended.end === null
           ? await takePendingMail(db, agent, deps.fence)
@@ -205,7 +214,58 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
 const FAILED = { failed: true };
 
 /** How a step ended: tools ran, or the model answered without calls (and how its turn ended). */
-type StepEnd = "called" | { end: AnswerEnd };
+type StepEnd = "called" | { end: AnswerEnd; answer: { id: number; content: string } };
+
+/** The error a child's turn ends with when it gave no result matching its output schema twice. */
+export const NO_RESULT = "no result matching output_schema";
+
+/**
+ * A child the fork tool made mails the text its turn ended with to its parent, unless it mailed
+ * the parent in that turn (mail/final-answer.ts decides, keyed by the answer). With an output
+ * schema, a turn that owed a result and gave none valid is reminded once ("reminded": the turn
+ * goes on), then ends `failed` with NO_RESULT. Each write is keyed by the answer: a resumed
+ * turn repeats none.
+ */
+async function mailFinal(
+  deps: TurnDeps,
+  agent: AgentRow,
+  answer: { id: number; content: string },
+): Promise<"done" | "reminded"> {
+  if (!reportsToParent(agent)) return "done";
+  const schema = agent.output_schema;
+  const check = schema ? checkResult(schema, answer.content) : undefined;
+  const found = await mailFinalAnswer(
+    deps.db,
+    agent.id,
+    answer.id,
+    check === undefined || check.ok,
+    deps.fence,
+  );
+  if (!schema || !check || check.ok || !found.owed || found.sent) return "done";
+  if (!found.reminded) {
+    const text =
+      "Your turn ended without your result. Send your parent one JSON value valid against " +
+      `your output_schema (send with to "parent" and final: true). The problem: ${check.error}`;
+    await appendEventOnce(
+      deps.db,
+      agent.id,
+      "user",
+      text,
+      { reminder: true },
+      { ...stamp(deps), key: `remind:${answer.id}` },
+    );
+    return "reminded";
+  }
+  await appendEventOnce(deps.db, agent.id, "error", NO_RESULT, FAILED, {
+    ...stamp(deps),
+    key: `noresult:${answer.id}`,
+  });
+  return "done";
+}
+
+function reportsToParent(agent: AgentRow): boolean {
+  return agent.parent_id !== null && agent.caps?.reports === true;
+}
 
 /**
  * Runs one piece of a turn. False when the turn ended instead: stopped from outside, or failed
@@ -272,7 +332,37 @@ function turnIsOver(events: EventRow[], last: EventRow): boolean {
   if (last.kind === "assistant") return !hasToolCalls(last.data);
   if (last.kind !== "tool_result") return false;
   const call = [...events].reverse().find((e) => e.kind === "assistant");
-  return isPersonCall(call?.data);
+  return isPersonCall(call?.data) || sentFinal(events, call);
+}
+
+/**
+ * The answer `call` made a `send {final: true}` that was sent: the turn ends after its results,
+ * without asking the model again (a child's result costs one request). A refused one (a bad
+ * recipient, a result not matching the output schema) lets the model repair it in this turn.
+ */
+function sentFinal(events: EventRow[], call: EventRow | undefined): boolean {
+  if (!call || !Array.isArray(call.data?.tool_calls)) return false;
+  const finals = (call.data.tool_calls as ToolCall[]).filter(
+    (c) => c.name === "send" && isFinalSend(c.arguments),
+  );
+  if (finals.length === 0) return false;
+  return finals.every((c) =>
+    events.some(
+      (e) =>
+        e.id > call.id &&
+        e.kind === "tool_result" &&
+        e.data?.tool_call_id === c.id &&
+        e.content.startsWith('{"status":"sent"'),
+    ),
+  );
+}
+
+function isFinalSend(args: string): boolean {
+  try {
+    return (JSON.parse(args) as { final?: unknown } | null)?.final === true;
+  } catch {
+    return false;
+  }
 }
 
 function hasToolCalls(data: Record<string, unknown> | null): boolean {
@@ -345,7 +435,7 @@ async function step(
     if (asked.ended === null && !signal.aborted && hasHooks(deps.config, stopEventOf(agent))) {
       await stopHooks(hookSite(deps, agent, signal), asked.text);
     }
-    return { end: asked.ended };
+    return { end: asked.ended, answer: { id: asked.assistantId, content: asked.text } };
   }
   await runToolCalls(toolRunDeps(deps, agent, asked.assistantId, signal, tools), asked.calls, {
     shownWithAnswer: asked.shown,
@@ -448,8 +538,10 @@ async function askModel(
           turnStart: known.turnStart,
           // An answer without calls ends the turn in the same statement, unless a stop came
           // (that goes through the pass) or Stop hooks must run first (step).
+          // A child's answer with text is mailed to its parent before its turn ends (mailFinal).
           endsTurn:
             response.toolCalls.length === 0 &&
+            !(reportsToParent(agent) && (response.text.trim() !== "" || !!agent.output_schema)) &&
             !signal.aborted &&
             !hasHooks(config, stopEventOf(agent)),
         },

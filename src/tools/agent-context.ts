@@ -62,18 +62,3 @@ export function failure(err: unknown): ToolOutcome {
   if (isAgentError(err)) return fail(err.code, err.message);
   return internalFailure(err);
 }
-
-export function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** Rejects keys the schema does not know, naming the ones it does. */
-export function unknownKey(
-  args: Record<string, unknown>,
-  known: string[],
-): ToolOutcome | undefined {
-  const extra = Object.keys(args).find((k) => !known.includes(k));
-  return extra
-    ? fail("INVALID_ARGS", `unknown argument "${extra}"; expected: ${known.join(", ")}`)
-    : undefined;
-}

@@ -2,7 +2,8 @@
 import type { FileHandle } from "node:fs/promises";
 import { openChecked, readAtMost, rewrite } from "./open-checked.js";
 import { isBinary } from "./binary.js";
-import { checkArgs, guarded, objectSchema, type FileToolContext } from "./paths.js";
+import { guarded, type FileToolContext } from "./paths.js";
+import { checkArgs, objectSchema } from "./args.js";
 import { fail, ok, type Tool, type ToolOutcome } from "./tool.js";
 
 const MAX_FILE_BYTES = 50 * 1024 * 1024;

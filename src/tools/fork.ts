@@ -5,10 +5,67 @@ import { forkCall } from "../agents/fork-batch.js";
 import { commitOnce, resultStamp } from "./effects.js";
 import { fail, type Tool } from "./tool.js";
 import { isLeaseLost } from "../agents/errors.js";
-import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
+import { failure, type AgentToolContext } from "./agent-context.js";
+import { checkArgs, compileOutputSchema, NOT_BLANK } from "./args.js";
 import { isolatedFork, type Isolated } from "./fork-worktree.js";
 
 const BUDGET_KEYS = ["turns", "tool_calls", "tokens", "wall_seconds"] as const;
+
+interface ForkArgs {
+  name: string;
+  prompt: string;
+  profile?: string;
+  context?: "inherit" | "fresh";
+  budget?: Budget;
+  isolation?: "worktree";
+  output_schema?: Record<string, unknown>;
+}
+
+const parameters = {
+  type: "object",
+  properties: {
+    name: {
+      type: "string",
+      minLength: 1,
+      maxLength: 64,
+      pattern: NOT_BLANK,
+      description: 'Short unique name for the child, e.g. "tests". Use it to refer to the child.',
+    },
+    prompt: {
+      type: "string",
+      minLength: 1,
+      pattern: NOT_BLANK,
+      description: "The child's task: complete, and saying what result to send back.",
+    },
+    profile: { type: "string", description: "A profile name from the configuration (optional)." },
+    context: {
+      type: "string",
+      enum: ["inherit", "fresh"],
+      description: '"inherit" (default): the child sees your conversation; "fresh": only prompt.',
+    },
+    budget: {
+      type: "object",
+      description: "Limits for the child (optional).",
+      properties: Object.fromEntries(BUDGET_KEYS.map((k) => [k, { type: "integer", minimum: 1 }])),
+      additionalProperties: false,
+    },
+    isolation: {
+      type: "string",
+      enum: ["worktree"],
+      description:
+        '"worktree": the child works in its own git worktree on a new branch from your HEAD ' +
+        "(its changes stay apart until merged).",
+    },
+    output_schema: {
+      type: "object",
+      description:
+        "A JSON Schema the child's result must match (optional): its mail to you is then one " +
+        'JSON value valid against it, and your wait entry carries it parsed as "result".',
+    },
+  },
+  required: ["name", "prompt"],
+  additionalProperties: false,
+};
 
 export const forkTool: Tool<AgentToolContext> = {
   name: "fork",
@@ -17,64 +74,16 @@ export const forkTool: Tool<AgentToolContext> = {
     'mail; collect it with wait (from_agents: ["NAME"]). With context "inherit" (default) the ' +
     'child also sees your conversation so far; with "fresh" only the prompt. Returns the ' +
     "child's name and agent_id.",
-  parameters: {
-    type: "object",
-    properties: {
-      name: {
-        type: "string",
-        minLength: 1,
-        maxLength: 64,
-        description: 'Short unique name for the child, e.g. "tests". Use it to refer to the child.',
-      },
-      prompt: {
-        type: "string",
-        minLength: 1,
-        description: "The child's task: complete, and saying what result to send back.",
-      },
-      profile: { type: "string", description: "A profile name from the configuration (optional)." },
-      context: {
-        type: "string",
-        enum: ["inherit", "fresh"],
-        description: '"inherit" (default): the child sees your conversation; "fresh": only prompt.',
-      },
-      budget: {
-        type: "object",
-        description: "Limits for the child (optional).",
-        properties: Object.fromEntries(
-          BUDGET_KEYS.map((k) => [k, { type: "integer", minimum: 1 }]),
-        ),
-        additionalProperties: false,
-      },
-      isolation: {
-        type: "string",
-        enum: ["worktree"],
-        description:
-          '"worktree": the child works in its own git worktree on a new branch from your HEAD ' +
-          "(its changes stay apart until merged).",
-      },
-    },
-    required: ["name", "prompt"],
-    additionalProperties: false,
-  },
+  parameters,
   async run(args, ctx) {
-    if (!isObject(args)) return fail("INVALID_ARGS", "arguments must be a JSON object");
-    const bad = unknownKey(args, ["name", "prompt", "profile", "context", "budget", "isolation"]);
-    if (bad) return bad;
-    const { name, prompt, profile, context, budget, isolation } = args;
-    if (isolation !== undefined && isolation !== null && isolation !== "worktree") {
-      return fail("INVALID_ARGS", '"isolation" must be "worktree"');
-    }
-    if (typeof name !== "string" || !name.trim()) {
-      return fail("INVALID_ARGS", '"name" must be a non-empty string');
-    }
-    if (typeof prompt !== "string" || !prompt.trim()) {
-      return fail("INVALID_ARGS", '"prompt" must be a non-empty string');
-    }
-    if (context !== undefined && context !== null && context !== "inherit" && context !== "fresh") {
-      return fail("INVALID_ARGS", '"context" must be "inherit" or "fresh"');
-    }
-    if (profile !== undefined && profile !== null && typeof profile !== "string") {
-      return fail("INVALID_ARGS", '"profile" must be a string');
+    const checked = checkArgs<ForkArgs>(parameters, args);
+    if (!checked.ok) return checked;
+    const { name, prompt, profile, context, budget, isolation } = checked.value;
+    // Checked now, so a schema ajv cannot compile is the fork's error, not the child's.
+    const outputSchema = checked.value.output_schema;
+    if (outputSchema !== undefined) {
+      const compiled = compileOutputSchema(outputSchema);
+      if (!compiled.ok) return fail("INVALID_ARGS", `/output_schema: ${compiled.error}`);
     }
     const chosen = typeof profile === "string" ? ctx.profiles[profile] : undefined;
     if (typeof profile === "string" && !chosen) {
@@ -84,8 +93,6 @@ export const forkTool: Tool<AgentToolContext> = {
         `unknown profile "${profile}"${known.length ? `; known: ${known.join(", ")}` : " (none configured)"}`,
       );
     }
-    const parsedBudget = parseBudget(budget);
-    if (typeof parsedBudget === "string") return fail("INVALID_ARGS", parsedBudget);
     let isolated: Isolated | undefined;
     if (isolation === "worktree" || chosen?.isolation === "worktree") {
       try {
@@ -102,7 +109,7 @@ export const forkTool: Tool<AgentToolContext> = {
         // Never wider than this agent's own (agents/capabilities.ts): tools, file access, sandbox,
         // policy, a budget capped by what this agent has left. Inside the attempt: a replay whose
         // budget is now spent finds its recorded result (commitOnce) instead of a refusal.
-        const granted = await ctx.forkCapabilities({ profile: chosen, budget: parsedBudget });
+        const granted = await ctx.forkCapabilities({ profile: chosen, budget: budget ?? {} });
         const result = await forkCall(
           ctx.db,
           ctx.agent.id,
@@ -120,6 +127,13 @@ export const forkTool: Tool<AgentToolContext> = {
             // parent's (config/model-aliases.ts).
             model: chosen?.model ?? ctx.agent.model ?? null,
             ...granted,
+            // A child of the fork tool reports to its parent (its final text is mailed there:
+            // mail/final-answer.ts), in the shape of its output schema when it has one.
+            caps: {
+              ...granted.caps,
+              reports: true,
+              ...(outputSchema ? { output_schema: outputSchema } : {}),
+            },
             ...(isolated
               ? { id: isolated.id, worktree: isolated.worktree, cwd: isolated.worktree.path }
               : {}),
@@ -143,19 +157,3 @@ export const forkTool: Tool<AgentToolContext> = {
     }
   },
 };
-
-function parseBudget(budget: unknown): Budget | string {
-  if (budget === undefined || budget === null) return {};
-  if (!isObject(budget)) return '"budget" must be an object';
-  const out: Budget = {};
-  for (const [key, value] of Object.entries(budget)) {
-    if (!(BUDGET_KEYS as readonly string[]).includes(key)) {
-      return `unknown budget field "${key}"; expected: ${BUDGET_KEYS.join(", ")}`;
-    }
-    if (typeof value !== "number" || !Number.isInteger(value) || value < 1) {
-      return `budget.${key} must be a positive integer`;
-    }
-    out[key as keyof Budget] = value;
-  }
-  return out;
-}

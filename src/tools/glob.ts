@@ -8,14 +8,13 @@ import { compileGlob, nextTurn } from "./glob-match.js";
 import { hiddenMessage, hiddenSet, isHidden, type HiddenSet } from "./hidden.js";
 import {
   allowedPath,
-  checkArgs,
   confinement,
   displayPath,
   guarded,
   isInside,
-  objectSchema,
   type FileToolContext,
 } from "./paths.js";
+import { checkArgs, objectSchema } from "./args.js";
 import { fail, ok, type Tool, type ToolOutcome } from "./tool.js";
 
 const MAX_FILES = 1000;

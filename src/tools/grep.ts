@@ -6,15 +6,8 @@ import { Worker } from "node:worker_threads";
 import { FILES_PER_TURN, hiddenRoot, MAX_VISITED, walkFiles, walkOptions } from "./glob.js";
 import { hiddenSet } from "./hidden.js";
 import { compileGlob, nextTurn, type GlobMatcher } from "./glob-match.js";
-import {
-  allowedPath,
-  checkArgs,
-  confinement,
-  displayPath,
-  guarded,
-  objectSchema,
-  type FileToolContext,
-} from "./paths.js";
+import { allowedPath, confinement, displayPath, guarded, type FileToolContext } from "./paths.js";
+import { checkArgs, objectSchema } from "./args.js";
 import { errorMessage, fail, ok, type Tool } from "./tool.js";
 
 const MAX_MATCHES = 500;

@@ -2,33 +2,33 @@
 import { resolveAgentRef } from "../agents/refs.js";
 import { killAgentIn } from "../agents/tree.js";
 import { commitEffect } from "./effects.js";
-import { fail, type Tool } from "./tool.js";
-import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
+import type { Tool } from "./tool.js";
+import { failure, type AgentToolContext } from "./agent-context.js";
+import { checkArgs } from "./args.js";
+
+const parameters = {
+  type: "object",
+  properties: {
+    agent_id: {
+      type: "string",
+      minLength: 1,
+      description: "The agent to kill: its name (or id, if names clash).",
+    },
+  },
+  required: ["agent_id"],
+  additionalProperties: false,
+};
 
 export const killTool: Tool<AgentToolContext> = {
   name: "kill",
   description:
     "Stop one of your descendants (children, their children, …) and everything below it, at " +
     "once. Returns the ids of the agents killed.",
-  parameters: {
-    type: "object",
-    properties: {
-      agent_id: {
-        type: "string",
-        minLength: 1,
-        description: "The agent to kill: its name (or id, if names clash).",
-      },
-    },
-    required: ["agent_id"],
-    additionalProperties: false,
-  },
+  parameters,
   async run(args, ctx) {
-    if (!isObject(args)) return fail("INVALID_ARGS", "arguments must be a JSON object");
-    const bad = unknownKey(args, ["agent_id"]);
-    if (bad) return bad;
-    if (typeof args.agent_id !== "string")
-      return fail("INVALID_ARGS", '"agent_id" must be a string');
-    const ref = args.agent_id;
+    const checked = checkArgs<{ agent_id: string }>(parameters, args);
+    if (!checked.ok) return checked;
+    const ref = checked.value.agent_id;
     try {
       // The cascade and this call's result commit together, fenced by the lease (effects.ts).
       return await commitEffect(ctx, "kill", async (tx) => {

@@ -1,115 +1,17 @@
 // Shared by the work tools: path arguments resolved against the agent's cwd (and confined to it),
-// argument checking driven by each tool's own JSON schema, and file-system errors as outcomes.
+// and file-system errors as outcomes. (Arguments are checked against each tool's schema: args.ts.)
 import { readlink, realpath } from "node:fs/promises";
 import path from "node:path";
-import { textProblem } from "../agents/text.js";
 import type { FileAccess } from "../agents/agents.sql.js";
-import {
-  fail,
-  internalFailure,
-  type BaseToolContext,
-  type ErrorCode,
-  type ToolOutcome,
-} from "./tool.js";
+import type { Checked } from "./args.js";
+import { fail, internalFailure, type BaseToolContext, type ToolOutcome } from "./tool.js";
+
+export type { ArgFailure, Checked } from "./args.js";
 
 /** What the file tools get: the base context and how far they may reach. */
 export interface FileToolContext extends BaseToolContext {
   /** "cwd" (also when absent): paths leading outside cwd are refused; "any": nothing is. */
   fileAccess?: FileAccess;
-}
-
-/** A failed check; directly returnable from `run` as a ToolOutcome. */
-export type ArgFailure = { ok: false; error: { code: ErrorCode; message: string } };
-export type Checked<T> = { ok: true; value: T } | ArgFailure;
-
-type Property =
-  | { type: "string"; description: string; minLength?: number }
-  | { type: "integer" | "number"; description: string; minimum?: number; maximum?: number }
-  | { type: "boolean"; description: string };
-
-export type ObjectSchema = {
-  type: "object";
-  properties: Record<string, Property>;
-  required: string[];
-  additionalProperties: false;
-};
-
-export function objectSchema(
-  properties: Record<string, Property>,
-  required: string[],
-): ObjectSchema {
-  return { type: "object", properties, required, additionalProperties: false };
-}
-
-function invalid(message: string): ArgFailure {
-  return { ok: false, error: { code: "INVALID_ARGS", message } };
-}
-
-function typeName(value: unknown): string {
-  if (value === null) return "null";
-  return Array.isArray(value) ? "array" : typeof value;
-}
-
-/**
- * Checks model-supplied `args` against `schema`; `T` must describe the same shape. Optional
- * arguments given as null count as absent (and are left out of the value).
- */
-export function checkArgs<T>(schema: ObjectSchema, args: unknown): Checked<T> {
-  if (typeof args !== "object" || args === null || Array.isArray(args)) {
-    return invalid(`arguments must be a JSON object, got ${typeName(args)}`);
-  }
-  const given = args as Record<string, unknown>;
-  const known = Object.keys(schema.properties);
-  for (const key of Object.keys(given)) {
-    if (!Object.hasOwn(schema.properties, key)) {
-      return invalid(`unknown argument "${key}"; expected: ${known.join(", ")}`);
-    }
-  }
-  const value: Record<string, unknown> = {};
-  for (const [key, prop] of Object.entries(schema.properties)) {
-    const arg = given[key];
-    if (arg === undefined || arg === null) {
-      if (schema.required.includes(key)) {
-        return invalid(`missing required argument "${key}" (${prop.type})`);
-      }
-      continue;
-    }
-    const problem = checkValue(key, prop, arg);
-    if (problem !== undefined) return invalid(problem);
-    value[key] = arg;
-  }
-  return { ok: true, value: value as T };
-}
-
-function checkValue(key: string, prop: Property, value: unknown): string | undefined {
-  switch (prop.type) {
-    case "string":
-      if (typeof value !== "string") return `"${key}" must be a string, got ${typeName(value)}`;
-      if (textProblem(value) !== undefined) return `"${key}" ${textProblem(value)}`;
-      if (prop.minLength !== undefined && value.length < prop.minLength) {
-        return `"${key}" must not be empty`;
-      }
-      return undefined;
-    case "integer":
-    case "number":
-      if (typeof value !== "number" || !Number.isFinite(value)) {
-        return `"${key}" must be a number, got ${typeName(value)}`;
-      }
-      if (prop.type === "integer" && !Number.isInteger(value)) {
-        return `"${key}" must be an integer, got ${value}`;
-      }
-      if (prop.minimum !== undefined && value < prop.minimum) {
-        return `"${key}" must be at least ${prop.minimum}, got ${value}`;
-      }
-      if (prop.maximum !== undefined && value > prop.maximum) {
-        return `"${key}" must be at most ${prop.maximum}, got ${value}`;
-      }
-      return undefined;
-    case "boolean":
-      return typeof value === "boolean"
-        ? undefined
-        : `"${key}" must be a boolean, got ${typeName(value)}`;
-  }
 }
 
 /** An argument path made absolute: relative paths resolve against the agent's cwd. */

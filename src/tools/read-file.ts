@@ -2,7 +2,8 @@
 // characters, with where to continue when cut.
 import { openChecked, readAtMost } from "./open-checked.js";
 import { isBinary } from "./binary.js";
-import { checkArgs, guarded, objectSchema, type FileToolContext } from "./paths.js";
+import { guarded, type FileToolContext } from "./paths.js";
+import { checkArgs, objectSchema } from "./args.js";
 import { fail, ok, type Tool } from "./tool.js";
 
 const MAX_LINES = 2000;

@@ -3,39 +3,44 @@ import { resolveAgentRef } from "../agents/refs.js";
 import { AgentError } from "../agents/errors.js";
 import { sendMailIn } from "../mail/send-fenced.js";
 import { commitOnce, resultStamp } from "./effects.js";
-import { fail, type Tool } from "./tool.js";
-import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
+import type { Tool } from "./tool.js";
+import { failure, type AgentToolContext } from "./agent-context.js";
+import { checkArgs, checkResult } from "./args.js";
+
+const parameters = {
+  type: "object",
+  properties: {
+    to: {
+      type: "string",
+      minLength: 1,
+      description: 'Recipient: "parent", or an agent\'s name (or id, if names clash).',
+    },
+    message: {
+      type: "string",
+      minLength: 1,
+      description: "The complete message (at most 64 KiB).",
+    },
+    final: {
+      type: "boolean",
+      description:
+        "true: this is your final result; your turn ends right after the send (no further " +
+        "reply needed).",
+    },
+  },
+  required: ["to", "message"],
+  additionalProperties: false,
+};
 
 export const sendTool: Tool<AgentToolContext> = {
   name: "send",
   description:
     'Mail a message to another agent of your tree, by name (or "parent"). An idle recipient ' +
     "wakes up with it; a busy one gets it when it calls wait or ends its turn.",
-  parameters: {
-    type: "object",
-    properties: {
-      to: {
-        type: "string",
-        minLength: 1,
-        description: 'Recipient: "parent", or an agent\'s name (or id, if names clash).',
-      },
-      message: {
-        type: "string",
-        minLength: 1,
-        maxLength: 65536,
-        description: "The complete message (at most 64 KiB).",
-      },
-    },
-    required: ["to", "message"],
-    additionalProperties: false,
-  },
+  parameters,
   async run(args, ctx) {
-    if (!isObject(args)) return fail("INVALID_ARGS", "arguments must be a JSON object");
-    const bad = unknownKey(args, ["to", "message"]);
-    if (bad) return bad;
-    if (typeof args.to !== "string") return fail("INVALID_ARGS", '"to" must be a string');
-    if (typeof args.message !== "string") return fail("INVALID_ARGS", '"message" must be a string');
-    const { to, message } = args;
+    const checked = checkArgs<{ to: string; message: string; final?: boolean }>(parameters, args);
+    if (!checked.ok) return checked;
+    const { to, message } = checked.value;
     try {
       // "parent" and ids need no read: the statement checks the recipient's tree and state.
       const toId =
@@ -50,6 +55,18 @@ export const sendTool: Tool<AgentToolContext> = {
             ).id;
       if (toId === ctx.agent.id) {
         throw new AgentError("INVALID_ARGS", "you cannot send mail to yourself");
+      }
+      // A child with an output schema mails its parent one JSON value valid against it; refused
+      // here, it repairs the result in its own turn.
+      const schema = ctx.agent.output_schema;
+      if (schema && toId === ctx.agent.parent_id) {
+        const result = checkResult(schema, message);
+        if (!result.ok) {
+          throw new AgentError(
+            "INVALID_ARGS",
+            `/message does not match your output_schema: ${result.error}`,
+          );
+        }
       }
       // The mail and this call's result commit in one statement (effects.ts).
       return await commitOnce(ctx, async () => {

@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { skillBody, skillFiles, skillsFor } from "../skills/skills.js";
-import { checkArgs, objectSchema } from "./paths.js";
+import { checkArgs, objectSchema } from "./args.js";
 import { fail, ok, type Tool } from "./tool.js";
 
 const MAX_FILE_BYTES = 256 * 1024;

@@ -15,10 +15,23 @@ import { WakeLoop } from "../bus/wake-loop.js";
 import { claimTask, taskChannel } from "../tasks/board.js";
 import { commitOnce, recordedResult, resultStamp } from "./effects.js";
 import { fail, type Tool, type ToolOutcome } from "./tool.js";
-import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
+import { failure, type AgentToolContext } from "./agent-context.js";
+import { checkArgs } from "./args.js";
 
 /** Seconds a claim waits when the call names no timeout. */
 export const DEFAULT_CLAIM_TIMEOUT = 60;
+
+const parameters = {
+  type: "object",
+  properties: {
+    timeout: {
+      type: "number",
+      minimum: 0,
+      description: `Seconds to wait for a task to become ready, 0 to 3600 (default ${DEFAULT_CLAIM_TIMEOUT}).`,
+    },
+  },
+  additionalProperties: false,
+};
 
 export const taskClaimTool: Tool<AgentToolContext> = {
   name: "task_claim",
@@ -27,29 +40,12 @@ export const taskClaimTool: Tool<AgentToolContext> = {
     'its detail and its dependencies\' results. Returns {"status":"empty"} when no task is ' +
     'pending or being worked on, {"status":"timeout"} if none became ready in time. Finish ' +
     "the task with task_done.",
-  parameters: {
-    type: "object",
-    properties: {
-      timeout: {
-        type: "number",
-        minimum: 0,
-        maximum: 3600,
-        description: `Seconds to wait for a task to become ready, 0 to 3600 (default ${DEFAULT_CLAIM_TIMEOUT}).`,
-      },
-    },
-    additionalProperties: false,
-  },
+  parameters,
   async run(args, ctx) {
-    if (args !== undefined && args !== null && !isObject(args)) {
-      return fail("INVALID_ARGS", "arguments must be a JSON object");
-    }
-    const given = isObject(args) ? args : {};
-    const bad = unknownKey(given, ["timeout"]);
-    if (bad) return bad;
-    const timeout = given.timeout ?? DEFAULT_CLAIM_TIMEOUT;
-    if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout < 0) {
-      return fail("INVALID_ARGS", '"timeout" must be a number of seconds ≥ 0');
-    }
+    const checked = checkArgs<{ timeout?: number }>(parameters, args ?? {});
+    if (!checked.ok) return checked;
+    const timeout = checked.value.timeout ?? DEFAULT_CLAIM_TIMEOUT;
+    // The configured ceiling is a limit, not a shape: LIMIT_EXCEEDED, not INVALID_ARGS.
     if (timeout > ctx.limits.maxWaitSeconds) {
       return fail(
         "LIMIT_EXCEEDED",

@@ -1,44 +1,44 @@
 // task_done {task_id, result, failed?}: the caller finishes a task it claimed (SPEC §3). Recorded
 // with the call's keyed, fenced result (effects.ts): done once, and never by a stale worker.
 import { AgentError } from "../agents/errors.js";
-import { validateText } from "../agents/text.js";
 import { finishTask, lockCaller } from "../tasks/board.js";
 import { commitEffect, resultStamp } from "./effects.js";
 import { TASK_TEXT_MAX } from "./task-add.js";
-import { fail, type Tool } from "./tool.js";
-import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
+import type { Tool } from "./tool.js";
+import { failure, type AgentToolContext } from "./agent-context.js";
+import { checkArgs } from "./args.js";
+
+const parameters = {
+  type: "object",
+  properties: {
+    task_id: { type: "string", minLength: 1, description: "The task_id from task_claim." },
+    result: {
+      type: "string",
+      description: "What was done (or why it failed), at most 64 KiB.",
+    },
+    failed: { type: "boolean", description: "true if the task could not be done." },
+  },
+  required: ["task_id", "result"],
+  additionalProperties: false,
+};
 
 export const taskDoneTool: Tool<AgentToolContext> = {
   name: "task_done",
   description:
     "Finish a task you claimed with task_claim: its result goes to the tasks that depend on " +
     "it. With failed: true the task fails and the tasks depending on it are blocked.",
-  parameters: {
-    type: "object",
-    properties: {
-      task_id: { type: "string", minLength: 1, description: "The task_id from task_claim." },
-      result: {
-        type: "string",
-        maxLength: TASK_TEXT_MAX,
-        description: "What was done (or why it failed), at most 64 KiB.",
-      },
-      failed: { type: "boolean", description: "true if the task could not be done." },
-    },
-    required: ["task_id", "result"],
-    additionalProperties: false,
-  },
+  parameters,
   async run(args, ctx) {
-    if (!isObject(args)) return fail("INVALID_ARGS", "arguments must be a JSON object");
-    const bad = unknownKey(args, ["task_id", "result", "failed"]);
-    if (bad) return bad;
-    if (typeof args.task_id !== "string") return fail("INVALID_ARGS", '"task_id" must be a string');
-    if (args.failed !== undefined && args.failed !== null && typeof args.failed !== "boolean") {
-      return fail("INVALID_ARGS", '"failed" must be true or false');
-    }
-    const taskId = args.task_id.trim();
-    const failed = args.failed === true;
+    const checked = checkArgs<{ task_id: string; result: string; failed?: boolean }>(
+      parameters,
+      args,
+    );
+    if (!checked.ok) return checked;
+    const taskId = checked.value.task_id.trim();
+    const failed = checked.value.failed === true;
+    const result = checked.value.result;
     try {
-      const result = validateText(args.result, '"result"');
+      // Bytes, not characters: a limit the schema's maxLength cannot state.
       if (Buffer.byteLength(result) > TASK_TEXT_MAX) {
         throw new AgentError("LIMIT_EXCEEDED", `"result" is over ${TASK_TEXT_MAX} bytes`);
       }

@@ -3,21 +3,21 @@
 import { withRetry } from "../db/retry.js";
 import { outage } from "../db/warning.js";
 import { listTasks } from "../tasks/board.js";
-import { fail, type Tool } from "./tool.js";
-import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
+import type { Tool } from "./tool.js";
+import { failure, type AgentToolContext } from "./agent-context.js";
+import { checkArgs } from "./args.js";
+
+const parameters = { type: "object", properties: {}, additionalProperties: false };
 
 export const taskListTool: Tool<AgentToolContext> = {
   name: "task_list",
   description:
     "Show your tree's task board: every task with its state (pending, claimed, done, failed, " +
     "or blocked behind a failed one), who holds it, its result and its dependencies.",
-  parameters: { type: "object", properties: {}, additionalProperties: false },
+  parameters,
   async run(args, ctx) {
-    if (args !== undefined && args !== null && !isObject(args)) {
-      return fail("INVALID_ARGS", "arguments must be a JSON object");
-    }
-    const bad = isObject(args) ? unknownKey(args, []) : undefined;
-    if (bad) return bad;
+    const checked = checkArgs(parameters, args ?? {});
+    if (!checked.ok) return checked;
     try {
       const tasks = await withRetry(() => listTasks(ctx.db, ctx.agent.tree_id), {
         signal: ctx.signal,

@@ -6,7 +6,27 @@ import { withRetry } from "../db/retry.js";
 import { outage } from "../db/warning.js";
 import { waitForMail } from "../mail/wait.js";
 import { fail, type Tool } from "./tool.js";
-import { failure, isObject, unknownKey, type AgentToolContext } from "./agent-context.js";
+import { failure, type AgentToolContext } from "./agent-context.js";
+import { checkArgs } from "./args.js";
+
+const parameters = {
+  type: "object",
+  properties: {
+    timeout: {
+      type: "number",
+      minimum: 0,
+      description: "Seconds to wait, 0 to 3600 (0 = just check).",
+    },
+    from_agents: {
+      type: "array",
+      items: { type: "string", minLength: 1 },
+      minItems: 1,
+      description: 'Names of the agents to collect one message each from, e.g. ["tests"].',
+    },
+  },
+  required: ["timeout"],
+  additionalProperties: false,
+};
 
 export const waitTool: Tool<AgentToolContext> = {
   name: "wait",
@@ -16,43 +36,17 @@ export const waitTool: Tool<AgentToolContext> = {
     '"received" (with its message), "idle" (it ended its turn without sending), "failed" (its ' +
     'model requests failed for good; "error" says why), "dead" or "running" (still working at ' +
     "the timeout); it returns as soon as none is running.",
-  parameters: {
-    type: "object",
-    properties: {
-      timeout: {
-        type: "number",
-        minimum: 0,
-        maximum: 3600,
-        description: "Seconds to wait, 0 to 3600 (0 = just check).",
-      },
-      from_agents: {
-        type: "array",
-        items: { type: "string", minLength: 1 },
-        minItems: 1,
-        description: 'Names of the agents to collect one message each from, e.g. ["tests"].',
-      },
-    },
-    required: ["timeout"],
-    additionalProperties: false,
-  },
+  parameters,
   async run(args, ctx) {
-    if (!isObject(args)) return fail("INVALID_ARGS", "arguments must be a JSON object");
-    const bad = unknownKey(args, ["timeout", "from_agents"]);
-    if (bad) return bad;
-    const { timeout, from_agents: from } = args;
-    if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout < 0) {
-      return fail("INVALID_ARGS", '"timeout" must be a number of seconds ≥ 0');
-    }
+    const checked = checkArgs<{ timeout: number; from_agents?: string[] }>(parameters, args);
+    if (!checked.ok) return checked;
+    const { timeout, from_agents: from } = checked.value;
+    // The configured ceiling is a limit, not a shape: LIMIT_EXCEEDED, not INVALID_ARGS.
     if (timeout > ctx.limits.maxWaitSeconds) {
       return fail(
         "LIMIT_EXCEEDED",
         `"timeout" may be at most ${ctx.limits.maxWaitSeconds} seconds`,
       );
-    }
-    if (from !== undefined && from !== null) {
-      if (!Array.isArray(from) || from.length === 0 || from.some((r) => typeof r !== "string")) {
-        return fail("INVALID_ARGS", '"from_agents" must be a non-empty array of strings');
-      }
     }
     // A database blip does not end the wait: it is retried with the time it has left (a wait
     // consumes mail and records its result in one statement, so a failed attempt took nothing).
@@ -70,10 +64,7 @@ export const waitTool: Tool<AgentToolContext> = {
       let fromAgents: string[] | undefined;
       if (Array.isArray(from)) {
         // One read for all of them, however many agents the fan-in names.
-        const resolved = await withRetry(
-          () => resolveAgentRefs(ctx.db, scope, from as string[]),
-          retry,
-        );
+        const resolved = await withRetry(() => resolveAgentRefs(ctx.db, scope, from), retry);
         if (resolved.some((a) => a.id === ctx.agent.id)) {
           return fail("INVALID_ARGS", "you cannot wait for yourself");
         }

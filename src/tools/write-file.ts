@@ -1,6 +1,7 @@
 // The write_file tool: writes a whole text file, creating missing parent directories.
 import { openChecked, rewrite } from "./open-checked.js";
-import { checkArgs, guarded, objectSchema, type FileToolContext } from "./paths.js";
+import { guarded, type FileToolContext } from "./paths.js";
+import { checkArgs, objectSchema } from "./args.js";
 import { ok, type Tool } from "./tool.js";
 
 const parameters = objectSchema(

@@ -75,7 +75,8 @@ describe("a failed agent", () => {
     };
     expect(results.map((r) => [r.name, r.status])).toEqual([
       ["lost", "failed"],
-      ["fine", "idle"],
+      // Its final text is mailed to its parent (issue 42): received, not idle.
+      ["fine", "received"],
     ]);
     expect(results[0]!.error).toMatch(/404/);
     expect(results[0]!.error).toContain(NOT_FOUND);

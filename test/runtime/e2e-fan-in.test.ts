@@ -176,7 +176,14 @@ describe("fan-in", () => {
     expect(lastToolResults(root[2]!)[0]!.value).toEqual({
       results: [
         { agent_id: sender!.id, name: "sender", status: "received", message: "here" },
-        { agent_id: quiet!.id, name: "quiet", status: "idle" },
+        // Its answer is mailed as its final one (issue 42): a turn with text is never `idle`.
+        {
+          agent_id: quiet!.id,
+          name: "quiet",
+          status: "received",
+          message: "nothing to report",
+          final: true,
+        },
         { agent_id: slow!.id, name: "slow", status: "running" },
       ],
     });

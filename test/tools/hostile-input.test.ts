@@ -44,10 +44,13 @@ describe("agent tools refuse text Postgres cannot store", () => {
     );
     expectInvalid(
       await forkTool.run({ name: "ok", prompt: "p\u0000" }, ctx),
-      /prompt contains a NUL/,
+      /\/prompt contains a NUL/,
     );
     expectInvalid(await forkTool.run({ name: "ok", prompt: "p\ud800" }, ctx), /lone surrogate/);
-    expectInvalid(await forkTool.run({ name: "n".repeat(65), prompt: "p" }, ctx), /65 characters/);
+    expectInvalid(
+      await forkTool.run({ name: "n".repeat(65), prompt: "p" }, ctx),
+      /\/name must NOT have more than 64 characters/,
+    );
     const rows = await database().db.execute(
       sql`select count(*)::int as n from agents where tree_id = ${root.id}`,
     );
@@ -61,7 +64,10 @@ describe("agent tools refuse text Postgres cannot store", () => {
       /message contains a NUL/,
     );
     expectInvalid(await sendTool.run({ to: "child", message: "\udfff" }, ctx), /not valid UTF-8/);
-    expectInvalid(await sendTool.run({ to: "ch\u0000ild", message: "hi" }, ctx), /agent reference/);
+    expectInvalid(
+      await sendTool.run({ to: "ch\u0000ild", message: "hi" }, ctx),
+      /\/to contains a NUL/,
+    );
     const rows = await database().db.execute(sql`select count(*)::int as n from mail`);
     expect(rows.rows[0]).toEqual({ n: 0 });
   });
@@ -78,8 +84,11 @@ describe("agent tools refuse text Postgres cannot store", () => {
     const ctx = await toolContext(database().db, bus(), root.id);
     expectInvalid(
       await bashTool.run({ command: "echo a\u0000b" }, ctx),
-      /"command" contains a NUL/,
+      /\/command contains a NUL/,
     );
-    expectInvalid(await writeFileTool.run({ path: "a\u0000", content: "x" }, ctx), /"path"/);
+    expectInvalid(
+      await writeFileTool.run({ path: "a\u0000", content: "x" }, ctx),
+      /\/path contains a NUL/,
+    );
   });
 });

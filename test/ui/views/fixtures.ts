@@ -32,6 +32,7 @@ export function agent(fields: Partial<AgentRow> & { name: string }): AgentRow {
     budget: {},
     failure: null,
     trace_context: null,
+    output_schema: null,
     tool_calls: 0,
     input_tokens: 0,
     output_tokens: 0,
