@@ -123,7 +123,23 @@ export interface Config {
   agentFileChanges?: FileChange[];
   /** One line each, to show once: agent files that could not be used (`FILE:LINE: why`). */
   warnings?: string[];
+  /**
+   * Checkpoints before each turn that may change files (docs/rewind.md): `checkpoints` (default
+   * true) and `checkpoint_max_file_bytes` (default 10 MiB; larger files are skipped and named).
+   * Absent: the defaults.
+   */
+  checkpoints?: CheckpointConfig;
 }
+
+export interface CheckpointConfig {
+  enabled: boolean;
+  maxFileBytes: number;
+}
+
+export const DEFAULT_CHECKPOINTS: CheckpointConfig = {
+  enabled: true,
+  maxFileBytes: 10 * 1024 * 1024,
+};
 
 export const DEFAULT_BUDGET: Budget = { turns: 50, tool_calls: 500, tokens: 2_000_000 };
 
@@ -162,6 +178,8 @@ interface FileConfig {
   mcp_call_timeout_seconds?: unknown;
   hooks?: unknown;
   trusted_paths?: unknown;
+  checkpoints?: unknown;
+  checkpoint_max_file_bytes?: unknown;
 }
 
 function readFileConfig(file: string): FileConfig {
@@ -332,7 +350,20 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     configPath: configFile,
     sandbox,
     shellEnv: shellEnvSetting(fc.shell_env),
+    checkpoints: checkpointSetting(fc),
   };
+}
+
+/** `checkpoints` (a boolean) and `checkpoint_max_file_bytes` (a positive whole number). */
+function checkpointSetting(fc: FileConfig): CheckpointConfig {
+  if (fc.checkpoints !== undefined && typeof fc.checkpoints !== "boolean") {
+    throw new ConfigError("checkpoints must be true or false");
+  }
+  const max = fc.checkpoint_max_file_bytes ?? DEFAULT_CHECKPOINTS.maxFileBytes;
+  if (typeof max !== "number" || !Number.isInteger(max) || max <= 0) {
+    throw new ConfigError("checkpoint_max_file_bytes must be a positive whole number of bytes");
+  }
+  return { enabled: fc.checkpoints !== false, maxFileBytes: max };
 }
 
 /** `sandbox` (WARREN_SANDBOX over it), `sandbox_network`, `sandbox_writable`; WARREN_BWRAP. */

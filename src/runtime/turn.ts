@@ -40,6 +40,7 @@ import {
 } from "./hook-calls.js";
 import { withModelCap } from "./model-cap.js";
 import { noticeFileChanges } from "./file-changes.js";
+import { checkpointBeforeTurn } from "./checkpoint-turn.js";
 
 /** Why a running turn was stopped from outside. */
 export type StopReason = "interrupt" | "dead" | "lease-lost" | "shutdown";
@@ -168,6 +169,8 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     };
     let ended: StepEnd | undefined;
     const work = async () => {
+      // Before a turn's first step: its files as they were, for a rewind (once per turn).
+      if (startingTurn) await checkpointBeforeTurn(deps, agent, last.id);
       ended = await step(deps, agent, known, last.id, signal);
     };
     if (!(await guarded(deps, agent, signal, work))) {
