@@ -120,6 +120,7 @@ export async function restoreTree(
   git: Repository,
   commit: string,
   maxFileBytes: number,
+  afterRemove?: () => void | Promise<void>,
 ): Promise<Restored> {
   const gone = await git.run(["cat-file", "-e", `${commit}^{tree}`]);
   if (gone.code !== 0) {
@@ -140,6 +141,7 @@ export async function restoreTree(
     else write.push(file);
   }
   for (const file of remove) removeFile(git.top, file);
+  await afterRemove?.();
   if (write.length > 0) {
     await withTempIndex(git, false, async (env) => {
       await git.ok(["read-tree", commit], undefined, env);

@@ -17,6 +17,14 @@ import {
   type CheckpointOptions,
 } from "./checkpoints.js";
 
+/** Steps a test can make fail, as a crash would stop there (tests only). */
+export const rewindTestHooks: {
+  /** Between removing the files created since and writing the checkpoint's back. */
+  afterRemove?: () => void | Promise<void>;
+  /** After the files, before the conversation's transaction. */
+  afterFiles?: () => void | Promise<void>;
+} = {};
+
 export class RewindError extends Error {
   override name = "RewindError";
 }
@@ -168,7 +176,12 @@ export async function restoreFiles(
   if (checkpoint.commit_sha) {
     const git = await checkpointRepository(q, agent, dir);
     if (!git) throw new RewindError(`${dir} is no longer in the tree's git repository`);
-    restored = await restoreTree(git, checkpoint.commit_sha, options.maxFileBytes);
+    restored = await restoreTree(
+      git,
+      checkpoint.commit_sha,
+      options.maxFileBytes,
+      rewindTestHooks.afterRemove,
+    );
   } else {
     restored = storeRestore(dir, checkpoint.store_key!, options.maxFileBytes, options.env);
   }
@@ -192,7 +205,8 @@ export async function rewindConversation(db: Db, agentId: string, turn: TurnInfo
     }
     const marked = await tx.execute(sql`
       update events set rewound_at = now()
-       where agent_id = ${agentId}::uuid and id >= ${turn.startEvent} and rewound_at is null`);
+       where agent_id = ${agentId}::uuid and id >= ${turn.startEvent} and rewound_at is null
+         and key is distinct from ${`rw:${turn.startEvent}`}`);
     await tx.execute(sql`
       insert into events (agent_id, kind, content, data, key)
       values (${agentId}::uuid, 'system',
@@ -229,6 +243,7 @@ export async function rewindAgent(
     notUndone: await notUndone(db, agent.id, turn.startEvent),
   };
   if (mode !== "conversation") result.files = await restoreFiles(db, agent, turn, options);
+  await rewindTestHooks.afterFiles?.();
   if (mode !== "files") result.rewoundEvents = await rewindConversation(db, agent.id, turn);
   return result;
 }
