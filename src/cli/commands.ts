@@ -230,6 +230,24 @@ Options:
     load: () => import("./rewind.js").then((m) => m.runRewind),
   },
   {
+    name: "fork",
+    summary: "branch an agent's conversation from before one of its turns",
+    usage: `Usage: warren fork AGENT --at N [--worktree] [--name NAME] [--tree ID] [PROMPT]
+
+Make a new sibling of AGENT (for a root: its child) whose conversation is AGENT's before turn N
+(numbered as \`warren rewind AGENT --list\` shows). With --worktree, its files are the
+checkpoint taken before turn N, in a git worktree of its own (see \`warren diff|merge\`). With
+PROMPT it runs at once; without, it waits for its first message (\`warren send\`).
+
+Options:
+  --at N        the turn to branch before
+  --worktree    work in a git worktree of its own, on turn N's files
+  --name NAME   its name (default: AGENT-atN)
+  --tree ID     resolve AGENT within this tree (a root's id or a unique prefix of it)
+  -h, --help    show this help`,
+    load: () => import("./fork.js").then((m) => m.runFork),
+  },
+  {
     name: "reap",
     summary: "remove a tree's dead agents from navigation",
     usage: `Usage: warren reap [--tree ID]

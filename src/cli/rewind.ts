@@ -7,14 +7,13 @@ import {
   findTurn,
   rewindAgent,
   RewindError,
-  type NotUndone,
   type RewindMode,
   type TurnInfo,
 } from "../agents/rewind.js";
 import { DEFAULT_CHECKPOINTS, loadConfig } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { interruptAgent } from "../runtime/interrupt.js";
-import { escapeLine } from "../text/escape.js";
+import { notUndoneLines, turnLine } from "../agents/rewind-lines.js";
 import { shownName } from "../text/format.js";
 import {
   CliError,
@@ -27,28 +26,6 @@ import { resolveAgent, withDatabase } from "./scope.js";
 
 /** How long `--yes` waits for an interrupted agent to stop. */
 const STOP_WAIT_MS = 30_000;
-
-/** One line per turn: number, when, what started it, files changed, tokens. */
-export function turnLine(t: TurnInfo): string {
-  const when = t.at.toISOString().replace("T", " ").slice(0, 19);
-  const who = t.startedBy === "user" ? "person" : "mail";
-  const text = escapeLine(t.text.replace(/\s+/g, " ")).slice(0, 60);
-  const files = t.checkpoint?.files
-    ? `${t.checkpoint.files.length} file${t.checkpoint.files.length === 1 ? "" : "s"}`
-    : t.checkpoint
-      ? "files ?"
-      : "no checkpoint";
-  const tokens = `${t.tokensIn}/${t.tokensOut} tok`;
-  const mark = t.rewound ? " (rewound)" : "";
-  return `${String(t.turn).padStart(4)}  ${when}  ${who.padEnd(6)} ${files.padEnd(13)} ${tokens.padEnd(14)} ${text}${mark}`;
-}
-
-export function notUndoneLines(n: NotUndone): string[] {
-  const lines: string[] = [];
-  for (const m of n.mail) lines.push(`  mail to ${escapeLine(m.to)}: ${escapeLine(m.text)}`);
-  for (const f of n.forks) lines.push(`  ${escapeLine(f)}`);
-  return lines.length ? ["not undone (already delivered or running on their own):", ...lines] : [];
-}
 
 function turnJson(t: TurnInfo) {
   return {

@@ -20,6 +20,10 @@ import { randomUUID } from "node:crypto";
 import { createWorktree, planWorktree, removeWorktree } from "../agents/worktree.js";
 import { diffAgent, discardAgent, mergeAgent, WorktreeError } from "../agents/worktree-ops.js";
 import { isCommand, parseCommand, type UiCommand } from "./commands.js";
+import { rewindList, rewindNow, rewindQuestion, type RewindAsk } from "./rewind-action.js";
+import { branchAgent } from "../agents/branch.js";
+import { RewindError } from "../agents/rewind.js";
+import { DEFAULT_CHECKPOINTS } from "../config/config.js";
 import type { Controller } from "./controller.js";
 import { describeFailure } from "./failure.js";
 import { byAge, nearestLivingAncestor } from "./views/navigation.js";
@@ -102,6 +106,8 @@ export function createActions(options: ActionsOptions): Actions {
 
   /** The agent a first `/discard` asked about: a second `/discard` of it confirms. */
   let discardAsked: string | undefined;
+  /** What a first `/rewind N` asked about: the same `/rewind` again does it. */
+  let rewindAsked: RewindAsk | undefined;
 
   const capturing = () => captures.get(state.currentId);
   const setMode = (next: "normal" | "capture") => {
@@ -207,6 +213,8 @@ export function createActions(options: ActionsOptions): Actions {
     const here = state.currentId;
     // A /discard's question holds only until the next command.
     if (command.name !== "discard") discardAsked = undefined;
+    const asked = rewindAsked;
+    rewindAsked = undefined;
     switch (command.name) {
       case "help":
         return say(options.helpLines().join("\n"));
@@ -241,9 +249,56 @@ export function createActions(options: ActionsOptions): Actions {
           `capture cancelled; the ${lines} captured line(s) stay visible and reach no model`,
         );
       }
+      case "rewind": {
+        const target = current();
+        if (!target) return complain("no agent to rewind");
+        try {
+          if (command.turn === undefined) return say(await rewindList(db, target));
+          const ask = { agentId: target.id, turn: command.turn, mode: command.mode };
+          if (
+            asked?.agentId !== ask.agentId ||
+            asked.turn !== ask.turn ||
+            asked.mode !== ask.mode
+          ) {
+            rewindAsked = ask;
+            return say(await rewindQuestion(db, target, ask));
+          }
+          // Recorded after: the command's own line is not one of the events it rewinds.
+          const text = await rewindNow(db, config, target, ask);
+          await record(here, typed, { turn: ask.turn, mode: ask.mode });
+          await controller.view(target.id);
+          return reply(here, text);
+        } catch (err) {
+          if (err instanceof RewindError || err instanceof WorktreeError)
+            return complain(err.message);
+          throw err;
+        }
+      }
       case "fork": {
         const parent = current();
         if (!parent) return complain("no agent to fork from");
+        if (command.at !== undefined) {
+          try {
+            const branch = await branchAgent(db, config, parent, command.at, {
+              ...(command.childName ? { name: command.childName } : {}),
+              ...(command.prompt ? { prompt: command.prompt } : {}),
+              worktree: command.worktree === true,
+              maxFileBytes: (config.checkpoints ?? DEFAULT_CHECKPOINTS).maxFileBytes,
+            });
+            await record(here, typed, { branch: branch.id, at: command.at });
+            controller.putAgent(branch);
+            await controller.view(branch.id);
+            return reply(
+              here,
+              `forked ${displayName(branch)} from before turn ${command.at}${
+                command.prompt ? "; it is running" : ": type its first message"
+              }`,
+            );
+          } catch (err) {
+            if (err instanceof RewindError) return complain(err.message);
+            throw err;
+          }
+        }
         const name = command.childName ?? defaultChildName(here);
         const captured = capturing();
         const parts = captured ? [...captured] : [];

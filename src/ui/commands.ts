@@ -4,7 +4,8 @@
 export type UiCommand =
   | { name: "capture" }
   | { name: "cancel" }
-  | { name: "fork"; childName?: string; prompt?: string; worktree?: boolean }
+  | { name: "fork"; childName?: string; prompt?: string; worktree?: boolean; at?: number }
+  | { name: "rewind"; turn?: number; mode: "both" | "files" | "conversation" }
   | { name: "diff"; agent?: string }
   | { name: "merge"; agent?: string }
   | { name: "discard"; agent?: string }
@@ -28,7 +29,9 @@ export type ParsedCommand = { ok: true; command: UiCommand } | { ok: false; erro
 export const COMMAND_USAGE: Record<UiCommand["name"], string> = {
   capture: "/capture — compose a task: typed lines are saved, never sent to a model",
   cancel: "/cancel — end capture without forking",
-  fork: '/fork [--name NAME] [--worktree] ["PROMPT"] — a child (with the captured text as its task in capture; --worktree: in a git worktree of its own)',
+  fork: '/fork [--name NAME] [--worktree] [--at N] ["PROMPT"] — a child (with the captured text as its task in capture; --worktree: in a git worktree of its own; --at N: a sibling with the conversation before turn N, and with --worktree that turn\'s files)',
+  rewind:
+    "/rewind [N [files|conversation]] — the agent's turns; undo turn N and all after it (files and conversation, or one of them)",
   diff: "/diff [AGENT] — a worktree child's change against its base (default: this one)",
   merge:
     "/merge [AGENT] — commit a worktree child's work and merge its branch into its parent's tree",
@@ -132,6 +135,18 @@ export function parseCommand(text: string): ParsedCommand {
       return fail(`/mcp takes nothing or "allow" (${usage})`);
     case "fork":
       return parseFork(args, usage);
+    case "rewind": {
+      if (args.length === 0) return { ok: true, command: { name, mode: "both" } };
+      const turn = Number(args[0]);
+      const mode = args[1] === undefined ? "both" : args[1];
+      if (!/^\d{1,9}$/.test(args[0]!) || turn < 1 || args.length > 2) {
+        return fail(`/rewind takes a turn number and "files" or "conversation" (${usage})`);
+      }
+      if (mode !== "both" && mode !== "files" && mode !== "conversation") {
+        return fail(`/rewind: "${mode}" is neither "files" nor "conversation" (${usage})`);
+      }
+      return { ok: true, command: { name, turn, mode } };
+    }
     case "kill":
     case "stop":
     case "diff":
@@ -190,6 +205,7 @@ function requestId(arg: string): number | undefined {
 function parseFork(args: string[], usage: string): ParsedCommand {
   let childName: string | undefined;
   let worktree = false;
+  let at: number | undefined;
   const words: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -203,6 +219,11 @@ function parseFork(args: string[], usage: string): ParsedCommand {
       if (!childName.trim()) return fail(`/fork: --name needs a value (${usage})`);
     } else if (arg === "--worktree" && words.length === 0) {
       worktree = true;
+    } else if (arg === "--at" && words.length === 0) {
+      const value = args[++i];
+      if (value === undefined || !/^\d{1,9}$/.test(value) || Number(value) < 1)
+        return fail(`/fork: --at needs a turn number (${usage})`);
+      at = Number(value);
     } else if (arg === "--") {
       words.push(...args.slice(i + 1));
       break;
@@ -220,6 +241,7 @@ function parseFork(args: string[], usage: string): ParsedCommand {
       ...(childName !== undefined ? { childName } : {}),
       ...(prompt ? { prompt } : {}),
       ...(worktree ? { worktree } : {}),
+      ...(at !== undefined ? { at } : {}),
     },
   };
 }

@@ -256,4 +256,31 @@ describe("warren rewind", () => {
     expect(files(dir)).toEqual(after3);
     expect((await listTurns(db, agent.id)).map((t) => t.rewound)).toEqual([false, true, true]);
   });
+
+  it("a branch at turn 2 in a worktree has turn 1's files and turn 1's conversation", async () => {
+    const { agent, dir, after1, after3 } = await threeTurns("rw-fork");
+    turnScript("rw-fork-at2", "turn-five", [{ name: "bash", arguments: { command: "true" } }]);
+    const made = await runWarren(
+      ["fork", "rw-fork", "--at", "2", "--worktree", "--tree", agent.id, "turn-five"],
+      env(),
+    );
+    expect(made.stderr).toBe("");
+    expect(made.code).toBe(0);
+    expect(made.stdout).toMatch(/forked rw-fork-at2 \w+ from rw-fork .* before turn 2 in /);
+    const { db } = database();
+    const rows = await db.execute<{ id: string; worktree: { path: string } }>(
+      sql`select id, worktree from agents where name = 'rw-fork-at2' and tree_id = ${agent.tree_id}`,
+    );
+    const branch = rows.rows[0]!;
+    expect(withoutLogs(files(branch.worktree.path))).toEqual(withoutLogs(after1));
+    // The agent's own files are left as they were.
+    expect(withoutLogs(files(dir))).toEqual(withoutLogs(after3));
+    await turnEnded(branch.id, "turn-five");
+    const five = runtime.fake().requests.filter((r) => lastUser(r).includes("turn-five"));
+    expect(five.length).toBeGreaterThan(0);
+    for (const req of five) {
+      expect(allText(req)).toContain("done turn-one");
+      for (const gone of ["turn-two", "turn-three"]) expect(allText(req)).not.toContain(gone);
+    }
+  });
 });
