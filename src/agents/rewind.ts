@@ -207,10 +207,11 @@ export async function rewindConversation(db: Db, agentId: string, turn: TurnInfo
       update events set rewound_at = now()
        where agent_id = ${agentId}::uuid and id >= ${turn.startEvent} and rewound_at is null
          and key is distinct from ${`rw:${turn.startEvent}`}`);
+    const count = marked.rowCount ?? 0;
     await tx.execute(sql`
       insert into events (agent_id, kind, content, data, key)
       values (${agentId}::uuid, 'system',
-              ${`rewound to before turn ${turn.turn}: its events and every later one are out of the conversation`},
+              ${`⟲ rewound to before turn ${turn.turn}: ${count} event${count === 1 ? "" : "s"} folded here, out of the conversation (warren log shows them)`},
               ${JSON.stringify({ rewind: { turn: turn.turn, from_event: turn.startEvent } })}::jsonb,
               ${`rw:${turn.startEvent}`})
       on conflict (agent_id, key) where key is not null do nothing`);

@@ -91,6 +91,9 @@ export function entryRows(entry: ScrollEntry, width: number, names: AgentNames =
 }
 
 function eventRows(event: EventRow, width: number, names: AgentNames): Row[] {
+  // Undone by a rewind: folded behind the rewind's own line (its `system` event), which names
+  // how many there are; `warren log` still shows them.
+  if (event.rewound_at) return [];
   const data = event.data ?? {};
   const content = event.content;
   switch (event.kind) {
