@@ -173,17 +173,21 @@ export async function restoreFiles(
     );
   }
   let restored: Restored;
-  if (checkpoint.commit_sha) {
-    const git = await checkpointRepository(q, agent, dir);
-    if (!git) throw new RewindError(`${dir} is no longer in the tree's git repository`);
-    restored = await restoreTree(
-      git,
-      checkpoint.commit_sha,
-      options.maxFileBytes,
-      rewindTestHooks.afterRemove,
-    );
-  } else {
-    restored = storeRestore(dir, checkpoint.store_key!, options.maxFileBytes, options.env);
+  const git = checkpoint.commit_sha ? await checkpointRepository(q, agent, dir) : undefined;
+  if (git === null) throw new RewindError(`${dir} is no longer in the tree's git repository`);
+  try {
+    restored = git
+      ? await restoreTree(
+          git,
+          checkpoint.commit_sha!,
+          options.maxFileBytes,
+          rewindTestHooks.afterRemove,
+        )
+      : storeRestore(dir, checkpoint.store_key!, options.maxFileBytes, options.env);
+  } catch (err) {
+    // The checkpoint gone (its refs deleted and pruned), or git failing: one line, and running
+    // it again finishes what was done.
+    throw err instanceof Error ? new RewindError(err.message) : err;
   }
   return { ...restored, checkpoint, skipped: checkpoint.skipped };
 }

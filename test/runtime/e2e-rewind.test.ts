@@ -49,15 +49,16 @@ function repo(): string {
   return dir;
 }
 
-/** Every file below `dir` (no .git) with its content. */
+/** Every file below `dir` (no .git, no .warren) with its content. */
 function files(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
   const visit = (rel: string) => {
     for (const d of fs.readdirSync(path.join(dir, rel), { withFileTypes: true })) {
       const r = rel ? `${rel}/${d.name}` : d.name;
-      if (d.isDirectory()) {
-        if (d.name !== ".git") visit(r);
-      } else out[r] = fs.readFileSync(path.join(dir, r), "utf8");
+      // A worktree's `.git` is a file; warren's worktrees live under `.warren/`.
+      if (d.name === ".git" || d.name === ".warren") continue;
+      if (d.isDirectory()) visit(r);
+      else out[r] = fs.readFileSync(path.join(dir, r), "utf8");
     }
   };
   visit("");
