@@ -33,19 +33,27 @@ const literal = (file: string, exclude = false) =>
  */
 async function withTempIndex<T>(
   git: Repository,
-  seed: boolean,
+  seed: boolean | string,
   body: (env: NodeJS.ProcessEnv) => Promise<T>,
+  keep?: string,
 ): Promise<T> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "warren-checkpoint-"));
   const index = path.join(dir, "index");
   try {
-    if (seed && fs.existsSync(git.index)) {
-      fs.copyFileSync(git.index, index);
+    const from = typeof seed === "string" && fs.existsSync(seed) ? seed : seed ? git.index : null;
+    if (from && fs.existsSync(from)) {
+      fs.copyFileSync(from, index);
       // The copy keeps the index's mtime: git compares it with the files' to spot "racy" entries.
-      const st = fs.statSync(git.index);
+      const st = fs.statSync(from);
       fs.utimesSync(index, st.atime, st.mtime);
     }
-    return await body({ GIT_INDEX_FILE: index });
+    const result = await body({ GIT_INDEX_FILE: index });
+    if (keep) {
+      // The agent's own index for its next checkpoint: only files changed since are hashed.
+      fs.mkdirSync(path.dirname(keep), { recursive: true, mode: 0o700 });
+      fs.renameSync(index, keep);
+    }
+    return result;
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
@@ -56,32 +64,55 @@ function nulList(text: string): string[] {
   return text.split("\0").filter((p) => p !== "");
 }
 
-/** The tree of the working directory as it is now (files over `maxFileBytes` left out). */
-export function snapshotTree(git: Repository, maxFileBytes: number): Promise<Snapshot> {
-  return withTempIndex(git, true, async (env) => {
-    // Modified tracked files and untracked unignored ones: only those can be new large files
-    // (unchanged tracked ones are in the repository already).
-    const changed = nulList(
-      await git.ok(
-        ["ls-files", "-z", "-m", "-o", "--exclude-standard", "--full-name"],
-        undefined,
-        env,
-      ),
-    );
-    const skipped: string[] = [];
-    for (const file of changed) {
-      const st = fs.lstatSync(path.join(git.top, file), { throwIfNoEntry: false });
-      if (st?.isFile() && st.size > maxFileBytes) skipped.push(file);
-    }
-    const excluded = skipped.map((f) => literal(f, true));
-    await git.ok(["add", "-A", "--", ":/", ...excluded], undefined, env);
-    if (skipped.length > 0) {
-      // A skipped tracked file would otherwise keep its older version from the seed index.
-      const named = skipped.map((f) => literal(f));
-      await git.ok(["rm", "-q", "--cached", "--ignore-unmatch", "--", ...named], undefined, env);
-    }
-    return { tree: await git.ok(["write-tree"], undefined, env), skipped };
-  });
+/**
+ * The tree of the working directory as it is now (files over `maxFileBytes` left out). `index`:
+ * an index of the agent's own, outside the repository, kept from its previous checkpoint (else
+ * the repository's is the seed), so git hashes only what changed since. `base`: the previous
+ * checkpoint's tree (else HEAD): what changed against it is listed (`changed`), and only those
+ * files can be new large ones, so the working tree is scanned once (by `git add -A`).
+ * `knownLarge`: files skipped last time, left out of the add while they are still large.
+ */
+export function snapshotTree(
+  git: Repository,
+  maxFileBytes: number,
+  options: { index?: string; base?: string; knownLarge?: string[] } = {},
+): Promise<Snapshot & { changed: string[] }> {
+  const large = (file: string) => {
+    const st = fs.lstatSync(path.join(git.top, file), { throwIfNoEntry: false });
+    return !!st?.isFile() && st.size > maxFileBytes;
+  };
+  return withTempIndex(
+    git,
+    options.index ?? true,
+    async (env) => {
+      const still = (options.knownLarge ?? []).filter(large);
+      const excluded = still.map((f) => literal(f, true));
+      await git.ok(["add", "-A", "--", ":/", ...excluded], undefined, env);
+      const base = options.base ?? git.head;
+      const changed = base
+        ? nulList(
+            await git.ok(
+              ["diff-index", "--cached", "-z", "--no-renames", "--name-only", base, "--"],
+              undefined,
+              env,
+            ),
+          )
+        : nulList(await git.ok(["ls-files", "-z", "--cached"], undefined, env));
+      const skipped = [...new Set([...still, ...changed.filter(large)])];
+      if (skipped.length > 0) {
+        // A large tracked file would otherwise keep its older version from the seed index.
+        const named = skipped.map((f) => literal(f));
+        await git.ok(["rm", "-q", "--cached", "--ignore-unmatch", "--", ...named], undefined, env);
+      }
+      const tree = await git.ok(["write-tree"], undefined, env);
+      return {
+        tree,
+        skipped: skipped.sort(),
+        changed: changed.filter((f) => !skipped.includes(f)),
+      };
+    },
+    options.index,
+  );
 }
 
 /** A commit of `tree` (HEAD its parent, when there is one) kept reachable by `ref`. */

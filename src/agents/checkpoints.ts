@@ -1,11 +1,13 @@
 // Checkpoints of an agent's working directory before its turns (issue 43, SPEC §11): taken once
 // per turn (the row is keyed by the event that started it), in the tree's repository with git
 // (checkpoint-git.ts) or, outside one, in warren's home (checkpoint-store.ts).
+import path from "node:path";
 import { sql } from "drizzle-orm";
+import { warrenHome } from "../paths.js";
 import type { Queryable } from "../db/client.js";
 import type { AgentRow } from "./agents.sql.js";
 import type { CheckpointRow } from "./checkpoints.sql.js";
-import { changedBetween, commitCheckpoint, snapshotTree } from "./checkpoint-git.js";
+import { commitCheckpoint, snapshotTree } from "./checkpoint-git.js";
 import { storedPaths, storeSnapshot } from "./checkpoint-store.js";
 import { openRepository, RepositoryRefused, type Repository } from "./repository.js";
 import { treeRepository } from "./tree.js";
@@ -15,6 +17,11 @@ export const DEFAULT_CHECKPOINT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 export interface CheckpointOptions {
   maxFileBytes: number;
   env?: Record<string, string | undefined>;
+}
+
+/** The agent's own checkpoint index, under warren's home (which the sandbox hides). */
+function indexFile(agentId: string, env?: Record<string, string | undefined>): string {
+  return path.join(warrenHome(env ?? process.env), "checkpoints", "index", agentId);
 }
 
 /** The directory an agent's files are in: its worktree when isolated, else its cwd. */
@@ -99,8 +106,12 @@ export async function takeCheckpoint(
     since: string[] | null;
   };
   if (git) {
-    const snap = await snapshotTree(git, options.maxFileBytes);
     const prevGit = previous?.commit_sha && previous.dir === dir ? previous : undefined;
+    const snap = await snapshotTree(git, options.maxFileBytes, {
+      index: indexFile(agent.id, options.env),
+      ...(prevGit?.tree_sha ? { base: prevGit.tree_sha } : {}),
+      knownLarge: previous?.skipped ?? [],
+    });
     if (prevGit && prevGit.tree_sha === snap.tree) {
       taken = {
         ref: prevGit.ref,
@@ -113,10 +124,9 @@ export async function takeCheckpoint(
     } else {
       const ref = checkpointRef(agent.id, startEvent);
       const message = `warren checkpoint: ${agent.name} (${agent.id}) before the turn of event ${startEvent}`;
-      const [commit, since] = await Promise.all([
-        commitCheckpoint(git, snap.tree, ref, message),
-        prevGit ? changedBetween(git, prevGit.commit_sha!, snap.tree) : Promise.resolve(null),
-      ]);
+      const commit = await commitCheckpoint(git, snap.tree, ref, message);
+      // What changed since the previous checkpoint's tree: the previous turn's files.
+      const since = prevGit?.tree_sha ? snap.changed : null;
       taken = { ref, commit, tree: snap.tree, key: null, skipped: snap.skipped, since };
     }
   } else {
