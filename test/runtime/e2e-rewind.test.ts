@@ -284,4 +284,42 @@ describe("warren rewind", () => {
       for (const gone of ["turn-two", "turn-three"]) expect(allText(req)).not.toContain(gone);
     }
   });
+
+  it("a running agent is refused without --yes, and interrupted first with it", async () => {
+    const dir = repo();
+    const { db } = database();
+    const name = "rw-run";
+    turnScript(name, "turn-one", [
+      { name: "write_file", arguments: { path: "a.txt", content: "alpha 1\n" } },
+    ]);
+    const agent = await createTree(db, { name, prompt: "turn-one", cwd: dir, approve: "all" });
+    await turnEnded(agent.id, "turn-one");
+    const after1 = files(dir);
+    runtime.fake().script([
+      {
+        agent: name,
+        match: (req) => lastUser(req).includes("turn-two") && !lastIsTool(req),
+        reply: { toolCalls: [{ name: "bash", arguments: { command: "echo two > two.txt" } }] },
+      },
+      // The turn's next request never gets an answer: the agent stays running.
+      { agent: name, match: (req) => lastUser(req).includes("turn-two"), reply: { hang: true } },
+    ]);
+    await sendMail(db, { treeId: agent.tree_id, fromId: null, toId: agent.id, body: "turn-two" });
+    await until("turn two's file", async () => fs.existsSync(path.join(dir, "two.txt")), 30_000);
+
+    const refused = await runWarren(["rewind", name, "--to", "2", "--tree", agent.id], env());
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/is running: --yes interrupts it first/);
+    expect(fs.existsSync(path.join(dir, "two.txt"))).toBe(true);
+
+    const done = await runWarren(["rewind", name, "--to", "2", "--yes", "--tree", agent.id], env());
+    expect(done.stderr).toBe("");
+    expect(done.code).toBe(0);
+    expect(files(dir)).toEqual(after1);
+    const turns = await listTurns(db, agent.id);
+    expect(turns.map((t) => [t.turn, t.rewound])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+  });
 });
