@@ -92,6 +92,7 @@ export const runRewind: RunCommand = async (args, io) => {
       ? "conversation"
       : "both";
   const settings = loadConfig(io.env).checkpoints ?? DEFAULT_CHECKPOINTS;
+  let asked = false;
   await withDatabase(io.env, async (db) => {
     let agent = await resolveAgent(db, positionals[0]!, values.tree);
     if (n === undefined) {
@@ -117,7 +118,10 @@ export const runRewind: RunCommand = async (args, io) => {
         if (agent.state === "running" || agent.state === "waiting") {
           lines.push(`${shownName(agent)} is ${agent.state}: --yes interrupts it first`);
         }
-        throw new CliError(lines.join("\n"));
+        // Every line (a CliError would show only its first): what is not undone is the point.
+        for (const line of lines) io.err(`warren: ${line}`);
+        asked = true;
+        return;
       }
       if (agent.state === "running" || agent.state === "waiting") {
         await interruptAgent(db, agent.id);
@@ -149,4 +153,6 @@ export const runRewind: RunCommand = async (args, io) => {
       throw err;
     }
   });
+  // Without --yes nothing was done: exit 1, as a refusal.
+  return asked ? 1 : 0;
 };
