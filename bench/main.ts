@@ -26,6 +26,7 @@ import { tuiScale } from "./tui-scale.js";
 import { taskClaimWake } from "./task-claim.js";
 import { wakeLatency } from "./wake-latency.js";
 import { worktreeFork } from "./worktree-fork.js";
+import { checkpointBench } from "./checkpoint.js";
 
 const BENCHMARKS: Record<string, Benchmark> = {
   "wake-latency": wakeLatency,
@@ -45,6 +46,7 @@ const BENCHMARKS: Record<string, Benchmark> = {
   "network-gate": networkGate,
   "task-claim": taskClaimWake,
   "worktree-fork": worktreeFork,
+  checkpoint: checkpointBench,
   "model-cap": modelCap,
   mcp: mcpBench,
 };

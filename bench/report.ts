@@ -161,6 +161,18 @@ const GOALS: Goal[] = [
     show: (r) => `${r.ratio.toFixed(2)}×`,
   },
   {
+    text: "a checkpoint of a 5,000-file repository with 10 changed files ≤ 1.5× `git stash create` alone (p50)",
+    rowName: "checkpoint, 5000-file repository, 10 files changed (p50)",
+    met: (r) => r.ratio <= 1.5,
+    show: (r) => `${r.ratio.toFixed(2)}×`,
+  },
+  {
+    text: "`warren rewind --list` of an agent with 1,000 turns ≤ 100 ms (p50)",
+    rowName: "rewind --list, 1000 turns (p50)",
+    met: (r) => r.figure <= 100,
+    show: (r) => `${formatNumber(r.figure)} ms`,
+  },
+  {
     text: "the model-concurrency cap adds at most one round trip per model request",
     rowName: "statements a capped request waits for",
     met: (r) => r.figure <= 1,

@@ -75,6 +75,11 @@ export const events = pgTable(
     key: text("key"),
     /** The lease epoch of the turn that wrote it (null: not a turn's write); checked on insert. */
     epoch: bigint("epoch", { mode: "number" }),
+    /**
+     * Set by a rewind (src/agents/rewind.ts): the event belongs to a turn that was undone. Kept
+     * for people (folded in the scrollback), out of every model request (migration 0032).
+     */
+    rewound_at: timestamp("rewound_at", { withTimezone: true }),
   },
   (t) => [
     index("events_agent_idx").on(t.agent_id, t.id),

@@ -202,6 +202,52 @@ Options:
     load: () => import("./worktree.js").then((m) => m.runDiscard),
   },
   {
+    name: "rewind",
+    summary: "list an agent's turns, or undo a turn and everything after it",
+    usage: `Usage: warren rewind AGENT --list [--json] [--tree ID]
+       warren rewind AGENT --to N [--files-only | --conversation-only] [--yes] [--tree ID]
+
+--list shows the agent's turns: number, when, who started it (the person or mail), the files
+it changed, tokens in/out, the start of its message; rewound turns are marked.
+
+--to N undoes turn N (as listed) and every turn after it: the files go back to the checkpoint
+taken before turn N (files created since are removed, deleted ones come back; ignored files
+and files the turns never touched are left alone), and the conversation goes back to before
+it (the later events stay in the transcript, marked rewound, out of every model request).
+Mail already sent and children already forked are not undone: they are listed. Without
+--yes it only says what it would do. A running agent is interrupted first (with --yes).
+Running it again after a crash finishes it. See docs/rewind.md.
+
+Options:
+  --list                list the turns
+  --json                with --list: a JSON array of turns
+  --to N                the turn to undo, with everything after it
+  --files-only          restore the files only
+  --conversation-only   rewind the conversation only
+  --yes, -y             do it (interrupting a running agent first)
+  --tree ID             resolve AGENT within this tree (a root's id or a unique prefix of it)
+  -h, --help            show this help`,
+    load: () => import("./rewind.js").then((m) => m.runRewind),
+  },
+  {
+    name: "fork",
+    summary: "branch an agent's conversation from before one of its turns",
+    usage: `Usage: warren fork AGENT --at N [--worktree] [--name NAME] [--tree ID] [PROMPT]
+
+Make a new sibling of AGENT (for a root: its child) whose conversation is AGENT's before turn N
+(numbered as \`warren rewind AGENT --list\` shows). With --worktree, its files are the
+checkpoint taken before turn N, in a git worktree of its own (see \`warren diff|merge\`). With
+PROMPT it runs at once; without, it waits for its first message (\`warren send\`).
+
+Options:
+  --at N        the turn to branch before
+  --worktree    work in a git worktree of its own, on turn N's files
+  --name NAME   its name (default: AGENT-atN)
+  --tree ID     resolve AGENT within this tree (a root's id or a unique prefix of it)
+  -h, --help    show this help`,
+    load: () => import("./fork.js").then((m) => m.runFork),
+  },
+  {
     name: "reap",
     summary: "remove a tree's dead agents from navigation",
     usage: `Usage: warren reap [--tree ID]

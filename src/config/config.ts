@@ -140,7 +140,23 @@ export interface Config {
    * absent: off, and no part of the SDK is loaded.
    */
   telemetry?: TelemetrySettings;
+  /**
+   * Checkpoints before each turn that may change files (docs/rewind.md): `checkpoints` (default
+   * true) and `checkpoint_max_file_bytes` (default 10 MiB; larger files are skipped and named).
+   * Absent: the defaults.
+   */
+  checkpoints?: CheckpointConfig;
 }
+
+export interface CheckpointConfig {
+  enabled: boolean;
+  maxFileBytes: number;
+}
+
+export const DEFAULT_CHECKPOINTS: CheckpointConfig = {
+  enabled: true,
+  maxFileBytes: 10 * 1024 * 1024,
+};
 
 export const DEFAULT_BUDGET: Budget = { turns: 50, tool_calls: 500, tokens: 2_000_000 };
 
@@ -181,6 +197,8 @@ interface FileConfig {
   trusted_paths?: unknown;
   telemetry?: unknown;
   model_aliases?: unknown;
+  checkpoints?: unknown;
+  checkpoint_max_file_bytes?: unknown;
 }
 
 function readFileConfig(file: string): FileConfig {
@@ -375,6 +393,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     sandbox,
     shellEnv: withSettingsEnv(shellEnvSetting(fc.shell_env), claudeSettings.env),
     ...telemetrySetting(fc.telemetry, env),
+    checkpoints: checkpointSetting(fc),
   };
 }
 
@@ -409,6 +428,18 @@ function modelAliasesSetting(value: unknown): Record<string, string> {
     out[alias] = model.trim();
   }
   return out;
+}
+
+/** `checkpoints` (a boolean) and `checkpoint_max_file_bytes` (a positive whole number). */
+function checkpointSetting(fc: FileConfig): CheckpointConfig {
+  if (fc.checkpoints !== undefined && typeof fc.checkpoints !== "boolean") {
+    throw new ConfigError("checkpoints must be true or false");
+  }
+  const max = fc.checkpoint_max_file_bytes ?? DEFAULT_CHECKPOINTS.maxFileBytes;
+  if (typeof max !== "number" || !Number.isInteger(max) || max <= 0) {
+    throw new ConfigError("checkpoint_max_file_bytes must be a positive whole number of bytes");
+  }
+  return { enabled: fc.checkpoints !== false, maxFileBytes: max };
 }
 
 /** `sandbox` (WARREN_SANDBOX over it), `sandbox_network`, `sandbox_writable`; WARREN_BWRAP. */

@@ -9,3 +9,4 @@ export * from "../approvals/approvals.sql.js";
 export * from "../tasks/tasks.sql.js";
 export * from "../mcp/mcp.sql.js";
 export * from "../runtime/model-cap.sql.js";
+export * from "../agents/checkpoints.sql.js";

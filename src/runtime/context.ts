@@ -241,11 +241,11 @@ async function readConversation(
 /** The agent's newest summary (id, content, data), before `before` when given (may be null). */
 export const newestSummarySql = (agent: string, before?: string) => `
   select id, content, data from events
-   where agent_id = ${agent} and kind = 'summary'${before ? ` and (${before} is null or id < ${before})` : ""}
+   where agent_id = ${agent} and kind = 'summary' and rewound_at is null${before ? ` and (${before} is null or id < ${before})` : ""}
    order by id desc limit 1`;
 /** The id of the agent's first `user` event: a child's task. */
 export const firstUserSql = (agent: string) =>
-  `(select id from events where agent_id = ${agent} and kind = 'user' order by id limit 1)`;
+  `(select id from events where agent_id = ${agent} and kind = 'user' and rewound_at is null order by id limit 1)`;
 /** The last event the summary in `cte` stands for (0 without one): the agent's own come after. */
 export const summaryThroughSql = (cte: string) =>
   `coalesce((select coalesce((data->>'through_event')::bigint, id) from ${cte}), 0)`;
@@ -259,6 +259,7 @@ const CONVERSATION: Prepared = {
            (select coalesce(jsonb_agg(to_jsonb(e) order by e.id), '[]')
               from events e
              where e.agent_id = $1::uuid and ($2::bigint is null or e.id < $2::bigint)
+               and e.rewound_at is null
                and e.id > ${summaryThroughSql("s")})
              as own`,
 };

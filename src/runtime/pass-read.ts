@@ -109,7 +109,7 @@ const passText = (first: boolean) => `
        and activity is distinct from 'thinking'
        and ($2::bigint is null or lease_epoch = $2::bigint)
        and (select kind from events
-             where agent_id = $1::uuid and kind in (${DECIDING_KINDS_SQL})
+             where agent_id = $1::uuid and kind in (${DECIDING_KINDS_SQL}) and rewound_at is null
              order by id desc limit 1) in ('user', 'mail_in', 'tool_result')
     returning 1
   ), s as (
@@ -117,6 +117,7 @@ const passText = (first: boolean) => `
   ), b as (
     select coalesce((select id from events
                       where agent_id = $1::uuid and kind in ('user', 'mail_in')
+                        and rewound_at is null
                       order by id desc limit 1), 0) as tail_from,
            ${summaryThroughSql("s")} as own_after
   )
@@ -126,7 +127,8 @@ const passText = (first: boolean) => `
          ${firstUserSql("$1::uuid")} as first_user,
          (select coalesce(jsonb_agg(to_jsonb(e) order by e.id), '[]')
             from events e
-           where e.agent_id = a.id and e.id >= least(b.tail_from, b.own_after + 1)) as events,
+           where e.agent_id = a.id and e.id >= least(b.tail_from, b.own_after + 1)
+             and e.rewound_at is null) as events,
          exists (select 1 from feed_watchers w
                   where w.tree_id = a.tree_id and w.expires_at > now()
                     and a.id = any(w.streams)) as watched,
@@ -135,7 +137,8 @@ const passText = (first: boolean) => `
            first
              ? `, l.data->'tool_calls' as last_calls,
                 (select array_agg(r.data->>'tool_call_id') from events r
-                  where r.agent_id = a.id and r.kind = 'tool_result' and r.id > l.id) as answered`
+                  where r.agent_id = a.id and r.kind = 'tool_result' and r.id > l.id
+                    and r.rewound_at is null) as answered`
              : ""
          }
     from agents a
@@ -144,7 +147,7 @@ const passText = (first: boolean) => `
     ${
       first
         ? `left join lateral (select id, data from events
-                               where agent_id = a.id and kind = 'assistant'
+                               where agent_id = a.id and kind = 'assistant' and rewound_at is null
                                order by id desc limit 1) l on true`
         : ""
     }

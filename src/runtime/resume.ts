@@ -32,10 +32,12 @@ const LAST_ANSWER: Prepared = {
   name: "warren_last_answer",
   text: `select l.id, l.data, l.age,
                 coalesce((select array_agg(r.data->>'tool_call_id') from events r
-                           where r.agent_id = $1::uuid and r.kind = 'tool_result' and r.id > l.id),
+                           where r.agent_id = $1::uuid and r.kind = 'tool_result' and r.id > l.id
+                             and r.rewound_at is null),
                          '{}') as answered
            from (select id, data, extract(epoch from now() - created_at)::float8 as age
                    from events where agent_id = $1::uuid and kind = 'assistant'
+                    and rewound_at is null
                   order by id desc limit 1) l`,
 };
 

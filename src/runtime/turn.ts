@@ -45,6 +45,7 @@ import { endChat, endRun, failChat, startChat } from "../telemetry/spans.js";
 import { agentCost } from "../agents/cost.js";
 import { mailFinalAnswer } from "../mail/final-answer.js";
 import { checkResult } from "../text/json-schema.js";
+import { checkpointBeforeTurn } from "./checkpoint-turn.js";
 
 /** Why a running turn was stopped from outside. */
 export type StopReason = "interrupt" | "dead" | "lease-lost" | "shutdown";
@@ -185,6 +186,8 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     };
     let ended: StepEnd | undefined;
     const work = async () => {
+      // Before a turn's first step: its files as they were, for a rewind (once per turn).
+      if (startingTurn) await checkpointBeforeTurn(deps, agent, last.id);
       ended = await step(deps, agent, known, last.id, signal);
     };
     if (!(await guarded(deps, agent, signal, work))) {

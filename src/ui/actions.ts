@@ -152,6 +152,7 @@ export function createActions(options: ActionsOptions): Actions {
     };
     // A /discard's question holds only until the next command.
     if (command.name !== "discard") session.discardAsked = undefined;
+    if (command.name !== "rewind") session.rewindAsked = undefined;
     try {
       await commandSpec(command.name).run(ctx, command as never, typed);
     } catch (error) {

@@ -11,7 +11,17 @@ import { sendMail } from "../../mail/send.js";
 import { interruptSubtree } from "../../runtime/interrupt.js";
 import { requestWait } from "../../runtime/person-wait.js";
 import { nearestLivingAncestor } from "../views/navigation.js";
-import { noArgs, oneAgent, type CommandContext, type CommandSpec, type Parsed } from "./types.js";
+import { branchAgent } from "../../runtime/branch.js";
+import { RewindError } from "../../agents/rewind.js";
+import { DEFAULT_CHECKPOINTS } from "../../config/config.js";
+import {
+  noArgs,
+  oneAgent,
+  type CommandContext,
+  type CommandOf,
+  type CommandSpec,
+  type Parsed,
+} from "./types.js";
 
 export const WAIT_MAX_SECONDS = 3600;
 
@@ -60,6 +70,7 @@ function defaultChildName(ctx: CommandContext, parentId: string): string {
 function parseFork(args: string[], _rest: string, usage: string): Parsed<"fork"> {
   let childName: string | undefined;
   let worktree = false;
+  let at: number | undefined;
   const words: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i]!;
@@ -73,6 +84,11 @@ function parseFork(args: string[], _rest: string, usage: string): Parsed<"fork">
       if (!childName.trim()) return { error: `/fork: --name needs a value (${usage})` };
     } else if (arg === "--worktree" && words.length === 0) {
       worktree = true;
+    } else if (arg === "--at" && words.length === 0) {
+      const value = args[++i];
+      if (value === undefined || !/^\d{1,9}$/.test(value) || Number(value) < 1)
+        return { error: `/fork: --at needs a turn number (${usage})` };
+      at = Number(value);
     } else if (arg === "--") {
       words.push(...args.slice(i + 1));
       break;
@@ -88,19 +104,21 @@ function parseFork(args: string[], _rest: string, usage: string): Parsed<"fork">
     ...(childName !== undefined ? { childName } : {}),
     ...(prompt ? { prompt } : {}),
     ...(worktree ? { worktree } : {}),
+    ...(at !== undefined ? { at } : {}),
   };
 }
 
 export const fork: CommandSpec<"fork"> = {
   name: "fork",
-  usage: '/fork [--name NAME] [--worktree] ["PROMPT"]',
-  help: "new child (inherits the context; the captured text is its task); --worktree: in a git worktree of its own",
+  usage: '/fork [--name NAME] [--worktree] [--at N] ["PROMPT"]',
+  help: "new child (inherits the context; the captured text is its task); --worktree: in a git worktree of its own; --at N: a sibling with the conversation before turn N (and, with --worktree, that turn's files)",
   parse: parseFork,
   async run(ctx, command, typed) {
     const { db, config, controller } = ctx;
     const here = controller.state.currentId;
     const parent = ctx.current();
     if (!parent) return ctx.complain("no agent to fork from");
+    if (command.at !== undefined) return branchAt(ctx, parent, command.at, command, typed);
     const name = command.childName ?? defaultChildName(ctx, here);
     const captured = ctx.capturing();
     const parts = captured ? [...captured] : [];
@@ -153,6 +171,37 @@ export const fork: CommandSpec<"fork"> = {
     );
   },
 };
+
+/** `/fork --at N`: a sibling whose conversation (and, with --worktree, files) is before turn N. */
+async function branchAt(
+  ctx: CommandContext,
+  agent: AgentRow,
+  at: number,
+  command: CommandOf<"fork">,
+  typed: string,
+): Promise<void> {
+  const here = ctx.controller.state.currentId;
+  try {
+    const branch = await branchAgent(ctx.db, ctx.config, agent, at, {
+      ...(command.childName ? { name: command.childName } : {}),
+      ...(command.prompt ? { prompt: command.prompt } : {}),
+      worktree: command.worktree === true,
+      maxFileBytes: (ctx.config.checkpoints ?? DEFAULT_CHECKPOINTS).maxFileBytes,
+    });
+    await ctx.record(here, typed, { branch: branch.id, at });
+    ctx.controller.putAgent(branch);
+    await ctx.controller.view(branch.id);
+    await ctx.reply(
+      here,
+      `forked ${displayName(branch)} from before turn ${at}${
+        command.prompt ? "; it is running" : ": type its first message"
+      }`,
+    );
+  } catch (err) {
+    if (err instanceof RewindError) return ctx.complain(err.message);
+    throw err;
+  }
+}
 
 export const kill: CommandSpec<"kill"> = {
   name: "kill",

@@ -5,6 +5,7 @@
 import * as agents from "./agents.js";
 import * as approvals from "./approvals.js";
 import * as mcp from "./mcp.js";
+import * as rewind from "./rewind.js";
 import type { PersonCommand } from "../../skills/listing.js";
 import type { CommandName, CommandSpec } from "./types.js";
 import * as view from "./view.js";
@@ -14,6 +15,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   agents.capture,
   agents.cancel,
   agents.fork,
+  rewind.rewind,
   worktree.diff,
   worktree.merge,
   worktree.discard,

@@ -4,11 +4,13 @@ import type { AgentRow } from "../../agents/agents.sql.js";
 import type { Config } from "../../config/config.js";
 import type { Db } from "../../db/client.js";
 import type { Controller } from "../controller.js";
+import type { RewindAsk } from "../rewind-action.js";
 
 export type UiCommand =
   | { name: "capture" }
   | { name: "cancel" }
-  | { name: "fork"; childName?: string; prompt?: string; worktree?: boolean }
+  | { name: "fork"; childName?: string; prompt?: string; worktree?: boolean; at?: number }
+  | { name: "rewind"; turn?: number; mode: "both" | "files" | "conversation" }
   | { name: "diff"; agent?: string }
   | { name: "merge"; agent?: string }
   | { name: "discard"; agent?: string }
@@ -52,8 +54,8 @@ export interface CommandContext {
   /** The viewed agent's captured lines while it is in capture mode. */
   capturing(): string[] | undefined;
   setMode(mode: "normal" | "capture"): void;
-  /** State one command leaves for the next (a first /discard's question). */
-  session: { discardAsked?: string };
+  /** State one command leaves for the next (a first /discard's or /rewind's question). */
+  session: { discardAsked?: string; rewindAsked?: RewindAsk };
   ui: {
     helpLines(): string[];
     treeLines(): string[];

@@ -133,6 +133,9 @@ function callGroupRows(
 
 function eventRows(event: EventRow, width: number, context: ResultContext): Row[] {
   const names = context.names;
+  // Undone by a rewind: folded behind the rewind's own line (its `system` event), which names
+  // how many there are; `warren log` still shows them.
+  if (event.rewound_at) return [];
   const data = event.data ?? {};
   const content = event.content;
   switch (event.kind) {

@@ -79,6 +79,7 @@ export function event(
     data,
     created_at: new Date(NOW),
     key: null,
+    rewound_at: null,
     epoch: null,
     ...fields,
   };

@@ -1,0 +1,26 @@
+// The lines `warren rewind --list` and `/rewind` show: one per turn, and what a rewind does not
+// undo (issue 43).
+import { escapeLine } from "../text/escape.js";
+import type { NotUndone, TurnInfo } from "./rewind.js";
+
+/** One line per turn: number, when, what started it, files changed, tokens. */
+export function turnLine(t: TurnInfo): string {
+  const when = t.at.toISOString().replace("T", " ").slice(0, 19);
+  const who = t.startedBy === "user" ? "person" : "mail";
+  const text = escapeLine(t.text.replace(/\s+/g, " ")).slice(0, 60);
+  const files = t.checkpoint?.files
+    ? `${t.checkpoint.files.length} file${t.checkpoint.files.length === 1 ? "" : "s"}`
+    : t.checkpoint
+      ? "files ?"
+      : "no checkpoint";
+  const tokens = `${t.tokensIn}/${t.tokensOut} tok`;
+  const mark = t.rewound ? " (rewound)" : "";
+  return `${String(t.turn).padStart(4)}  ${when}  ${who.padEnd(6)} ${files.padEnd(13)} ${tokens.padEnd(14)} ${text}${mark}`;
+}
+
+export function notUndoneLines(n: NotUndone): string[] {
+  const lines: string[] = [];
+  for (const m of n.mail) lines.push(`  mail to ${escapeLine(m.to)}: ${escapeLine(m.text)}`);
+  for (const f of n.forks) lines.push(`  ${escapeLine(f)}`);
+  return lines.length ? ["not undone (already delivered or running on their own):", ...lines] : [];
+}

@@ -1,0 +1,97 @@
+// `/rewind` in the TUI (issue 43, SPEC §11): the viewed agent's turns, then undoing one. A first
+// `/rewind N [files|conversation]` says what it will do (and what it will not undo: mail sent,
+// children forked; and that a running agent is interrupted first); the same command again does
+// it. The rewound events stay in the scrollback, folded behind one line.
+import type { AgentRow } from "../agents/agents.sql.js";
+import { displayName } from "../agents/refs.js";
+import {
+  findTurn,
+  listTurns,
+  notUndone,
+  rewindAgent,
+  RewindError,
+  type RewindMode,
+} from "../agents/rewind.js";
+import { DEFAULT_CHECKPOINTS, type Config } from "../config/config.js";
+import type { Db } from "../db/client.js";
+import { getAgent } from "../agents/refs.js";
+import { interruptAgent } from "../runtime/interrupt.js";
+import { notUndoneLines, turnLine } from "../agents/rewind-lines.js";
+
+export interface RewindAsk {
+  agentId: string;
+  turn: number;
+  mode: RewindMode;
+}
+
+const MODE_WORDS: Record<RewindMode, string> = {
+  both: "files and conversation",
+  files: "files only",
+  conversation: "conversation only",
+};
+
+/** The turns of `agent`, one line each, with how to choose one. */
+export async function rewindList(db: Db, agent: AgentRow): Promise<string> {
+  const turns = await listTurns(db, agent.id);
+  if (turns.length === 0) return `${displayName(agent)} has no turns to rewind`;
+  return [
+    `turns of ${displayName(agent)} (turn, when, started by, files changed, tokens in/out, message):`,
+    ...turns.map(turnLine),
+    "/rewind N: files and conversation · /rewind N files: files only · /rewind N conversation: conversation only",
+  ].join("\n");
+}
+
+/** What a first `/rewind N` answers: what will happen, asking for the same command again. */
+export async function rewindQuestion(db: Db, agent: AgentRow, ask: RewindAsk): Promise<string> {
+  const turn = await findTurn(db, agent.id, ask.turn);
+  const lines = [
+    `/rewind ${ask.turn}: ${displayName(agent)} back to before turn ${ask.turn} (${MODE_WORDS[ask.mode]})`,
+    ...notUndoneLines(await notUndone(db, agent.id, turn.startEvent)),
+  ];
+  if (agent.state === "running" || agent.state === "waiting") {
+    lines.push(`${displayName(agent)} is ${agent.state}: it is interrupted first`);
+  }
+  lines.push("type the same /rewind again to do it");
+  return lines.join("\n");
+}
+
+/** Does the rewind (interrupting a running agent first, and waiting up to 30 s for it). */
+export async function rewindNow(
+  db: Db,
+  config: Config,
+  agent: AgentRow,
+  ask: RewindAsk,
+): Promise<string> {
+  let target = agent;
+  if (target.state === "running" || target.state === "waiting") {
+    await interruptAgent(db, target.id);
+    const deadline = Date.now() + 30_000;
+    while (target.state === "running" || target.state === "waiting") {
+      if (Date.now() > deadline) {
+        throw new RewindError(`${displayName(agent)} did not stop within 30 s; nothing rewound`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+      target = (await getAgent(db, agent.id)) ?? target;
+    }
+  }
+  const settings = config.checkpoints ?? DEFAULT_CHECKPOINTS;
+  const done = await rewindAgent(db, target, ask.turn, ask.mode, {
+    maxFileBytes: settings.maxFileBytes,
+  });
+  const parts: string[] = [];
+  if (done.files) {
+    parts.push(
+      done.files.checkpoint
+        ? `files: ${done.files.written.length} written, ${done.files.removed.length} removed`
+        : "files: no turn since changed any",
+    );
+    if (done.files.skipped.length) {
+      parts.push(`not restored (over the size limit): ${done.files.skipped.join(", ")}`);
+    }
+  }
+  if (done.rewoundEvents !== undefined) parts.push(`${done.rewoundEvents} events rewound`);
+  return [
+    `rewound ${displayName(agent)} to before turn ${ask.turn}; ${parts.join("; ")}`,
+    ...notUndoneLines(done.notUndone),
+  ].join("\n");
+}
