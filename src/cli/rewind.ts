@@ -13,7 +13,7 @@ import {
 import { DEFAULT_CHECKPOINTS, loadConfig } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { interruptAgent } from "../runtime/interrupt.js";
-import { notUndoneLines, turnLine } from "../agents/rewind-lines.js";
+import { notUndoneLines, rewindLine, turnLine } from "../agents/rewind-lines.js";
 import { shownName } from "../text/format.js";
 import {
   CliError,
@@ -132,21 +132,7 @@ export const runRewind: RunCommand = async (args, io) => {
         maxFileBytes: settings.maxFileBytes,
         env: io.env,
       });
-      const parts: string[] = [];
-      if (done.files) {
-        parts.push(
-          done.files.checkpoint
-            ? `files: ${done.files.written.length} written, ${done.files.removed.length} removed`
-            : "files: no turn since changed any",
-        );
-        if (done.files.skipped.length) {
-          parts.push(`not restored (over the size limit): ${done.files.skipped.join(", ")}`);
-        }
-      }
-      if (done.rewoundEvents !== undefined) {
-        parts.push(`conversation: ${done.rewoundEvents} events rewound`);
-      }
-      io.out(`rewound ${shownName(agent)} to before turn ${n}; ${parts.join("; ")}`);
+      io.out(rewindLine(shownName(agent), n, done));
       for (const line of notUndoneLines(done.notUndone)) io.out(line);
     } catch (err) {
       if (err instanceof RewindError) throw new CliError(err.message);

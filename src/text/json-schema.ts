@@ -1,11 +1,25 @@
 // JSON Schema through ajv, for values people and models give: one-line problem lists led by each
 // bad field's path, and output schemas (fork's `output_schema`, `-p --output-schema`) compiled
 // once and applied to a result text. Tool arguments use the same wording (tools/args.ts).
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { createRequire } from "node:module";
+import type { Ajv, ErrorObject, Options, ValidateFunction } from "ajv";
 
 // Output schemas are the person's or the model's: unknown keywords are annotations there, as
 // JSON Schema says.
-const outputAjv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+let ajvClass: typeof Ajv | undefined;
+
+/**
+ * A new ajv, the package loaded on first use: the modules that send mail (and so check output
+ * schemas) are in the TUI's first frame, which must not wait for ajv (test/cli/bundle.test.ts).
+ */
+export function newAjv(options: Options): Ajv {
+  ajvClass ??= (createRequire(import.meta.url)("ajv") as { Ajv: typeof Ajv }).Ajv;
+  return new ajvClass(options);
+}
+
+let outputAjvOnce: Ajv | undefined;
+const outputAjv = (): Ajv =>
+  (outputAjvOnce ??= newAjv({ allErrors: true, strict: false, validateFormats: false }));
 
 /** The pattern of a "not blank" string (names, prompts): its errors read "must not be blank". */
 export const NOT_BLANK = "\\S";
@@ -74,7 +88,7 @@ export function compileOutputSchema(schema: unknown): CompiledSchema {
   const cached = outputCompiled.get(key);
   if (cached) return { ok: true, validate: cached };
   try {
-    const validate = outputAjv.compile(schema as Record<string, unknown>);
+    const validate = outputAjv().compile(schema as Record<string, unknown>);
     if (outputCompiled.size >= MAX_OUTPUT_SCHEMAS) outputCompiled.clear();
     outputCompiled.set(key, validate);
     return { ok: true, validate };

@@ -1,8 +1,8 @@
 // Tool arguments checked against the JSON Schema the tool declares to the model, compiled once
 // with ajv: the schema the model reads is the one that judges what it sends (no second checker).
-import { Ajv, type ValidateFunction } from "ajv";
+import type { Ajv, ValidateFunction } from "ajv";
 import { textProblem } from "../agents/text.js";
-import { describeErrors, NOT_BLANK, typeName } from "../text/json-schema.js";
+import { describeErrors, newAjv, NOT_BLANK, typeName } from "../text/json-schema.js";
 import type { ErrorCode } from "./tool.js";
 
 export { NOT_BLANK };
@@ -33,14 +33,16 @@ export type ArgFailure = { ok: false; error: { code: ErrorCode; message: string 
 export type Checked<T> = { ok: true; value: T } | ArgFailure;
 
 // Tool schemas are warren's own: strict mode catches a typo in them.
-const toolAjv = new Ajv({ allErrors: true, strict: true, verbose: true });
+let toolAjvOnce: Ajv | undefined;
+const toolAjv = (): Ajv =>
+  (toolAjvOnce ??= newAjv({ allErrors: true, strict: true, verbose: true }));
 
 const compiled = new WeakMap<object, ValidateFunction>();
 
 function validatorFor(schema: object): ValidateFunction {
   let validate = compiled.get(schema);
   if (!validate) {
-    validate = toolAjv.compile(schema);
+    validate = toolAjv().compile(schema);
     compiled.set(schema, validate);
   }
   return validate;

@@ -16,7 +16,7 @@ import { DEFAULT_CHECKPOINTS, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { getAgent } from "../agents/refs.js";
 import { interruptAgent } from "../runtime/interrupt.js";
-import { notUndoneLines, turnLine } from "../agents/rewind-lines.js";
+import { notUndoneLines, rewindLine, turnLine } from "../agents/rewind-lines.js";
 
 export interface RewindAsk {
   agentId: string;
@@ -78,20 +78,7 @@ export async function rewindNow(
   const done = await rewindAgent(db, target, ask.turn, ask.mode, {
     maxFileBytes: settings.maxFileBytes,
   });
-  const parts: string[] = [];
-  if (done.files) {
-    parts.push(
-      done.files.checkpoint
-        ? `files: ${done.files.written.length} written, ${done.files.removed.length} removed`
-        : "files: no turn since changed any",
-    );
-    if (done.files.skipped.length) {
-      parts.push(`not restored (over the size limit): ${done.files.skipped.join(", ")}`);
-    }
-  }
-  if (done.rewoundEvents !== undefined) parts.push(`${done.rewoundEvents} events rewound`);
-  return [
-    `rewound ${displayName(agent)} to before turn ${ask.turn}; ${parts.join("; ")}`,
-    ...notUndoneLines(done.notUndone),
-  ].join("\n");
+  return [rewindLine(displayName(agent), ask.turn, done), ...notUndoneLines(done.notUndone)].join(
+    "\n",
+  );
 }

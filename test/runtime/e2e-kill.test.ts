@@ -192,6 +192,9 @@ describe("kill", () => {
       },
       { agent: "C", match: after("kill"), reply: { text: "nobody died" } },
       { agent: "D", reply: { text: "D here" } },
+      // A child's final text is its result, mailed to its parent: root and A read theirs.
+      { agent: "root", reply: { text: "noted" }, times: Infinity },
+      { agent: "A", reply: { text: "noted" }, times: Infinity },
     ]);
 
     const run = await e2e.prompt("try to kill things", { timeout: 30 });

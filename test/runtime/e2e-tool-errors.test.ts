@@ -106,8 +106,9 @@ describe("bad tool calls", () => {
       new Map(BAD_CALLS.map(([, code], i) => [`bad_${i}`, code])),
     );
     expect(rootEvents.some((e) => e.kind === "error")).toBe(false);
-    // Nothing was half-done: no mail went out and no child was forked by the bad calls.
-    expect(await mailOf(db, treeId)).toEqual([]);
+    // Nothing was half-done: no mail went out (but the children's final answers, their results)
+    // and no child was forked by the bad calls.
+    expect((await mailOf(db, treeId)).filter((m) => !m.final)).toEqual([]);
     expect((await agentNamed(db, treeId, "helper")).state).toBe("idle");
     expect((await agentNamed(db, treeId, "root")).tool_calls).toBe(4 + BAD_CALLS.length);
   });
@@ -147,7 +148,10 @@ describe("bad tool calls", () => {
       error: { code: "LIMIT_EXCEEDED", message: expect.stringMatching(/depth limit/) },
     });
     const rootWait = lastToolResults(requestsOf(fake, "root")[2]!)[0]!.value;
-    expect(rootWait).toMatchObject({ results: [{ name: "A", status: "idle" }] });
+    // A's final text is its result, mailed to the root.
+    expect(rootWait).toMatchObject({
+      results: [{ name: "A", status: "received", message: "could not fork", final: true }],
+    });
     const db = e2e.db();
     const a = await agentNamed(db, run.json!.tree_id, "A");
     expect(a.depth).toBe(1);

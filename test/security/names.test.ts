@@ -149,6 +149,8 @@ describe("agent names that could pass for someone else", () => {
         reply: { toolCalls: [...TWINS, "builder"].map(fork) },
       },
       { agent: "root", match: after("fork"), reply: { text: "forked" } },
+      // The children's final answers reach the root as mail (a child's text is its result).
+      { agent: "root", reply: { text: "noted" }, times: Infinity },
       {
         match: (req) => !req.systemPrompt?.includes("Your name: root"),
         reply: { text: "ok" },
