@@ -30,8 +30,17 @@ describe("search in the TUI", { retry: 1 }, () => {
           ],
         },
       },
-      { agent: "scout", reply: { text: "The kingfisher nests by the river." } },
-      { agent: "root", reply: { text: "asked the scout" } },
+      // The scout says it, then finishes with a short result (its text is not mailed on).
+      {
+        agent: "scout",
+        reply: {
+          text: "The kingfisher nests by the river.",
+          toolCalls: [
+            { name: "send", arguments: { to: "parent", message: "found it", final: true } },
+          ],
+        },
+      },
+      { agent: "root", reply: { text: "asked the scout" }, times: 2 },
     ]);
     const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
     const t = await startTerminal({ env, args: ["--new"], height: 30 });
