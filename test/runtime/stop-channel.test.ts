@@ -31,6 +31,8 @@ describe("the stop channel", () => {
       },
       { agent: "root", match: after("fork"), reply: { text: "started k" } },
       { agent: "k", match: isFirst, reply: { text: "done" } },
+      // k's final text is its result, mailed to the root.
+      { agent: "root", reply: { text: "k is done" } },
     ]);
     const url = e2e.db().$client.options.connectionString!;
     const run = await e2e.prompt("start k", {

@@ -72,6 +72,8 @@ beforeAll(async () => {
       },
     },
     { agent: "root", match: after("bash"), reply: { text: `done ${ESCAPES}` } },
+    // The root reads its children's results (their final text, mailed to it) and answers the same.
+    { agent: "root", reply: { text: `done ${ESCAPES}` }, times: Infinity },
     // Every child (on its task, and again when mail wakes it) just answers.
     {
       match: (req) => !req.systemPrompt?.includes("Your name: root"),
@@ -99,7 +101,7 @@ describe("hostile text through the tools", () => {
         expect(value.name, JSON.stringify(name)).toBe(name);
       } else {
         expect(value.error?.code, JSON.stringify(name)).toBe("INVALID_ARGS");
-        expect(value.error?.message).toMatch(/^name /);
+        expect(value.error?.message).toMatch(/^\/?name /);
         expect(value.error?.message).not.toMatch(/insert|select|failed query|invalid byte/i);
       }
     });
@@ -121,7 +123,11 @@ describe("hostile text through the tools", () => {
       }
     });
     // Calls of one response run concurrently: the order of the rows is not fixed.
-    const bodies = (await mailOf(e2e.db(), treeId)).map((m) => m.body).sort();
+    // (The children's final answers, mailed to the root as their results, are not these.)
+    const bodies = (await mailOf(e2e.db(), treeId))
+      .filter((m) => !m.final)
+      .map((m) => m.body)
+      .sort();
     expect(bodies).toEqual(
       MESSAGES.filter((m) => m.stored)
         .map((m) => m.body)
@@ -193,6 +199,7 @@ describe("names unique among living children (SPEC §2)", () => {
         },
       },
       { agent: "root", match: after("fork"), reply: { text: "forked" } },
+      { agent: "root", reply: { text: "read twin's result" }, times: Infinity },
       { agent: "twin", reply: { text: "ok" }, times: Infinity },
     ]);
     const again = await e2e.prompt("fork twins");

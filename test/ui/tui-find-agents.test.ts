@@ -19,7 +19,8 @@ describe("finding agents in the TUI", { retry: 1 }, () => {
       { agent: "root", reply: { toolCalls: [fork("alpha-finder"), fork("beta-digger")] } },
       { agent: "alpha-finder", reply: { text: "alpha is done" } },
       { agent: "beta-digger", reply: { text: "beta is done" } },
-      { agent: "root", reply: { text: "asked both" } },
+      // The first turn's end, then each child's final text (mailed to the root) read.
+      { agent: "root", reply: { text: "asked both" }, times: Infinity },
     ]);
     const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
     const t = await startTerminal({ env, args: ["--new"], height: 30 });
