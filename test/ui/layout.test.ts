@@ -97,7 +97,7 @@ describe("a frame that moves nothing", () => {
     const text = layout.screenText();
     // The panel covers the scrollback from the top-left corner (no text around it).
     expect(text[0]).toMatch(/^┌ the panel ┐ +$/);
-    expect(text[1]).toMatch(/^│ root      │ +$/);
+    expect(text[1]).toMatch(/^│ root {6}│ +$/);
     expect(text.join("\n")).not.toContain("hi there");
     // A panel row changed: that row alone.
     layout.paint(
