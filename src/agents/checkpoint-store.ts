@@ -10,7 +10,13 @@ import { warrenHome } from "../paths.js";
 type Env = Record<string, string | undefined>;
 
 /** A directory larger than this is not copied: a checkpoint is for a project, not a home. */
-export const STORE_MAX_FILES = 20_000;
+export const STORE_MAX_FILES = 2_000;
+
+/**
+ * A directory outside git with more files than the store copies (a home directory, /tmp): no
+ * checkpoint is taken there, said once (runtime/checkpoint-turn.ts).
+ */
+export class TooManyFiles extends Error {}
 
 interface Manifest {
   files: { p: string; h: string; m: number }[];
@@ -62,8 +68,8 @@ function walk(dir: string, maxFileBytes: number): { entries: Entry[]; skipped: s
       }
       entries.push({ rel: childRel, abs: childAbs, stat });
       if (entries.length > STORE_MAX_FILES) {
-        throw new Error(
-          `${dir} holds more than ${STORE_MAX_FILES} files outside a git repository: no checkpoint taken`,
+        throw new TooManyFiles(
+          `${dir} holds more than ${STORE_MAX_FILES} files outside a git repository: no checkpoints there`,
         );
       }
     }

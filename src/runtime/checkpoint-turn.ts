@@ -3,6 +3,7 @@
 // offered only tools that change nothing takes none, and an idle agent takes none at all.
 import type { AgentRow } from "../agents/agents.sql.js";
 import { takeCheckpoint } from "../agents/checkpoints.js";
+import { TooManyFiles } from "../agents/checkpoint-store.js";
 import { capabilitiesOf } from "../agents/capabilities.js";
 import { DEFAULT_CHECKPOINTS } from "../config/config.js";
 import { isTransient } from "../db/retry.js";
@@ -30,6 +31,10 @@ export function mayChangeFiles(deps: Pick<TurnDeps, "config">, agent: AgentRow):
  * failure to take it does not stop the turn: people are told in one line. A working directory in
  * a git repository other than the tree's (where warren's git does not run) gets none.
  */
+/** Directories outside git too big to copy, and when this process found so. */
+const tooBig = new Map<string, number>();
+const TOO_BIG_RECHECK_MS = 10 * 60_000;
+
 export async function checkpointBeforeTurn(
   deps: TurnDeps,
   agent: AgentRow,
@@ -37,8 +42,10 @@ export async function checkpointBeforeTurn(
 ): Promise<void> {
   const settings = deps.config.checkpoints ?? DEFAULT_CHECKPOINTS;
   if (!settings.enabled || !mayChangeFiles(deps, agent)) return;
+  const dir = agentDir(agent);
+  const known = tooBig.get(dir);
+  if (known !== undefined && Date.now() - known < TOO_BIG_RECHECK_MS) return;
   try {
-    const dir = agentDir(agent);
     if (repositoryRoot(dir) && !(await checkpointRepository(deps.db, agent, dir))) return;
     await takeCheckpoint(
       deps.db,
@@ -49,6 +56,13 @@ export async function checkpointBeforeTurn(
     );
   } catch (err) {
     if (isLeaseLost(err) || isTransient(err)) throw err;
+    if (err instanceof TooManyFiles) {
+      // Said once per directory and process; not walked again for a while (every turn of every
+      // agent there would pay the walk).
+      if (known === undefined) deps.onWarning?.(notice(`${agent.name}: ${err.message}`));
+      tooBig.set(dir, Date.now());
+      return;
+    }
     deps.onWarning?.(
       notice(`${agent.name}: no checkpoint before this turn: ${(err as Error).message}`),
     );
