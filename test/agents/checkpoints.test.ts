@@ -11,7 +11,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { appendEvent } from "../../src/agents/events.js";
 import { takeCheckpoint, checkpointRepository } from "../../src/agents/checkpoints.js";
 import { restoreTree } from "../../src/agents/checkpoint-git.js";
-import { storeRestore, storeSnapshot } from "../../src/agents/checkpoint-store.js";
+import {
+  STORE_MAX_FILES,
+  storeRestore,
+  storeSnapshot,
+  TooManyFiles,
+} from "../../src/agents/checkpoint-store.js";
 import { createTree } from "../../src/agents/tree.js";
 import { useTestDatabase } from "../support/db.js";
 import { g } from "../support/git.js";
@@ -187,6 +192,18 @@ describe("checkpoints in a git repository", () => {
 });
 
 describe("checkpoints outside a repository", () => {
+  it("copies no directory with more files than it keeps (a home, /tmp): one clear error", () => {
+    const home = tmp("warren-ckpt-home-");
+    const dir = tmp("warren-ckpt-many-");
+    for (let i = 0; i <= STORE_MAX_FILES; i++) fs.writeFileSync(path.join(dir, `f${i}`), "");
+    expect(() => storeSnapshot(dir, BIG, { WARREN_HOME: home })).toThrow(TooManyFiles);
+    expect(() => storeSnapshot(dir, BIG, { WARREN_HOME: home })).toThrow(
+      /more than 2000 files outside a git repository/,
+    );
+    // Nothing was copied before the count was reached.
+    expect(fs.existsSync(path.join(home, "checkpoints"))).toBe(false);
+  });
+
   it("copies into warren's home by content and restores exactly", () => {
     const home = tmp("warren-ckpt-home-");
     const dir = tmp("warren-ckpt-plain-");
