@@ -69,15 +69,21 @@ describe("kill", () => {
           ],
         },
       },
-      // Tell the root B exists, then block on B: A is `waiting` when it is killed.
+      // Once B's model call is in flight (its turn first takes a checkpoint), tell the root B
+      // exists, then block on B: A is `waiting` when it is killed.
       {
         agent: "A",
         match: after("fork"),
-        reply: {
-          toolCalls: [
-            { name: "send", arguments: { to: "parent", message: "B is running" } },
-            { name: "wait", arguments: { timeout: 600, from_agents: ["B"] } },
-          ],
+        reply: async () => {
+          for (let i = 0; i < 200 && requestsOf(fake, "B").length === 0; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          return {
+            toolCalls: [
+              { name: "send", arguments: { to: "parent", message: "B is running" } },
+              { name: "wait", arguments: { timeout: 600, from_agents: ["B"] } },
+            ],
+          };
         },
       },
       { agent: "B", reply: { hang: true } },
