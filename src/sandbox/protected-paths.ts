@@ -11,6 +11,8 @@ export const CONFIG_ENTRIES = [
   ".warren",
   ".claude",
   ".codex",
+  // Skills (`.agents/skills/`): their names and descriptions reach every later agent's prompt.
+  ".agents",
   ".mcp.json",
   path.join(".git", "hooks"),
   path.join(".git", "config"),

@@ -1,5 +1,5 @@
 // The files that configure warren are read-only inside the sandbox (issue 37, item 2): in the
-// working directory, `.warren/` (but `.warren/worktrees/`), `.claude/`, `.codex/`, `.mcp.json`,
+// working directory, `.warren/` (but `.warren/worktrees/`), `.claude/`, `.codex/`, `.agents/`, `.mcp.json`,
 // `.git/hooks`, `.git/config` and the `.git` entry itself cannot be written, removed, renamed or
 // replaced by the agent's bash (each is a mount point); git still works; absent ones are not
 // created as mount points in the person's tree.
@@ -25,6 +25,7 @@ describe.skipIf(!hasBwrap)("warren's configuration files are read-only to the ag
     mkdirSync(path.join(fx.cwd, ".claude"), { recursive: true });
     writeFileSync(path.join(fx.cwd, ".claude", "settings.json"), "{}\n");
     mkdirSync(path.join(fx.cwd, ".codex"), { recursive: true });
+    mkdirSync(path.join(fx.cwd, ".agents", "skills"), { recursive: true });
     mkdirSync(path.join(fx.cwd, ".warren", "agents"), { recursive: true });
     writeFileSync(path.join(fx.cwd, ".warren", "agents", "x.md"), "mine\n");
     mkdirSync(path.join(fx.cwd, ".warren", "worktrees", "x"), { recursive: true });
@@ -38,6 +39,9 @@ describe.skipIf(!hasBwrap)("warren's configuration files are read-only to the ag
     ["write .mcp.json", "echo x > .mcp.json"],
     ["remove .claude", "rm -rf .claude"],
     ["write in .claude", "echo x > .claude/settings.json"],
+    // A skill's description is listed in every later agent's system prompt.
+    ["plant a skill", "mkdir -p .agents/skills/evil && echo x > .agents/skills/evil/SKILL.md"],
+    ["replace .agents", "rm -rf .agents && mkdir -p .agents/skills"],
     ["rename .git", "mv .git .g"],
     ["plant a git hook", "echo 'touch pwned' > .git/hooks/pre-commit"],
     ["add a git hook", "echo 'touch pwned' > .git/hooks/post-checkout"],
@@ -64,9 +68,10 @@ describe.skipIf(!hasBwrap)("warren's configuration files are read-only to the ag
     );
     expect(readFileSync(path.join(fx.cwd, ".warren", "agents", "x.md"), "utf8")).toBe(before.agent);
     expect(readFileSync(path.join(fx.cwd, ".git", "config"), "utf8")).toBe(before.config);
-    for (const kept of [".git", ".warren", ".claude", ".codex"]) {
+    for (const kept of [".git", ".warren", ".claude", ".codex", ".agents"]) {
       expect(existsSync(path.join(fx.cwd, kept))).toBe(true);
     }
+    expect(existsSync(path.join(fx.cwd, ".agents", "skills", "evil"))).toBe(false);
     expect(existsSync(path.join(fx.cwd, ".git", "hooks", "post-checkout"))).toBe(false);
     expect(existsSync(path.join(fx.cwd, ".warren", "agents", "y.md"))).toBe(false);
   });
@@ -92,7 +97,7 @@ describe.skipIf(!hasBwrap)("warren's configuration files are read-only to the ag
     mkdirSync(bare);
     const result = output(await bash("ls -A", bare, settingsFrom()));
     expect(result.output.trim()).toBe("");
-    for (const name of [".git", ".warren", ".claude", ".codex", ".mcp.json"]) {
+    for (const name of [".git", ".warren", ".claude", ".codex", ".agents", ".mcp.json"]) {
       expect(existsSync(path.join(bare, name))).toBe(false);
     }
   });
