@@ -5,7 +5,7 @@
 // (what was skipped, and why). Exit 1 when the database or the model server does not answer (an unavailable sandbox under "auto" is said, not failed).
 import { loadConfig } from "../config/config.js";
 import { BUILTIN_NAMES } from "../ui/commands/table.js";
-import { setupSources, sourceText } from "../runtime/setup-sources.js";
+import { ON_THE_COMMAND_LINE, setupSources, sourceText } from "../runtime/setup-sources.js";
 import { parseCommand, JSON_OPTION, expectPositionals, type RunCommand } from "./command.js";
 import {
   databaseHealth,
@@ -24,7 +24,10 @@ export const runDoctor: RunCommand = async (args, io) => {
     modelServerHealth(config.model),
   ]);
   const warnings: string[] = [];
-  for (const source of setupSources(config, process.cwd(), io.env, undefined, BUILTIN_NAMES)) {
+  for (const source of setupSources(config, process.cwd(), io.env, {
+    ...ON_THE_COMMAND_LINE,
+    builtins: BUILTIN_NAMES,
+  })) {
     lines.push({ label: source.label, ok: true, text: sourceText(source) });
     warnings.push(...source.warnings);
   }

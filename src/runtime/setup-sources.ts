@@ -138,19 +138,31 @@ export const PROVIDERS: SourceProvider[] = [
   skillSources,
 ];
 
+/** Where the sources are shown: how the person answers there, and the commands files cannot take. */
+export interface SourcesShownIn {
+  allowHow: string;
+  trustHow: string;
+  builtins: ReadonlySet<string>;
+}
+
+/** The command line's wording (`warren doctor`). */
+export const ON_THE_COMMAND_LINE: SourcesShownIn = {
+  allowHow: "`warren mcp allow`",
+  trustHow: "`warren trust`",
+  builtins: new Set(),
+};
+
 /** Every source with something to show (read files, a note, a warning), in PROVIDERS' order. */
 export function setupSources(
   config: Config,
   cwd: string,
   env: Env = process.env,
-  allowHow = "`warren mcp allow`",
-  builtins: ReadonlySet<string> = new Set(),
+  where: SourcesShownIn = ON_THE_COMMAND_LINE,
 ): SetupSource[] {
   const home = env.HOME || os.homedir();
   const shown = (file: string) =>
     home && file.startsWith(home + path.sep) ? `~${file.slice(home.length)}` : file;
-  const trustHow = allowHow.startsWith("/") ? "/trust" : "`warren trust`";
-  const ctx: SourceContext = { config, cwd, env, shown, allowHow, trustHow, builtins };
+  const ctx: SourceContext = { config, cwd, env, shown, ...where };
   const out: SetupSource[] = [];
   for (const provide of PROVIDERS) {
     let provided: SetupSource | SetupSource[] | undefined;

@@ -2,7 +2,7 @@
 // Only the frame clock (frame.ts) calls paint; painting settles the scroll (kept still while
 // scrolled up, moved to a search hit once it is loaded) and hands the view state back.
 import type { AgentRow } from "../agents/agents.sql.js";
-import { setupSources } from "../runtime/setup-sources.js";
+import { setupSources, type SetupSource } from "../runtime/setup-sources.js";
 import { agentCost, formatUsd, type Pricing } from "../agents/cost.js";
 import { modelProblem, type Config } from "../config/config.js";
 import { wordWarning, type Warning } from "../db/warning.js";
@@ -117,6 +117,20 @@ export function createPainter(options: PainterOptions): Painter {
 
   /** The first screen of an agent without history (see views/welcome.ts), kept while it holds. */
   let welcome: { key: string; lines: Line[] } | undefined;
+  /**
+   * What of the person's setup is read in a directory: files and folders are read for it, so it
+   * is read again at most every 2 s, not on every frame of the first screen.
+   */
+  const SOURCES_REREAD_MS = 2_000;
+  let sources: { cwd: string; at: number; list: SetupSource[] } | undefined;
+  const sourcesFor = (cwd: string): SetupSource[] => {
+    const now = Date.now();
+    if (sources?.cwd !== cwd || now - sources.at > SOURCES_REREAD_MS) {
+      const where = { allowHow: "/mcp allow", trustHow: "/trust", builtins: BUILTIN_NAMES };
+      sources = { cwd, at: now, list: setupSources(config, cwd, process.env, where) };
+    }
+    return sources.list;
+  };
   const welcomeLines = (current: AgentRow, agents: number, width: number) => {
     const problem = modelProblem(config.model);
     const info: WelcomeInfo = {
@@ -124,13 +138,7 @@ export function createPainter(options: PainterOptions): Painter {
       ...(config.model.name ? { model: config.model.name } : {}),
       ...(config.model.baseURL ? { baseURL: config.model.baseURL } : {}),
       ...(problem ? { problem } : {}),
-      sources: setupSources(
-        config,
-        current.cwd ?? process.cwd(),
-        process.env,
-        "/mcp allow",
-        BUILTIN_NAMES,
-      ),
+      sources: sourcesFor(current.cwd ?? process.cwd()),
       ...(config.warnings?.length ? { warnings: config.warnings } : {}),
       agents,
       panelKey: options.panelKey,
