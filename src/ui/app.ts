@@ -20,6 +20,7 @@ import type { KeyEvent } from "./keys.js";
 import { attachTerminal } from "./terminal.js";
 import { initialView, updateView, type ViewEvent } from "./view-state.js";
 import { asciiWanted, renderHelp, type Theme, type WelcomeInfo } from "./views/index.js";
+import { writePassthrough } from "./views/blessed-lib.js";
 import { firstScreenChecks } from "../runtime/health.js";
 
 export const PANEL_KEY = "Ctrl+T";
@@ -129,9 +130,8 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     enabled: config.notify,
     setTitle: (title) => layout.screen.program.setTitle(title),
     bell: () => layout.screen.program.write("\x07"),
-    // blessed's _twrite wraps a sequence in tmux's passthrough when inside tmux.
-    osc: (sequence) =>
-      (layout.screen.program as unknown as { _twrite(text: string): void })._twrite(sequence),
+    // Wrapped in tmux's passthrough when inside tmux.
+    osc: (sequence) => writePassthrough(layout.screen, sequence),
   });
   // The first screen's database, sandbox and model server lines (runtime/health.ts), and the one
   // line said when `auto` finds no working bubblewrap. They start once the first frame and the

@@ -5,7 +5,7 @@ import { PassThrough } from "node:stream";
 import type { Widgets } from "blessed";
 import * as blessed from "./views/blessed-lib.js";
 import { installLineParse } from "./views/blessed-parse.js";
-import { renderByRows, type RowElement } from "./views/blessed-rows.js";
+import { renderByRows } from "./views/blessed-rows.js";
 import { installTerminalWidths } from "./views/blessed-widths.js";
 import { approvalRoom } from "./views/approvals.js";
 import { toAscii } from "./views/glyphs.js";
@@ -76,11 +76,9 @@ export function createLayout(options: LayoutOptions): Layout {
   });
   // Draw box and line characters as UTF-8, never through the terminal's ACS charset (which tmux
   // and some terminfo entries get wrong: "─" would show as "q").
-  (screen as unknown as { tput: { brokenACS: boolean } }).tput.brokenACS = true;
+  blessed.drawLinesAsUtf8(screen);
   // Dim text is tagged blink (blessed knows no dim): the terminal gets SGR 2 (theme.ts).
-  const program = screen.program as unknown as { _owrite(text: string): boolean };
-  const write = program._owrite.bind(program);
-  program._owrite = (text) => write(dimForBlink(text));
+  blessed.filterOutput(screen, dimForBlink);
   const glyphs = options.ascii ? toAscii : (line: Line) => line;
   const box = (extra: Widgets.BoxOptions = {}) =>
     blessed.box({
@@ -113,10 +111,7 @@ export function createLayout(options: LayoutOptions): Layout {
   });
   const parts = [scrollback, statusLayer, spinner, separator, inputBox, statusBar];
   // Each box draws only the rows whose text changed (or that a box drawn before it wrote over).
-  const rows = renderByRows(
-    screen as unknown as RowElement["screen"],
-    [...parts, panel] as unknown as RowElement[],
-  );
+  const rows = renderByRows(screen, [...parts, panel]);
 
   const width = () => Math.max(1, screen.width as number);
   const height = () => Math.max(1, screen.height as number);
@@ -175,17 +170,13 @@ export function createLayout(options: LayoutOptions): Layout {
     given.set(element, shown);
     const content = shown.join("\n");
     if (content === element.content) return;
-    (element as unknown as { setContent(text: string, noClear: boolean): void }).setContent(
-      content,
-      true,
-    );
+    blessed.setContentKeepingCells(element, content);
     changed = true;
   };
 
-  type Cells = [unknown, string][] & { dirty?: boolean };
-  const buffer = () => (screen as unknown as { lines: Cells[] }).lines;
+  const buffer = () => blessed.screenCells(screen);
   /** The screen's text rows as last read, and the rows drawn since (all: a new buffer). */
-  let texts: { lines: Cells[]; rows: string[]; stale: Set<number> } | undefined;
+  let texts: { lines: blessed.Cells[]; rows: string[]; stale: Set<number> } | undefined;
 
   const render = () => {
     const size = `${width()}x${height()}`;
@@ -211,7 +202,7 @@ export function createLayout(options: LayoutOptions): Layout {
 
   /** One row's text; a wide character's second cell holds a placeholder ("\x03"): not text. */
   const chars: string[] = [];
-  const rowText = (cells: Cells) => {
+  const rowText = (cells: blessed.Cells) => {
     chars.length = 0;
     for (const cell of cells) if (cell[1] !== "\x03") chars.push(cell[1]);
     return chars.join("");

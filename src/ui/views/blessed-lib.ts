@@ -1,6 +1,8 @@
 // The parts of blessed the TUI uses — the screen, the box and the tag escape — loaded without the
 // rest: blessed's main module loads all its 40 widgets (images, video, a file manager, …), some
 // 20 ms of start-up before the first frame. Its terminal capabilities are compiled when first used.
+// Everything outside the blessed-*.ts files reaches blessed through this file's named functions,
+// never its private members (docs/architecture.md, "blessed's patches").
 import { createRequire } from "node:module";
 import path from "node:path";
 import type { BlessedProgram, Widgets } from "blessed";
@@ -24,6 +26,9 @@ const createProgram = require("blessed/lib/program.js") as (
 ) => BlessedProgram;
 
 /**
+ * Patch: replaces `Program`'s `tmux -V` (node_modules/blessed/lib/program.js, its constructor's
+ * tmuxVersion), a process spawned synchronously before the first frame.
+ *
  * blessed's screen. Inside tmux, blessed's program runs `tmux -V` synchronously as it is made,
  * only to tell tmux 1.x (2015) from later: a process spawned before the first frame. There the
  * program is made as the screen would make it, but with $TMUX out of sight, and is then told it
@@ -62,3 +67,61 @@ export const box = require("blessed/lib/widgets/box.js") as (
 /** Escapes `{` and `}` so text shows literally in a tagged box. */
 export const escape = (require("blessed/lib/helpers.js") as { escape(text: string): string })
   .escape;
+
+/** What this file's functions read of a screen beyond blessed's typings. */
+interface ScreenInsides {
+  lines: Cells[];
+  tput: { brokenACS: boolean };
+  program: { _owrite(text: string): unknown; _twrite(text: string): unknown };
+}
+
+/** One row of blessed's screen buffer: per cell its attribute and text (a wide character's spare
+ * cell holds "\x03"); `dirty` when a render changed it since the last draw. */
+export type Cells = [number, string][] & { dirty?: boolean };
+
+const insides = (screen: Widgets.Screen) => screen as unknown as ScreenInsides;
+
+/** The rows of `screen`'s buffer as its last render left them (`Screen.lines`, not public). */
+export function screenCells(screen: Widgets.Screen): Cells[] {
+  return insides(screen).lines;
+}
+
+/**
+ * Patch: sets `Tput.brokenACS` (node_modules/blessed/lib/tput.js, detectBrokenACS), which
+ * `Screen.prototype.draw` (lib/widgets/screen.js) reads to draw "─", "│", … through the terminal's
+ * ACS charset: tmux and some terminfo entries get that wrong ("─" shows as "q"); UTF-8 does not.
+ */
+export function drawLinesAsUtf8(screen: Widgets.Screen): void {
+  insides(screen).tput.brokenACS = true;
+}
+
+/**
+ * Patch: wraps the screen's `program._owrite` (node_modules/blessed/lib/program.js,
+ * `Program.prototype._owrite`, where every byte for the terminal goes) so `filter` sees each
+ * write whole: blessed has no dim attribute, so theme.ts turns its blink into dim there.
+ */
+export function filterOutput(screen: Widgets.Screen, filter: (text: string) => string): void {
+  const program = insides(screen).program;
+  const write = program._owrite.bind(program);
+  program._owrite = (text) => write(filter(text));
+}
+
+/**
+ * Sends an escape sequence to the terminal itself, through tmux's passthrough when inside tmux:
+ * blessed's `Program.prototype._twrite` (lib/program.js), not public.
+ */
+export function writePassthrough(screen: Widgets.Screen, sequence: string): void {
+  insides(screen).program._twrite(sequence);
+}
+
+/**
+ * Sets a box's content without blanking its cells first: `Element.prototype.setContent`'s
+ * `noClear` (lib/widgets/element.js), missing from the typings. The box's render puts every row
+ * it shows (blessed-rows.ts keeps the rows it drew last, so a blank one would stay blank).
+ */
+export function setContentKeepingCells(box: Widgets.BoxElement, content: string): void {
+  (box as unknown as { setContent(text: string, noClear: boolean): void }).setContent(
+    content,
+    true,
+  );
+}

@@ -5,6 +5,7 @@
 // agent panel open (114×34 cells) a key that moves the selection by one row paid for all of them.
 // The cells written are the ones blessed's render writes (tests/ui compare the two buffers).
 import { createRequire } from "node:module";
+import type { Widgets } from "blessed";
 
 type Cell = [number, string];
 interface ScreenLine extends Array<Cell> {
@@ -98,7 +99,12 @@ const OVER = -1;
  * Makes each of `elements` (boxes of `screen`, in blessed's drawing order) draw by rows. Call
  * begin() before each frame's renders.
  */
-export function renderByRows(screen: RowScreen, elements: readonly RowElement[]): RowRender {
+export function renderByRows(
+  blessedScreen: Widgets.Screen,
+  boxes: readonly Widgets.BoxElement[],
+): RowRender {
+  const screen = blessedScreen as unknown as RowScreen;
+  const elements = boxes as unknown as readonly RowElement[];
   const require = createRequire(import.meta.url);
   const unicode = require("blessed/lib/unicode.js") as BlessedUnicode;
   /** Screen rows a box wrote in this frame: a box drawn after it must write its own again. */
