@@ -10,6 +10,7 @@ import { compileTerminfoOnUse, type TputPrototype } from "./blessed-terminfo.js"
 
 const require = createRequire(import.meta.url);
 
+// Patch: Tput.prototype._compile (blessed/lib/tput.js): compile on first use (blessed-terminfo.ts).
 compileTerminfoOnUse(
   (require("blessed/lib/tput.js") as { prototype: TputPrototype }).prototype,
   path.dirname(require.resolve("blessed/usr/xterm")),
@@ -26,8 +27,7 @@ const createProgram = require("blessed/lib/program.js") as (
 ) => BlessedProgram;
 
 /**
- * Patch: replaces `Program`'s `tmux -V` (node_modules/blessed/lib/program.js, its constructor's
- * tmuxVersion), a process spawned synchronously before the first frame.
+ * Patch: Program's constructor (blessed/lib/program.js) runs `tmux -V`: a spawn before frame one.
  *
  * blessed's screen. Inside tmux, blessed's program runs `tmux -V` synchronously as it is made,
  * only to tell tmux 1.x (2015) from later: a process spawned before the first frame. There the
@@ -87,18 +87,20 @@ export function screenCells(screen: Widgets.Screen): Cells[] {
 }
 
 /**
- * Patch: sets `Tput.brokenACS` (node_modules/blessed/lib/tput.js, detectBrokenACS), which
- * `Screen.prototype.draw` (lib/widgets/screen.js) reads to draw "─", "│", … through the terminal's
- * ACS charset: tmux and some terminfo entries get that wrong ("─" shows as "q"); UTF-8 does not.
+ * Patch: Tput's brokenACS (blessed/lib/tput.js), which Screen.prototype.draw reads: ACS is garbled.
+ *
+ * blessed draws "─", "│", … through the terminal's ACS charset unless its terminfo entry is known
+ * broken: tmux and some entries get that wrong ("─" shows as "q"); UTF-8 does not.
  */
 export function drawLinesAsUtf8(screen: Widgets.Screen): void {
   insides(screen).tput.brokenACS = true;
 }
 
 /**
- * Patch: wraps the screen's `program._owrite` (node_modules/blessed/lib/program.js,
- * `Program.prototype._owrite`, where every byte for the terminal goes) so `filter` sees each
- * write whole: blessed has no dim attribute, so theme.ts turns its blink into dim there.
+ * Patch: Program.prototype._owrite (blessed/lib/program.js), all output: blink is turned to dim.
+ *
+ * Wraps the screen's program's `_owrite`, where every byte for the terminal goes, so `filter`
+ * sees each write whole: blessed has no dim attribute, so theme.ts turns its blink into dim there.
  */
 export function filterOutput(screen: Widgets.Screen, filter: (text: string) => string): void {
   const program = insides(screen).program;

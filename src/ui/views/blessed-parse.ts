@@ -210,5 +210,6 @@ export function installLineParse(): void {
     this.emit("parsed content");
     return true;
   };
+  // Patch: Element.prototype.parseContent (blessed/lib/widgets/element.js): changed lines only.
   proto.parseContent = Object.assign(parseByLine, { [WHOLE]: parseWhole });
 }

@@ -273,6 +273,7 @@ export function renderByRows(
       if (coords) for (let y = Math.max(0, coords.yi); y < coords.yl; y++) mark(y);
       return coords;
     };
+    // Patch: Element.prototype.render (blessed/lib/widgets/element.js), per box: changed rows only.
     el.render = function renderRows(this: RowElement) {
       if (
         el.border ||

@@ -24,6 +24,7 @@ type Compiled = (...args: unknown[]) => unknown;
 export function compileTerminfoOnUse(proto: TputPrototype, shippedDir: string): void {
   const compileNow = proto._compile;
   const shipped = (file: string | undefined) => !!file && file.startsWith(shippedDir + path.sep);
+  // Patch: Tput.prototype._compile (blessed/lib/tput.js) compiles all 168 at start: here, on use.
   proto._compile = function (this: TputPrototype, info, key, capability) {
     if (
       typeof capability !== "string" ||

@@ -30,18 +30,22 @@ export function installTerminalWidths(): void {
   const require = createRequire(import.meta.url);
   const unicode = require("blessed/lib/unicode.js") as BlessedUnicode;
   const original = unicode.charWidth.bind(unicode);
+  // Patch: unicode.charWidth (blessed/lib/unicode.js), Screen.prototype.draw's: emoji are 2, not 1.
   unicode.charWidth = (str, i) => {
     const cp = typeof str === "number" ? str : unicode.codePointAt(str, i ?? 0);
     if (cp === 0x09 || typeof cp !== "number" || Number.isNaN(cp)) return original(str, i);
     return codePointWidth(cp);
   };
+  // Patch: unicode.combining (blessed/lib/unicode.js), Element.prototype.render's: skin tones too.
   // blessed puts a code point it finds here into the cell of the character before it.
   unicode.combining = zeroWidthTable();
+  // Patch: unicode.chars.all (blessed/lib/unicode.js), Element.prototype.parseContent's: emoji.
   // blessed follows every match with a spare cell ("$1\x03"), so a wide character's second
   // column is never given to the next character.
   unicode.chars.all = wideCharPattern();
-  // blessed's no-wrap cut counts UTF-16 code units, not cells: a row holding an emoji or a
-  // combining mark would lose its last cells. Such rows are cut here by cells instead.
+  // Patch: Element.prototype._wrapContent (blessed/lib/widgets/element.js): no-wrap cut by cells.
+  // blessed's cut counts UTF-16 code units, not cells: a row holding an emoji or a combining mark
+  // would lose its last cells.
   const element = require("blessed/lib/widgets/element.js") as { prototype: ElementProto };
   const wrapContent = element.prototype._wrapContent;
   element.prototype._wrapContent = function (content, width) {
