@@ -86,11 +86,13 @@ export function rewindPickerKey(picker: RewindPicker, event: KeyEvent, page: num
         if (!turn || mode === undefined) return close;
         return { state: { ...picker, choice }, action: { type: "ask", turn, mode } };
       };
-      if (event.type === "text" && /^[1-4]$/.test(event.text)) return choose(Number(event.text) - 1);
+      if (event.type === "text" && /^[1-4]$/.test(event.text))
+        return choose(Number(event.text) - 1);
       if (event.type !== "key") return none();
       if (event.name === "escape") return none({ ...picker, step: "turns" });
       if (event.name === "up") return none({ ...picker, choice: Math.max(0, picker.choice - 1) });
-      if (event.name === "down") return none({ ...picker, choice: Math.min(last, picker.choice + 1) });
+      if (event.name === "down")
+        return none({ ...picker, choice: Math.min(last, picker.choice + 1) });
       if (event.name === "enter") return choose(picker.choice);
       return none();
     }
