@@ -3,6 +3,7 @@
 // selected row inverse; then the three ways to rewind; then what will not be undone and y/n.
 import { filesText, notUndoneLines } from "../../agents/rewind-lines.js";
 import type { TurnInfo } from "../../agents/rewind.js";
+import { PERSON } from "../../llm/framing.js";
 import { compactNumber } from "../../text/format.js";
 import { REWIND_CHOICES, selectedTurn, type RewindPicker } from "../rewind-picker.js";
 import { framed } from "./agent-panel.js";
@@ -66,9 +67,26 @@ function turnRows(
     .map((turn, i) => turnRow(turn, start + i === at, now, width));
 }
 
+/** A mail as the model reads it (llm/framing.ts mailText): `<mail from="NAME" id="…">` first. */
+const MAIL_HEAD = /^<mail from="([^"]*)"(?: id="[0-9a-f]+")?>\n?/;
+
+/** What started a turn, as its row says it: who, and the first line of the message. */
+function startedBy(turn: TurnInfo): { who: Span; text: string } {
+  let text = turn.text;
+  let who: Span = { text: "person: ", style: ROLE.userGlyph };
+  if (turn.startedBy === "mail_in") {
+    const head = MAIL_HEAD.exec(text);
+    const from = head ? (head[1] === PERSON ? "the person" : head[1]!) : undefined;
+    if (head) text = text.slice(head[0].length);
+    who = { text: `${GLYPH.mail} mail${from ? ` from ${from}` : ""}: `, style: ROLE.mail };
+  }
+  const first = text.split("\n").find((line) => line.trim() !== "") ?? "";
+  return { who, text: first.trim() };
+}
+
 /** `› 12  14:03:22  3 files  1.2k/340 tok  person: the message's first line…` */
 function turnRow(turn: TurnInfo, selected: boolean, now: Date, width: number): Row {
-  const first = turn.text.split("\n").find((line) => line.trim() !== "") ?? "";
+  const start = startedBy(turn);
   const faint = (text: string): Span => ({ text, style: ROLE.faint });
   const tokens = `${compactNumber(turn.tokensIn)}/${compactNumber(turn.tokensOut)} tok`;
   const row = clipRow(
@@ -78,10 +96,8 @@ function turnRow(turn: TurnInfo, selected: boolean, now: Date, width: number): R
       faint(`${timeText(turn.at, now).padEnd(12)}  `),
       faint(`${filesText(turn).padEnd(13)}  `),
       faint(`${tokens.padEnd(13)}  `),
-      turn.startedBy === "user"
-        ? { text: "person: ", style: ROLE.userGlyph }
-        : { text: `${GLYPH.mail} mail: `, style: ROLE.mail },
-      { text: cleanText(first.trim(), false), ...(turn.rewound ? { style: ROLE.faint } : {}) },
+      start.who,
+      { text: cleanText(start.text, false), ...(turn.rewound ? { style: ROLE.faint } : {}) },
       ...(turn.rewound ? [faint(" (rewound)")] : []),
     ],
     width,

@@ -158,14 +158,17 @@ export function entryKey(entry: ScrollEntry): string {
   }
 }
 
-/** What a cached layout depends on besides key and width (an event row is immutable). */
+/**
+ * What a cached layout depends on besides key and width. An event row changes only when a rewind
+ * marks it (it is then drawn dim).
+ */
 function entrySource(entry: ScrollEntry): string {
   switch (entry.kind) {
     case "event":
-      return "";
+      return entry.event.rewound_at ? "r" : "";
     case "call":
       // Its result arriving, or the spinner turning while it runs, lays it out again.
-      return `${entry.result?.id ?? ""}:${entry.spinner ?? ""}`;
+      return `${entry.result?.id ?? ""}:${entry.spinner ?? ""}${entry.call.rewound_at ? ":r" : ""}`;
     case "stream":
       return `${entry.reasoning.length}:${entry.reasoning}\u0000${entry.text}`;
     case "notice":

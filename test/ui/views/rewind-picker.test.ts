@@ -46,7 +46,10 @@ function picker(fields: Partial<RewindPicker> = {}): RewindPicker {
       text: "the newest: a very long first line that goes on and on past the edge of the frame\nsecond line",
       checkpoint: { files: ["a.ts", "b.ts"] } as TurnInfo["checkpoint"],
     }),
-    turn(2, { startedBy: "mail_in", text: "Mail from scout: found 3" }),
+    turn(2, {
+      startedBy: "mail_in",
+      text: '<mail from="scout" id="5678abcd">\nfound 3\nand more\n</mail>',
+    }),
     turn(1, { rewound: true }),
   ];
   return { ...openRewindPicker("agent-1", "alpha 1234abcd"), turns, ...fields };
@@ -65,7 +68,7 @@ describe("the /rewind picker", () => {
     );
     expect(rows[1]).not.toContain("second line");
     expect(rows[2]).toMatch(
-      /^│ {5}2 {2}11:52:00 .*no checkpoint .*2\.4k\/68 tok .*✉ mail: Mail from scout: found 3/,
+      /^│ {5}2 {2}11:52:00 .*no checkpoint .*2\.4k\/68 tok .*✉ mail from scout: found 3 +│$/,
     );
     expect(rows[3]).toMatch(/ {5}1 .*person: message 1 \(rewound\)/);
     // The selected row is drawn inverse.
@@ -85,7 +88,7 @@ describe("the /rewind picker", () => {
   it("offers files and conversation, files only, conversation only, cancel", () => {
     const rows = show(picker({ step: "choice", selected: 1, choice: 1 })).join("\n");
     expect(rows).toContain("↑↓ or 1-4");
-    expect(rows).toMatch(/✉ mail: Mail from scout/);
+    expect(rows).toMatch(/✉ mail from scout: found 3/);
     expect(rows).toMatch(
       /│ {3}1 files and conversation +│\n│ › 2 files only +│\n│ {3}3 conversation only +│\n│ {3}4 cancel/,
     );
