@@ -209,6 +209,16 @@ describe("rewound events in the scrollback", () => {
     expect(rows[opened.lines.findIndex((l) => l.includes("turn three"))]).toBeUndefined();
   });
 
+  it("draws an event dim once a rewind marks it, though its layout was cached before", () => {
+    const view = createScrollbackView(color);
+    const live = event("user", "a task");
+    const before = view.render([ev(live)], 80, 10, 0).lines;
+    expect(before.join("\n")).not.toContain("{blink}");
+    const marked = { ...live, rewound_at: at };
+    const after = view.render(foldRewound([ev(marked)], new Set([live.id])).entries, 80, 10, 0);
+    expect(after.lines.find((l) => l.includes("a task"))).toMatch(/\{blink\}.*a task/);
+  });
+
   it("leaves a history with nothing rewound as it is", () => {
     const entries = [ev(event("user", "hello")), ev(event("assistant", "hi"))];
     const folded = foldRewound(entries, new Set());
