@@ -44,7 +44,7 @@ import {
   type WelcomeInfo,
 } from "./views/index.js";
 import { renderRewindPicker } from "./views/rewind-picker.js";
-import { foldRewound } from "./views/rewound-fold.js";
+import { foldKeys, foldRewound } from "./views/rewound-fold.js";
 import { renderSearchResults } from "./views/search-results.js";
 import { renderTaskBoard } from "./views/task-board.js";
 import type { TaskEntry } from "../tasks/board.js";
@@ -244,9 +244,11 @@ export function createPainter(options: PainterOptions): Painter {
     });
     // Each call with its result; a call still running turns the spinner in its own row.
     const busy = current.state === "running" || current.state === "waiting";
-    const grouped = groupCalls(controller.entries(), busy ? spinnerGlyph(spinnerFrame) : undefined);
     // Rewound events behind one line per run, unless the person opened it.
-    const { entries, foldOf } = foldRewound(grouped, view.unfolded);
+    const all = controller.entries();
+    const folded = foldRewound(all, view.unfolded);
+    const entries = groupCalls(folded, busy ? spinnerGlyph(spinnerFrame) : undefined);
+    const foldOf = folded === all ? [] : foldKeys(entries);
     if (state.agents.size + state.reaped.size !== namesKnown) {
       namesKnown = state.agents.size + state.reaped.size;
       scrollbackView.forget();

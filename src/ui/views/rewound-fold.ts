@@ -1,14 +1,9 @@
 // Events a rewind undid (marked `rewound_at`, out of every request) stay in the scrollback folded
 // behind one line: each run of them becomes a `rewound` entry, followed by the run itself when the
 // person unfolded it (Enter on an empty input, or a click on the line: dispatch.ts). Pure and
-// linear; the usual history, with nothing rewound, is returned as it is after one look.
+// linear; the usual history, with nothing rewound, is returned as it is after one look. Folded
+// before calls are grouped (tool-group.ts), so the count is every event the rewind marked.
 import type { ScrollEntry } from "./entry-lines.js";
-
-export interface Folded {
-  entries: ScrollEntry[];
-  /** Per entry of `entries`: the key of the fold it is the line of or lies in (else undefined). */
-  foldOf: (number | undefined)[];
-}
 
 function rewoundAt(entry: ScrollEntry): Date | null | undefined {
   if (entry.kind === "event") return entry.event.rewound_at;
@@ -16,50 +11,49 @@ function rewoundAt(entry: ScrollEntry): Date | null | undefined {
   return undefined;
 }
 
-/** How many events an entry shows (a call with its result is two). */
-function eventCount(entry: ScrollEntry): number {
-  return entry.kind === "call" && entry.result ? 2 : 1;
-}
-
-/** `entries` (calls grouped: tool-group.ts) with each run of rewound ones folded. */
+/**
+ * `entries` (events in order, before calls are grouped) with each run of rewound events behind
+ * one `rewound` entry, the run itself following it when `unfolded` holds its key. The same array
+ * when nothing is rewound.
+ */
 export function foldRewound(
   entries: readonly ScrollEntry[],
   unfolded: ReadonlySet<number>,
-): Folded {
-  if (!entries.some((entry) => rewoundAt(entry))) {
-    return { entries: entries as ScrollEntry[], foldOf: [] };
-  }
+): ScrollEntry[] {
+  if (!entries.some((entry) => rewoundAt(entry))) return entries as ScrollEntry[];
   const out: ScrollEntry[] = [];
-  const foldOf: (number | undefined)[] = [];
   let i = 0;
   while (i < entries.length) {
     const entry = entries[i]!;
     if (!rewoundAt(entry)) {
       out.push(entry);
-      foldOf.push(undefined);
       i++;
       continue;
     }
-    const run: ScrollEntry[] = [];
-    let count = 0;
+    const start = i;
     let at = 0;
     for (; i < entries.length; i++) {
       const when = rewoundAt(entries[i]!);
       if (!when) break;
-      run.push(entries[i]!);
-      count += eventCount(entries[i]!);
       at = Math.max(at, new Date(when).getTime());
     }
-    const head = run[0]!;
-    const first = head.kind === "event" ? head.event.id : head.kind === "call" ? head.call.id : 0;
+    const first = (entry as Extract<ScrollEntry, { kind: "event" }>).event.id;
     const open = unfolded.has(first);
-    out.push({ kind: "rewound", first, count, at: new Date(at), open });
-    foldOf.push(first);
-    if (!open) continue;
-    for (const inner of run) {
-      out.push(inner);
-      foldOf.push(first);
-    }
+    out.push({ kind: "rewound", first, count: i - start, at: new Date(at), open });
+    if (open) out.push(...entries.slice(start, i));
   }
-  return { entries: out, foldOf };
+  return out;
+}
+
+/**
+ * Per entry (calls grouped or not): the key of the fold it is the line of or lies in, else
+ * undefined. An open fold's events follow its line, so one pass finds them.
+ */
+export function foldKeys(entries: readonly ScrollEntry[]): (number | undefined)[] {
+  let fold: number | undefined;
+  return entries.map((entry) => {
+    if (entry.kind === "rewound") return (fold = entry.first);
+    if (!rewoundAt(entry)) fold = undefined;
+    return fold;
+  });
 }

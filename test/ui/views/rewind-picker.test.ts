@@ -13,7 +13,7 @@ import {
 import { foldAtHand, initialView, updateView } from "../../../src/ui/view-state.js";
 import { createScrollbackView, type ScrollEntry } from "../../../src/ui/views/index.js";
 import { renderRewindPicker } from "../../../src/ui/views/rewind-picker.js";
-import { foldRewound } from "../../../src/ui/views/rewound-fold.js";
+import { foldKeys, foldRewound } from "../../../src/ui/views/rewound-fold.js";
 import { groupCalls } from "../../../src/ui/views/tool-group.js";
 import { event, NOW } from "./fixtures.js";
 import { screenText, showWithin } from "./helpers.js";
@@ -177,20 +177,20 @@ describe("rewound events in the scrollback", () => {
   };
 
   it("shows a run of them as one dim line; unfolded, they follow it, dim", () => {
-    const entries = groupCalls(history());
+    const entries = history();
     const view = createScrollbackView(color);
-    const folded = foldRewound(entries, new Set());
-    const shut = view.render(folded.entries, 80, 40, 0);
+    const folded = groupCalls(foldRewound(entries, new Set()));
+    const shut = view.render(folded, 80, 40, 0);
     const text = screenText(shut.lines, 80);
     expect(text).toContain("▸ 4 events rewound at 14:05 — Enter (empty input) or click unfolds");
     expect(text).not.toContain("undone");
     expect(shut.lines.find((l) => l.includes("rewound at"))).toMatch(/^\{blink\}/);
     expect(text).toMatch(/answer one\n\n▸ 4 events rewound.*\n\n· ⟲ rewound to before turn 2/);
 
-    const key = folded.entries.find((e) => e.kind === "rewound")!;
+    const key = folded.find((e) => e.kind === "rewound")!;
     const first = key.kind === "rewound" ? key.first : -1;
-    const open = foldRewound(entries, new Set([first]));
-    const opened = view.render(open.entries, 80, 40, 0);
+    const open = groupCalls(foldRewound(entries, new Set([first])));
+    const opened = view.render(open, 80, 40, 0);
     const shown = screenText(opened.lines, 80);
     expect(shown).toContain(
       "▾ 4 events rewound at 14:05 — Enter (empty input) or click folds them",
@@ -202,7 +202,8 @@ describe("rewound events in the scrollback", () => {
       expect(line).toContain("{blink}");
     }
     // Each row knows its fold: the rows of the line and of the events in it.
-    const rows = opened.owners.map((i) => open.foldOf[i]);
+    const foldOf = foldKeys(open);
+    const rows = opened.owners.map((i) => foldOf[i]);
     const foldLine = opened.lines.findIndex((l) => l.includes("▾"));
     expect(rows[foldLine]).toBe(first);
     expect(rows[opened.lines.findIndex((l) => l.includes("answer two"))]).toBe(first);
@@ -215,15 +216,13 @@ describe("rewound events in the scrollback", () => {
     const before = view.render([ev(live)], 80, 10, 0).lines;
     expect(before.join("\n")).not.toContain("{blink}");
     const marked = { ...live, rewound_at: at };
-    const after = view.render(foldRewound([ev(marked)], new Set([live.id])).entries, 80, 10, 0);
+    const after = view.render(foldRewound([ev(marked)], new Set([live.id])), 80, 10, 0);
     expect(after.lines.find((l) => l.includes("a task"))).toMatch(/\{blink\}.*a task/);
   });
 
   it("leaves a history with nothing rewound as it is", () => {
     const entries = [ev(event("user", "hello")), ev(event("assistant", "hi"))];
-    const folded = foldRewound(entries, new Set());
-    expect(folded.entries).toBe(entries);
-    expect(folded.foldOf).toEqual([]);
+    expect(foldRewound(entries, new Set())).toBe(entries);
   });
 
   it("opens and shuts a fold by its key; Enter takes the lowest one on the screen", () => {
