@@ -1,12 +1,14 @@
 // /rewind in a real terminal (tmux), as a person uses it: the picker of the root's turns (newest
 // first, what started each), Enter, the three ways and cancel, a confirmation naming the child
 // forked since (not undone), y; then the rewound events behind one dim line that Enter on an empty
-// input and a click open and shut; and the next request carries none of them.
+// input and a click open and shut; and the next request carries none of them. A running agent is
+// interrupted only after the confirmation asks.
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import type { RecordedRequest } from "../support/fake-model.js";
+import { until } from "../support/until.js";
 import { warrenEnv } from "../support/warren.js";
 import { startTerminal } from "./tmux.js";
 import { useTuiSuite } from "./tui-suite.js";
@@ -139,6 +141,55 @@ describe("/rewind in the TUI", { retry: 1 }, () => {
       expect(sent).not.toContain("scout done");
       model().assertAllUsed();
     } finally {
+      fs.rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
+  it("asks before interrupting a running agent, then interrupts it and rewinds", async () => {
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    model().script([
+      { agent: "root", match: says("first task"), reply: { text: "first answer" } },
+      {
+        agent: "root",
+        match: says("slow task"),
+        reply: async () => {
+          await held;
+          return { text: "slow answer" };
+        },
+      },
+    ]);
+    const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-tui-rewind-")));
+    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
+    const t = await startTerminal({ env, args: ["--new"], width: 110, height: 36, cwd });
+    terminals.push(t);
+    try {
+      await t.waitFor(/\[root [0-9a-f]{8}\]/);
+      await t.type("first task");
+      await t.keys("Enter");
+      await t.waitFor("● first answer", 30_000);
+      await t.type("slow task");
+      await t.keys("Enter");
+      await until("the slow request", () => model().requests.some(says("slow task")));
+      await t.type("/rewind");
+      await t.keys("Enter");
+      await t.waitFor(/│› +2 .*person: slow task/);
+      await t.keys("Enter");
+      await t.waitFor("4 cancel");
+      await t.type("3");
+      const ask = await t.waitFor("agent is running: interrupt and rewind? y/n");
+      expect(ask).toContain("to before turn 2 (conversation only)");
+      await t.type("y");
+      const done = await t.waitFor(
+        /rewound root [0-9a-f]{8} to before turn 2; conversation: \d+ events rewound/,
+        40_000,
+      );
+      expect(done).toMatch(/▸ \d+ events? rewound at/);
+      expect(done).not.toContain("slow task");
+      expect(done).toMatch(/○ idle/);
+      model().assertAllUsed();
+    } finally {
+      release();
       fs.rmSync(cwd, { recursive: true, force: true });
     }
   });
