@@ -21,6 +21,19 @@ const lastUser = (req: RecordedRequest) =>
 const says = (marker: string) => (req: RecordedRequest) =>
   req.lastMessage?.role === "user" && lastUser(req).includes(marker);
 
+/** warren in a fresh directory, its root's first turn ("first task") answered. */
+async function startAfterFirstTurn() {
+  const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-tui-rewind-")));
+  const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
+  const t = await startTerminal({ env, args: ["--new"], width: 110, height: 36, cwd });
+  terminals.push(t);
+  await t.waitFor(/\[root [0-9a-f]{8}\]/);
+  await t.type("first task");
+  await t.keys("Enter");
+  await t.waitFor("● first answer", 30_000);
+  return { t, cwd };
+}
+
 describe("/rewind in the TUI", { retry: 1 }, () => {
   it("picks a turn, confirms naming the child forked since, folds what it undid", async () => {
     // The child reports only once the root's second turn has ended: its mail starts turn 3.
@@ -55,15 +68,8 @@ describe("/rewind in the TUI", { retry: 1 }, () => {
       { agent: "root", match: says("scout done"), reply: { text: "noted" } },
       { agent: "root", match: says("third task"), reply: { text: "third answer" } },
     ]);
-    const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-tui-rewind-")));
-    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
-    const t = await startTerminal({ env, args: ["--new"], width: 110, height: 36, cwd });
-    terminals.push(t);
+    const { t, cwd } = await startAfterFirstTurn();
     try {
-      await t.waitFor(/\[root [0-9a-f]{8}\]/);
-      await t.type("first task");
-      await t.keys("Enter");
-      await t.waitFor("● first answer", 30_000);
       await t.type("second task");
       await t.keys("Enter");
       await t.waitFor("● second answer", 30_000);
@@ -164,15 +170,8 @@ describe("/rewind in the TUI", { retry: 1 }, () => {
         },
       },
     ]);
-    const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-tui-rewind-")));
-    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
-    const t = await startTerminal({ env, args: ["--new"], width: 110, height: 36, cwd });
-    terminals.push(t);
+    const { t, cwd } = await startAfterFirstTurn();
     try {
-      await t.waitFor(/\[root [0-9a-f]{8}\]/);
-      await t.type("first task");
-      await t.keys("Enter");
-      await t.waitFor("● first answer", 30_000);
       await t.type("slow task");
       await t.keys("Enter");
       await until("the slow request", () => model().requests.some(says("slow task")));
