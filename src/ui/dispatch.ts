@@ -180,7 +180,13 @@ export function createDispatch(options: DispatchOptions): Dispatch {
     if (action.type === "ask") {
       // What the rewind will not undo, read once for the confirmation.
       notUndone(options.db, picker.agentId, action.turn.startEvent).then(
-        (kept) => changeRewind(picker.agentId, (p) => ({ ...p, step: "confirm", notUndone: kept })),
+        // Unless the person went back meanwhile.
+        (kept) =>
+          changeRewind(picker.agentId, (p) =>
+            p.step === "choice" && p.choice === state.choice
+              ? { ...p, step: "confirm", notUndone: kept }
+              : p,
+          ),
         (error: unknown) =>
           changeRewind(picker.agentId, (p) => ({ ...p, error: describeFailure(error) })),
       );
