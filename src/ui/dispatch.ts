@@ -183,7 +183,7 @@ export function createDispatch(options: DispatchOptions): Dispatch {
         // Unless the person went back meanwhile.
         (kept) =>
           changeRewind(picker.agentId, (p) =>
-            p.step === "choice" && p.choice === state.choice
+            p.step === "choice" && p.choice === state.choice && p.selected === state.selected
               ? { ...p, step: "confirm", notUndone: kept }
               : p,
           ),
