@@ -8,14 +8,17 @@ export function turnLine(t: TurnInfo): string {
   const when = t.at.toISOString().replace("T", " ").slice(0, 19);
   const who = t.startedBy === "user" ? "person" : "mail";
   const text = escapeLine(t.text.replace(/\s+/g, " ")).slice(0, 60);
-  const files = t.checkpoint?.files
-    ? `${t.checkpoint.files.length} file${t.checkpoint.files.length === 1 ? "" : "s"}`
-    : t.checkpoint
-      ? "files ?"
-      : "no checkpoint";
+  const files = filesText(t);
   const tokens = `${t.tokensIn}/${t.tokensOut} tok`;
   const mark = t.rewound ? " (rewound)" : "";
   return `${String(t.turn).padStart(4)}  ${when}  ${who.padEnd(6)} ${files.padEnd(13)} ${tokens.padEnd(14)} ${text}${mark}`;
+}
+
+/** The files a turn changed, as counted when the next checkpoint was taken ("files ?" before). */
+export function filesText(t: TurnInfo): string {
+  const files = t.checkpoint?.files;
+  if (files) return `${files.length} file${files.length === 1 ? "" : "s"}`;
+  return t.checkpoint ? "files ?" : "no checkpoint";
 }
 
 export function notUndoneLines(n: NotUndone): string[] {

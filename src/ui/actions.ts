@@ -14,6 +14,7 @@ import { interruptAgent } from "../runtime/interrupt.js";
 import { findPersonCommand, personCommands, type PersonCommand } from "../skills/listing.js";
 import { isCommand, parseCommand, type UiCommand } from "./commands.js";
 import { answerRequest } from "./commands/approvals.js";
+import type { RewindAsk } from "./rewind-action.js";
 import { stopSubtree } from "./commands/agents.js";
 import { BUILTIN_NAMES, commandSpec } from "./commands/table.js";
 import type { CommandContext } from "./commands/types.js";
@@ -33,6 +34,8 @@ export interface Actions {
   modelNames(): Promise<string[]>;
   /** The person's own commands (command files, skills) as they are on disk now. */
   personCommands(): PersonCommand[];
+  /** A rewind the /rewind picker confirmed: run as a second `/rewind N [files|conversation]`. */
+  rewind(ask: RewindAsk): Promise<void>;
   /**
    * Answers an approval request (the y/a/n keys; /approve and /deny come through submit). A
    * request answered first elsewhere becomes a notice saying by whom; false then.
@@ -56,6 +59,8 @@ export interface ActionsOptions {
   search: (query: string) => void;
   /** /tasks: show the task board. */
   tasks: () => void;
+  /** /rewind with no turn: the app opens the picker of the agent's turns (tests may leave it out). */
+  rewind?: (agentId: string, agentName: string) => void;
   quit: () => void;
   onChange: () => void;
   /** Where the person's command files and skills are looked for (default: process.cwd()). */
@@ -129,6 +134,7 @@ export function createActions(options: ActionsOptions): Actions {
       treeLines: options.treeLines,
       search: options.search,
       tasks: options.tasks,
+      rewind: options.rewind ?? (() => complain("/rewind: no picker here; type /rewind N")),
       quit: options.quit,
       onChange: options.onChange,
     },
@@ -261,6 +267,12 @@ export function createActions(options: ActionsOptions): Actions {
       return models;
     },
     personCommands: own,
+    async rewind(ask) {
+      // Confirmed in the picker: the command runs as typed the second time (recorded, answered).
+      const typed = `/rewind ${ask.turn}${ask.mode === "both" ? "" : ` ${ask.mode}`}`;
+      session.rewindAsked = ask;
+      await run({ name: "rewind", turn: ask.turn, mode: ask.mode }, typed);
+    },
     async answer(id, allow, answerOptions) {
       try {
         await answerRequest(base, id, allow, answerOptions);

@@ -123,6 +123,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     treeLines: () => treeLines([...controller.state.agents.values()], controller.state.currentId),
     search: (query) => dispatch.startSearch(query),
     tasks: () => update({ type: "tasks-open" }),
+    rewind: (agentId, agentName) => dispatch.startRewind(agentId, agentName),
     quit: () => void quit(),
     onChange: clock.request,
   });

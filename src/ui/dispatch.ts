@@ -1,5 +1,6 @@
 // What a key does: the input editor takes the editing keys, the key table (key-actions.ts) names
 // the action for the rest, and this performs it on the view state, the controller and the actions.
+import { listTurns, notUndone } from "../agents/rewind.js";
 import type { Db } from "../db/client.js";
 import { searchTree, type SearchHit } from "../search/search.js";
 import type { Actions } from "./actions.js";
@@ -11,8 +12,9 @@ import { createInputHistory, type InputEditor, type InputHistory } from "./input
 import { editorSees, keyAction, type KeyAction, type KeyState } from "./key-actions.js";
 import { MOUSE_OFF, MOUSE_ON, type KeyEvent } from "./keys.js";
 import type { Layout } from "./layout.js";
+import { openRewindPicker, rewindPickerKey, type RewindPicker } from "./rewind-picker.js";
 import { searchKey } from "./search.js";
-import type { ViewEvent, ViewState } from "./view-state.js";
+import { foldAtHand, type ViewEvent, type ViewState } from "./view-state.js";
 import { NEED_TEXT, nextNeeding } from "./views/agent-filter.js";
 import { approvalFits, approvalRoom } from "./views/approvals.js";
 import { approvalMarks, navigate, type Direction } from "./views/index.js";
@@ -48,6 +50,8 @@ export interface Dispatch {
   key(event: KeyEvent): void;
   /** /search TEXT: the result list opens at once and fills when the query answers. */
   startSearch(query: string): void;
+  /** /rewind: the picker opens at once and lists the agent's turns when they are read. */
+  startRewind(agentId: string, agentName: string): void;
 }
 
 export function createDispatch(options: DispatchOptions): Dispatch {
@@ -146,6 +150,58 @@ export function createDispatch(options: DispatchOptions): Dispatch {
     if (action.type === "jump") jumpTo(action.hit);
   };
 
+  /** Changes the open picker, if it is still the one for `agentId` (a read may answer late). */
+  const changeRewind = (agentId: string, change: (picker: RewindPicker) => RewindPicker) => {
+    const picker = options.view().rewind;
+    if (picker?.agentId === agentId) update({ type: "rewind-set", rewind: change(picker) });
+  };
+
+  /** The turns are read once, here: the frames draw what was read. */
+  const startRewind = (agentId: string, agentName: string) => {
+    update({ type: "rewind-set", rewind: openRewindPicker(agentId, agentName) });
+    listTurns(options.db, agentId).then(
+      (turns) => changeRewind(agentId, (p) => ({ ...p, turns: turns.reverse() })),
+      (error: unknown) =>
+        changeRewind(agentId, (p) => ({
+          ...p,
+          turns: [],
+          error: `reading the turns failed: ${describeFailure(error)}`,
+        })),
+    );
+  };
+
+  const onRewindKey = (key: KeyEvent) => {
+    const picker = options.view().rewind;
+    if (!picker) return;
+    const page = Math.max(1, options.layout.panelSize().height - 1);
+    const { state, action } = rewindPickerKey(picker, key, page);
+    const closing = action.type === "close" || action.type === "rewind";
+    update({ type: "rewind-set", rewind: closing ? undefined : state });
+    if (action.type === "ask") {
+      // What the rewind will not undo, read once for the confirmation.
+      notUndone(options.db, picker.agentId, action.turn.startEvent).then(
+        // Unless the person went back meanwhile.
+        (kept) =>
+          changeRewind(picker.agentId, (p) =>
+            p.step === "choice" && p.choice === state.choice && p.selected === state.selected
+              ? { ...p, step: "confirm", notUndone: kept }
+              : p,
+          ),
+        (error: unknown) =>
+          changeRewind(picker.agentId, (p) => ({ ...p, error: describeFailure(error) })),
+      );
+    }
+    if (action.type === "rewind") {
+      const ask = { agentId: picker.agentId, turn: action.turn.turn, mode: action.mode };
+      void options.spawn(() => actions.rewind(ask));
+    }
+  };
+
+  /** A fold of rewound events opens or shuts (views/rewound-fold.ts). */
+  const toggleFold = (key: number | undefined) => {
+    if (key !== undefined) update({ type: "fold-toggle", key });
+  };
+
   const complete = async () => {
     const result = await completeInput(
       editor.value(),
@@ -159,7 +215,8 @@ export function createDispatch(options: DispatchOptions): Dispatch {
 
   const submit = () => {
     const text = editor.value();
-    if (!text.trim()) return;
+    // Enter on an empty input: the lowest fold of rewound events on the screen opens or shuts.
+    if (!text.trim()) return toggleFold(foldAtHand(options.view()));
     historyOf(currentId()).add(text);
     editor.clear();
     update({ type: "scroll-to", scroll: 0 });
@@ -181,7 +238,13 @@ export function createDispatch(options: DispatchOptions): Dispatch {
   const keyState = (): KeyState => {
     const view = options.view();
     return {
-      focus: view.panel ? "panel" : view.search || view.tasksOpen ? "search" : "input",
+      focus: view.rewind
+        ? "rewind"
+        : view.panel
+          ? "panel"
+          : view.search || view.tasksOpen
+            ? "search"
+            : "input",
       panelFiltered: (view.panel?.filter ?? "") !== "",
       denying: view.denying !== undefined,
       answering:
@@ -208,6 +271,10 @@ export function createDispatch(options: DispatchOptions): Dispatch {
         return update(action.event);
       case "search-key":
         return onSearchKey(action.key);
+      case "rewind-key":
+        return onRewindKey(action.key);
+      case "click":
+        return toggleFold(options.view().foldRows[action.row]);
       case "quit":
         return options.quit();
       case "interrupt":
@@ -296,5 +363,6 @@ export function createDispatch(options: DispatchOptions): Dispatch {
       options.clock.requestNow();
     },
     startSearch,
+    startRewind,
   };
 }

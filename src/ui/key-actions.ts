@@ -5,8 +5,8 @@ import type { ViewEvent } from "./view-state.js";
 import type { Direction } from "./views/navigation.js";
 
 export interface KeyState {
-  /** Where keys go: the agent panel, the search result list, or the input. */
-  focus: "input" | "panel" | "search";
+  /** Where keys go: the agent panel, the search result list, the /rewind picker, or the input. */
+  focus: "input" | "panel" | "search" | "rewind";
   /** The panel's filter has text (Escape clears it before it closes the panel). */
   panelFiltered: boolean;
   /** The input is taking a deny reason (after `n`). */
@@ -25,6 +25,10 @@ export type KeyAction =
   | { type: "view"; event: ViewEvent }
   /** A key for the search result list (search.ts's searchKey reads it). */
   | { type: "search-key"; key: KeyEvent }
+  /** A key for the /rewind picker (rewind-picker.ts's rewindPickerKey reads it). */
+  | { type: "rewind-key"; key: KeyEvent }
+  /** A click on the scrollback's row `row` (a fold's line or events toggle the fold). */
+  | { type: "click"; row: number }
   | { type: "quit" }
   /** The viewed agent's turn; Ctrl+C arms the quit, Escape says when nothing was running. */
   | { type: "interrupt"; by: "ctrl-c" | "escape" }
@@ -61,12 +65,14 @@ export function editorSees(key: KeyEvent, state: KeyState): boolean {
 export function keyAction(key: KeyEvent, state: KeyState): KeyAction {
   if (state.focus === "panel") return panelKey(key, state);
   if (state.focus === "search") return { type: "search-key", key };
+  if (state.focus === "rewind") return { type: "rewind-key", key };
   if (state.answering && isAnswerKey(key)) {
     return key.text === "n" ? { type: "deny-start" } : { type: "answer", tree: key.text === "a" };
   }
   if (key.type === "mouse") {
     if (key.action === "wheelup") return view({ type: "scroll", by: 3 });
     if (key.action === "wheeldown") return view({ type: "scroll", by: -3 });
+    if (key.action === "click") return { type: "click", row: key.row };
     return NONE;
   }
   if (key.type !== "key") return NONE;

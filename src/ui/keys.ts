@@ -27,7 +27,9 @@ export type KeyEvent =
   | { type: "text"; text: string }
   /** A bracketed paste: newlines are text, never a submit. */
   | { type: "paste"; text: string }
-  | { type: "mouse"; action: "wheelup" | "wheeldown" | "other" };
+  | { type: "mouse"; action: "wheelup" | "wheeldown" | "other" }
+  /** A left-button press (SGR reports only) on the screen's `row` (0: the top one). */
+  | { type: "mouse"; action: "click"; row: number };
 
 export const PASTE_ON = "\x1b[?2004h";
 export const PASTE_OFF = "\x1b[?2004l";
@@ -245,8 +247,13 @@ function matchCsi(rest: string, final: boolean): Match | "incomplete" {
   const parts = params!.split(";");
   const length = 2 + whole.length;
   if (lead === "<") {
-    // SGR mouse: ESC [ < b ; x ; y M|m
-    return { length, event: mouse(wheel(Number(parts[0]))) };
+    // SGR mouse: ESC [ < b ; x ; y M|m (M: a press; b's low bits the button, 32 motion, 64 wheel)
+    const button = Number(parts[0]);
+    const row = Number(parts[2]) - 1;
+    if (last === "M" && (button & (3 | 32 | 64)) === 0 && row >= 0) {
+      return { length, event: { type: "mouse", action: "click", row } };
+    }
+    return { length, event: mouse(wheel(button)) };
   }
   if (lead === "?") return { length }; // a report we did not ask for: ignore
   if (last === "~") {

@@ -43,6 +43,8 @@ import {
   type Theme,
   type WelcomeInfo,
 } from "./views/index.js";
+import { renderRewindPicker } from "./views/rewind-picker.js";
+import { foldKeys, foldRewound } from "./views/rewound-fold.js";
 import { renderSearchResults } from "./views/search-results.js";
 import { renderTaskBoard } from "./views/task-board.js";
 import type { TaskEntry } from "../tasks/board.js";
@@ -165,7 +167,12 @@ export function createPainter(options: PainterOptions): Painter {
     const maxScroll = Math.max(0, all.length - rows);
     const at = Math.min(Math.max(0, Math.floor(scroll)), maxScroll);
     const end = all.length - at;
-    return { lines: all.slice(Math.max(0, end - rows), end), maxScroll, atTop: false };
+    return {
+      lines: all.slice(Math.max(0, end - rows), end),
+      maxScroll,
+      atTop: false,
+      owners: [] as number[],
+    };
   };
 
   function paintView(start: ViewState, spinnerFrame: number): ViewState | number {
@@ -237,7 +244,11 @@ export function createPainter(options: PainterOptions): Painter {
     });
     // Each call with its result; a call still running turns the spinner in its own row.
     const busy = current.state === "running" || current.state === "waiting";
-    const entries = groupCalls(controller.entries(), busy ? spinnerGlyph(spinnerFrame) : undefined);
+    // Rewound events behind one line per run, unless the person opened it.
+    const all = controller.entries();
+    const folded = foldRewound(all, view.unfolded);
+    const entries = groupCalls(folded, busy ? spinnerGlyph(spinnerFrame) : undefined);
+    const foldOf = folded === all ? [] : foldKeys(entries);
     if (state.agents.size + state.reaped.size !== namesKnown) {
       namesKnown = state.agents.size + state.reaped.size;
       scrollbackView.forget();
@@ -268,6 +279,10 @@ export function createPainter(options: PainterOptions): Painter {
       : scrollbackView.render(entries, width, rows, scroll);
     scroll = Math.min(scroll, scrolled.maxScroll);
     view = updateView(view, { type: "scroll-to", scroll });
+    // Which fold each row shows, for a click and for Enter (none: the usual history).
+    const foldRows =
+      foldOf.length && !welcome ? scrolled.owners.map((at) => foldOf[at]) : NO_FOLD_ROWS;
+    view = updateView(view, { type: "folds-shown", rows: foldRows });
     if (scrolled.atTop && state.hasOlder) options.spawn(() => controller.loadOlder());
     if (scroll === 0 && state.hasNewer && !view.jump) options.spawn(() => controller.loadNewer());
     let panelLines: string[] | undefined;
@@ -296,6 +311,17 @@ export function createPainter(options: PainterOptions): Painter {
       }
       panelLines = rendered.lines;
       view = updateView(view, { type: "panel-listed", order: rendered.order, selected });
+    } else if (view.rewind) {
+      const size = layout.panelSize();
+      const state = controller.state.agents.get(view.rewind.agentId)?.state;
+      panelLines = renderRewindPicker(
+        view.rewind,
+        state === "running" || state === "waiting",
+        new Date(now),
+        size.width,
+        size.height,
+        theme,
+      );
     } else if (view.search) {
       const size = layout.panelSize();
       panelLines = renderSearchResults(view.search, new Date(now), size.width, size.height, theme);
@@ -336,6 +362,8 @@ export function createPainter(options: PainterOptions): Painter {
 
   return { paint: paintView, forget: () => scrollbackView.forget() };
 }
+
+const NO_FOLD_ROWS: readonly (number | undefined)[] = [];
 
 /** The status bar's words for an outage, while there is one. */
 function outageText(outage: Warning | undefined): string | undefined {

@@ -1,4 +1,4 @@
-// `/rewind` in the TUI (issue 43, SPEC §11): the viewed agent's turns, then undoing one. A first
+// `/rewind` in the TUI (issue 43, SPEC §11): undoing one of the viewed agent's turns. A first
 // `/rewind N [files|conversation]` says what it will do (and what it will not undo: mail sent,
 // children forked; and that a running agent is interrupted first); the same command again does
 // it. The rewound events stay in the scrollback, folded behind one line.
@@ -6,7 +6,6 @@ import type { AgentRow } from "../agents/agents.sql.js";
 import { displayName } from "../agents/refs.js";
 import {
   findTurn,
-  listTurns,
   notUndone,
   rewindAgent,
   RewindError,
@@ -16,7 +15,7 @@ import { DEFAULT_CHECKPOINTS, type Config } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { getAgent } from "../agents/refs.js";
 import { interruptAgent } from "../runtime/interrupt.js";
-import { notUndoneLines, rewindLine, turnLine } from "../agents/rewind-lines.js";
+import { notUndoneLines, rewindLine } from "../agents/rewind-lines.js";
 
 export interface RewindAsk {
   agentId: string;
@@ -29,17 +28,6 @@ const MODE_WORDS: Record<RewindMode, string> = {
   files: "files only",
   conversation: "conversation only",
 };
-
-/** The turns of `agent`, one line each, with how to choose one. */
-export async function rewindList(db: Db, agent: AgentRow): Promise<string> {
-  const turns = await listTurns(db, agent.id);
-  if (turns.length === 0) return `${displayName(agent)} has no turns to rewind`;
-  return [
-    `turns of ${displayName(agent)} (turn, when, started by, files changed, tokens in/out, message):`,
-    ...turns.map(turnLine),
-    "/rewind N: files and conversation · /rewind N files: files only · /rewind N conversation: conversation only",
-  ].join("\n");
-}
 
 /** What a first `/rewind N` answers: what will happen, asking for the same command again. */
 export async function rewindQuestion(db: Db, agent: AgentRow, ask: RewindAsk): Promise<string> {

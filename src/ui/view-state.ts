@@ -3,6 +3,7 @@
 import type { Warning } from "../db/warning.js";
 import type { SearchHit } from "../search/search.js";
 import type { TaskEntry } from "../tasks/board.js";
+import type { RewindPicker } from "./rewind-picker.js";
 import { openSearch, type SearchState } from "./search.js";
 
 export interface PanelState {
@@ -19,6 +20,15 @@ export interface ViewState {
   panel: PanelState | undefined;
   /** The search result list, while open. */
   search: SearchState | undefined;
+  /** The /rewind picker, while open. */
+  rewind: RewindPicker | undefined;
+  /** Folds of rewound events the person opened, by key (their first event's id). */
+  unfolded: ReadonlySet<number>;
+  /**
+   * Per row of the scrollback at the last paint, the fold whose line or events it shows: a click
+   * there toggles it, and Enter on an empty input toggles the lowest one (rewound-fold.ts).
+   */
+  foldRows: readonly (number | undefined)[];
   /** The tree's task board as last read (live: task-watch.ts); undefined until the first read. */
   tasks: readonly TaskEntry[] | undefined;
   /** The board (/tasks) is shown in the panel's place. */
@@ -53,6 +63,9 @@ export type ViewEvent =
   | { type: "search-open"; query: string }
   | { type: "search-answer"; seq: number; hits: SearchHit[]; error?: string }
   | { type: "search-set"; search: SearchState | undefined }
+  | { type: "rewind-set"; rewind: RewindPicker | undefined }
+  | { type: "fold-toggle"; key: number }
+  | { type: "folds-shown"; rows: readonly (number | undefined)[] }
   | { type: "tasks"; tasks: readonly TaskEntry[] }
   | { type: "tasks-open" }
   | { type: "tasks-close" }
@@ -71,6 +84,9 @@ export function initialView(mouseOn = true): ViewState {
     scroll: 0,
     panel: undefined,
     search: undefined,
+    rewind: undefined,
+    unfolded: new Set(),
+    foldRows: [],
     tasks: undefined,
     tasksOpen: false,
     searchSeq: 0,
@@ -93,6 +109,7 @@ export function updateView(state: ViewState, event: ViewEvent): ViewState {
       return {
         ...state,
         tasksOpen: false,
+        rewind: undefined,
         panel: { selected: event.selected, filter: "", order: [] },
       };
     case "panel-close":
@@ -123,6 +140,7 @@ export function updateView(state: ViewState, event: ViewEvent): ViewState {
       return {
         ...state,
         tasksOpen: false,
+        rewind: undefined,
         search: openSearch(event.query),
         searchSeq: state.searchSeq + 1,
       };
@@ -133,10 +151,21 @@ export function updateView(state: ViewState, event: ViewEvent): ViewState {
     }
     case "search-set":
       return { ...state, search: event.search };
+    case "rewind-set":
+      return event.rewind
+        ? { ...state, rewind: event.rewind, panel: undefined, search: undefined, tasksOpen: false }
+        : { ...state, rewind: undefined };
+    case "fold-toggle": {
+      const unfolded = new Set(state.unfolded);
+      if (!unfolded.delete(event.key)) unfolded.add(event.key);
+      return { ...state, unfolded };
+    }
+    case "folds-shown":
+      return sameRows(state.foldRows, event.rows) ? state : { ...state, foldRows: event.rows };
     case "tasks":
       return { ...state, tasks: event.tasks };
     case "tasks-open":
-      return { ...state, tasksOpen: true, search: undefined, panel: undefined };
+      return { ...state, tasksOpen: true, search: undefined, panel: undefined, rewind: undefined };
     case "tasks-close":
       return { ...state, tasksOpen: false };
     case "jump":
@@ -167,6 +196,18 @@ export function updateView(state: ViewState, event: ViewEvent): ViewState {
 
 function withPanel(state: ViewState, change: (panel: PanelState) => PanelState): ViewState {
   return state.panel ? { ...state, panel: change(state.panel) } : state;
+}
+
+function sameRows(a: readonly (number | undefined)[], b: readonly (number | undefined)[]) {
+  return a.length === b.length && a.every((key, i) => key === b[i]);
+}
+
+/** The fold Enter on an empty input toggles: the lowest one on the screen. */
+export function foldAtHand(state: ViewState): number | undefined {
+  for (let i = state.foldRows.length - 1; i >= 0; i--) {
+    if (state.foldRows[i] !== undefined) return state.foldRows[i];
+  }
+  return undefined;
 }
 
 /** The flash's text while it lasts. */

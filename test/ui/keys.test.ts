@@ -78,10 +78,15 @@ describe("key parser", () => {
     expect(parse("\x1b[20", "0~ab\x1b[2", "01~")).toEqual([{ type: "paste", text: "ab" }]);
   });
 
-  it("reads the mouse wheel (SGR and X10) and ignores focus reports", () => {
-    expect(parse("\x1b[<64;10;5M\x1b[<65;10;5M\x1b[<0;1;1M")).toEqual([
+  it("reads the mouse wheel (SGR and X10), left clicks (SGR), and ignores focus reports", () => {
+    expect(
+      parse("\x1b[<64;10;5M\x1b[<65;10;5M\x1b[<0;1;1M\x1b[<0;1;1m\x1b[<2;3;4M\x1b[<32;3;4M"),
+    ).toEqual([
       { type: "mouse", action: "wheelup" },
       { type: "mouse", action: "wheeldown" },
+      { type: "mouse", action: "click", row: 0 },
+      { type: "mouse", action: "other" },
+      { type: "mouse", action: "other" },
       { type: "mouse", action: "other" },
     ]);
     expect(parse("\x1b[M`!!")).toEqual([{ type: "mouse", action: "wheelup" }]);

@@ -1,8 +1,10 @@
-// /rewind: the viewed agent's turns, then undoing one (docs/rewind.md). A first
-// `/rewind N [files|conversation]` says what it will do; the same command again does it.
+// /rewind: the viewed agent's turns in a picker (rewind-picker.ts), then undoing one
+// (docs/rewind.md). Typed directly, a first `/rewind N [files|conversation]` says what it will do
+// and the same command again does it; the picker's confirmation runs it as that second one.
 import { RewindError } from "../../agents/rewind.js";
 import { WorktreeError } from "../../agents/worktree-ops.js";
-import { rewindList, rewindNow, rewindQuestion } from "../rewind-action.js";
+import { displayName } from "../../agents/refs.js";
+import { rewindNow, rewindQuestion } from "../rewind-action.js";
 import type { CommandSpec, Parsed } from "./types.js";
 
 function parseRewind(args: string[], _rest: string, usage: string): Parsed<"rewind"> {
@@ -21,7 +23,7 @@ function parseRewind(args: string[], _rest: string, usage: string): Parsed<"rewi
 export const rewind: CommandSpec<"rewind"> = {
   name: "rewind",
   usage: "/rewind [N [files|conversation]]",
-  help: "the agent's turns; undo turn N and all after it (files and conversation, or one of them); type it twice",
+  help: "pick one of the agent's turns to undo with all after it (files and conversation, or one of them); /rewind N: type it twice",
   parse: parseRewind,
   async run(ctx, command, typed) {
     const here = ctx.controller.state.currentId;
@@ -30,7 +32,7 @@ export const rewind: CommandSpec<"rewind"> = {
     const target = ctx.current();
     if (!target) return ctx.complain("no agent to rewind");
     try {
-      if (command.turn === undefined) return ctx.say(await rewindList(ctx.db, target));
+      if (command.turn === undefined) return ctx.ui.rewind(target.id, displayName(target));
       const ask = { agentId: target.id, turn: command.turn, mode: command.mode };
       if (asked?.agentId !== ask.agentId || asked.turn !== ask.turn || asked.mode !== ask.mode) {
         ctx.session.rewindAsked = ask;

@@ -61,6 +61,8 @@ export interface CommandContext {
     treeLines(): string[];
     search(query: string): void;
     tasks(): void;
+    /** Opens the /rewind picker of the agent's turns. */
+    rewind(agentId: string, agentName: string): void;
     quit(): void;
     onChange(): void;
   };

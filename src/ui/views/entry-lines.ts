@@ -36,7 +36,12 @@ export type ScrollEntry =
   /** A local message (a command's error, /help text); never stored. */
   | { kind: "notice"; id: number; level: "info" | "error"; text: string }
   /** Person input queued for a busy agent, delivered when its turn ends. */
-  | { kind: "pending"; id: number; text: string };
+  | { kind: "pending"; id: number; text: string }
+  /**
+   * Events a rewind undid, folded behind this one line (rewound-fold.ts); when `open`, they
+   * follow it, dim. `first`: the first one's id (the fold's key).
+   */
+  | { kind: "rewound"; first: number; count: number; at: Date; open: boolean };
 
 /** Rows kept of a mail body or tool arguments before "… K more lines". */
 export const MAIL_ROWS = 12;
@@ -85,9 +90,16 @@ export function entryRows(
   const context: ResultContext = { names, ...(order ? { order } : {}) };
   switch (entry.kind) {
     case "event":
-      return eventRows(entry.event, width, context);
+      // Undone by a rewind, shown only when its fold is open (rewound-fold.ts): dim.
+      return entry.event.rewound_at
+        ? dimRows(eventRows(entry.event, width, context))
+        : eventRows(entry.event, width, context);
     case "call":
-      return callGroupRows(entry, width, context);
+      return entry.call.rewound_at
+        ? dimRows(callGroupRows(entry, width, context))
+        : callGroupRows(entry, width, context);
+    case "rewound":
+      return foldRows(entry, width);
     case "stream":
       return streamRows(entry.text, entry.reasoning, width);
     case "notice":
@@ -107,6 +119,22 @@ export function entryRows(
         ),
       ];
   }
+}
+
+/** The line a run of rewound events is folded behind (open: they follow it). */
+function foldRows(entry: Extract<ScrollEntry, { kind: "rewound" }>, width: number): Row[] {
+  const two = (n: number) => String(n).padStart(2, "0");
+  const when = `${two(entry.at.getHours())}:${two(entry.at.getMinutes())}`;
+  const what = `${entry.count} event${entry.count === 1 ? "" : "s"} rewound at ${when}`;
+  const text = entry.open
+    ? `${GLYPH.unfolded} ${what} ${GLYPH.dash} Enter (empty input) or click folds them`
+    : `${GLYPH.folded} ${what} ${GLYPH.dash} Enter (empty input) or click unfolds`;
+  return wrapSpans([{ text, style: S.dim }], width, 2);
+}
+
+/** Rows of an event a rewind undid: every span dim (their colors kept). */
+function dimRows(rows: Row[]): Row[] {
+  return rows.map((row) => row.map((span) => ({ ...span, style: { ...span.style, dim: true } })));
 }
 
 /** The call's rows, then its result's beneath (or the spinner while it runs): no blank between. */
@@ -133,9 +161,6 @@ function callGroupRows(
 
 function eventRows(event: EventRow, width: number, context: ResultContext): Row[] {
   const names = context.names;
-  // Undone by a rewind: folded behind the rewind's own line (its `system` event), which names
-  // how many there are; `warren log` still shows them.
-  if (event.rewound_at) return [];
   const data = event.data ?? {};
   const content = event.content;
   switch (event.kind) {

@@ -37,6 +37,9 @@ export const GLYPH = {
   wrap: "↩",
   /** Lines removed, in an edit's short diff count (`+3 −1`). */
   minus: "−",
+  /** A fold (rewound events) shut, and open. */
+  folded: "▸",
+  unfolded: "▾",
 } as const;
 
 /** The busy line's spinner: a quarter turning clockwise. */
@@ -76,6 +79,8 @@ export const ASCII_FOR: ReadonlyMap<string, string> = new Map([
   [GLYPH.newline, "$"],
   [GLYPH.wrap, "\\"],
   [GLYPH.minus, "-"],
+  [GLYPH.folded, "+"],
+  [GLYPH.unfolded, "-"],
   ["×", "x"],
   [SPINNER_FRAMES[0]!, "|"],
   [SPINNER_FRAMES[1]!, "/"],

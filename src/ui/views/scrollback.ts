@@ -16,6 +16,8 @@ export interface ScrollbackRender {
   maxScroll: number;
   /** The first line of the oldest entry given is visible: time to page older history in. */
   atTop: boolean;
+  /** Per line of `lines`: the index (in the entries given) of the entry it shows; -1: a blank between two. */
+  owners: number[];
 }
 
 export interface ScrollbackView {
@@ -89,24 +91,38 @@ export function createScrollbackView(
       const rows = Math.max(0, height);
       const want = Math.max(0, Math.floor(scrollFromBottom)) + rows;
       // Lines from the bottom up, newest entry first; each entry's lines are kept in order.
-      const chunks: Line[][] = [];
+      const chunks: { at: number; lines: Line[]; blank: boolean }[] = [];
       let count = 0;
       let i = entries.length - 1;
       for (; i >= 0 && count < want; i--) {
         const lines = layout(entries[i]!, width);
         if (lines.length === 0) continue;
-        const separated = count > 0 ? [...lines, ""] : lines;
-        chunks.push(separated);
-        count += separated.length;
+        const blank = count > 0;
+        chunks.push({ at: i, lines, blank });
+        count += lines.length + (blank ? 1 : 0);
       }
       const complete = i < 0;
       const maxScroll = Math.max(0, count - rows + (complete ? 0 : 1));
       const scroll = Math.min(Math.max(0, Math.floor(scrollFromBottom)), maxScroll);
       const all: Line[] = [];
-      for (let c = chunks.length - 1; c >= 0; c--) all.push(...chunks[c]!);
+      const allOwners: number[] = [];
+      for (let c = chunks.length - 1; c >= 0; c--) {
+        const chunk = chunks[c]!;
+        all.push(...chunk.lines);
+        for (let n = 0; n < chunk.lines.length; n++) allOwners.push(chunk.at);
+        if (chunk.blank) {
+          all.push("");
+          allOwners.push(-1);
+        }
+      }
       const end = all.length - scroll;
       const begin = Math.max(0, end - rows);
-      return { lines: all.slice(begin, end), maxScroll, atTop: complete && begin === 0 };
+      return {
+        lines: all.slice(begin, end),
+        maxScroll,
+        atTop: complete && begin === 0,
+        owners: allOwners.slice(begin, end),
+      };
     },
     lines: layout,
     forget(eventId) {
@@ -137,21 +153,28 @@ export function entryKey(entry: ScrollEntry): string {
       return `n${entry.id}`;
     case "pending":
       return `p${entry.id}`;
+    case "rewound":
+      return `r${entry.first}`;
   }
 }
 
-/** What a cached layout depends on besides key and width (an event row is immutable). */
+/**
+ * What a cached layout depends on besides key and width. An event row changes only when a rewind
+ * marks it (it is then drawn dim).
+ */
 function entrySource(entry: ScrollEntry): string {
   switch (entry.kind) {
     case "event":
-      return "";
+      return entry.event.rewound_at ? "r" : "";
     case "call":
       // Its result arriving, or the spinner turning while it runs, lays it out again.
-      return `${entry.result?.id ?? ""}:${entry.spinner ?? ""}`;
+      return `${entry.result?.id ?? ""}:${entry.spinner ?? ""}${entry.call.rewound_at ? ":r" : ""}`;
     case "stream":
       return `${entry.reasoning.length}:${entry.reasoning}\u0000${entry.text}`;
     case "notice":
     case "pending":
       return entry.text;
+    case "rewound":
+      return `${entry.count}:${entry.open}:${entry.at.getTime()}`;
   }
 }

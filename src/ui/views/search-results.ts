@@ -80,7 +80,7 @@ function hitRow(
 }
 
 /** "21:30:05" today, "Nov 22 21:30" before. */
-function timeText(at: Date, now: Date): string {
+export function timeText(at: Date, now: Date): string {
   const two = (n: number) => String(n).padStart(2, "0");
   const clock = `${two(at.getHours())}:${two(at.getMinutes())}`;
   if (at.toDateString() === now.toDateString()) return `${clock}:${two(at.getSeconds())}`;
