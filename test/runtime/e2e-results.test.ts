@@ -351,3 +351,100 @@ describe("warren -p --output-schema", () => {
     expect(fake.requests).toHaveLength(0);
   });
 });
+
+describe("a plain wait's entry", () => {
+  const schema = { type: "object", properties: { n: { type: "integer" } }, required: ["n"] };
+
+  /** The root forks `child` (with `extra`), then waits for the oldest mail after `delayMs`. */
+  function plainWaitScript(extra: Record<string, unknown>, delayMs = 0) {
+    return [
+      {
+        agent: "root",
+        match: isFirst,
+        reply: {
+          toolCalls: [
+            {
+              name: "fork",
+              arguments: { name: "child", prompt: "go", context: "fresh", ...extra },
+            },
+          ],
+        },
+      },
+      {
+        agent: "root",
+        match: after("fork"),
+        reply: { toolCalls: [{ name: "wait", arguments: { timeout: 30 } }], delayMs },
+      },
+      { agent: "root", match: after("wait"), reply: { text: "got it" } },
+    ];
+  }
+
+  it("carries final and result for mail waiting in the mailbox (a final send under a schema)", async () => {
+    const fake = e2e.fake();
+    fake.script([
+      // The root asks for its wait only once the child's mail is in (the take, not a handoff).
+      ...plainWaitScript({ output_schema: schema }, 1500),
+      {
+        agent: "child",
+        match: isFirst,
+        reply: {
+          toolCalls: [
+            { name: "send", arguments: { to: "parent", message: '{"n": 4}', final: true } },
+          ],
+        },
+      },
+    ]);
+    const run = await e2e.prompt("ask the child");
+    expect(run.stderr).toBe("");
+    const [, afterFork, afterWait] = requestsOf(fake, "root");
+    expect(lastToolResults(afterWait!)[0]!.value).toEqual({
+      from: forkedIds(afterFork!).child,
+      from_name: "child",
+      message: '{"n": 4}',
+      final: true,
+      result: { n: 4 },
+    });
+  });
+
+  it("carries final (no result without a schema) for final text handed to a blocked wait", async () => {
+    const fake = e2e.fake();
+    fake.script([
+      ...plainWaitScript({}),
+      // Answers once the root is blocked in its wait: the send hands the mail over (handoff.ts).
+      { agent: "child", match: isFirst, reply: { text: "four", delayMs: 1500 } },
+    ]);
+    const run = await e2e.prompt("ask the child");
+    expect(run.stderr).toBe("");
+    const [, afterFork, afterWait] = requestsOf(fake, "root");
+    expect(lastToolResults(afterWait!)[0]!.value).toEqual({
+      from: forkedIds(afterFork!).child,
+      from_name: "child",
+      message: "four",
+      final: true,
+    });
+    const mail = await mailOf(e2e.db(), run.json!.tree_id);
+    expect(mail.map((m) => [m.body, m.final])).toEqual([["four", true]]);
+  });
+
+  it("a result handed to a blocked wait, and a send that is not final carries neither mark", async () => {
+    const fake = e2e.fake();
+    fake.script([
+      ...plainWaitScript({ output_schema: schema }),
+      {
+        agent: "child",
+        match: isFirst,
+        reply: {
+          toolCalls: [{ name: "send", arguments: { to: "parent", message: '{"n": 5}' } }],
+          delayMs: 1500,
+        },
+      },
+      { agent: "child", match: after("send"), reply: { text: "" } },
+    ]);
+    const run = await e2e.prompt("ask the child");
+    expect(run.stderr).toBe("");
+    const [, , afterWait] = requestsOf(fake, "root");
+    const value = lastToolResults(afterWait!)[0]!.value as Record<string, unknown>;
+    expect(value).toMatchObject({ message: '{"n": 5}', result: { n: 5 } });
+    expect(value).not.toHaveProperty("final");
+  });
+});
