@@ -31,7 +31,7 @@ export const mail = pgTable(
     body: text("body").notNull(),
     /**
      * A child's final answer: the text its turn ended with, mailed for it because it sent its
-     * parent nothing in that turn (runtime/final-answer.ts), or a `send {final: true}`.
+     * parent nothing in that turn (mail/final-answer.ts), or its `send {final: true}` to its parent.
      */
     final: boolean("final").notNull().default(false),
     /**
