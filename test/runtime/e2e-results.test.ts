@@ -379,6 +379,15 @@ describe("a plain wait's entry", () => {
     ];
   }
 
+  /** Runs the prompt; what the root's wait returned, and who sent it (the child). */
+  async function askChild(fake: ReturnType<typeof e2e.fake>) {
+    const run = await e2e.prompt("ask the child");
+    expect(run.stderr).toBe("");
+    const [, afterFork, afterWait] = requestsOf(fake, "root");
+    const sender = { from: forkedIds(afterFork!).child, from_name: "child" };
+    return { run, sender, value: lastToolResults(afterWait!)[0]!.value };
+  }
+
   it("carries final and result for mail waiting in the mailbox (a final send under a schema)", async () => {
     const fake = e2e.fake();
     fake.script([
@@ -394,16 +403,8 @@ describe("a plain wait's entry", () => {
         },
       },
     ]);
-    const run = await e2e.prompt("ask the child");
-    expect(run.stderr).toBe("");
-    const [, afterFork, afterWait] = requestsOf(fake, "root");
-    expect(lastToolResults(afterWait!)[0]!.value).toEqual({
-      from: forkedIds(afterFork!).child,
-      from_name: "child",
-      message: '{"n": 4}',
-      final: true,
-      result: { n: 4 },
-    });
+    const { sender, value } = await askChild(fake);
+    expect(value).toEqual({ ...sender, message: '{"n": 4}', final: true, result: { n: 4 } });
   });
 
   it("carries final (no result without a schema) for final text handed to a blocked wait", async () => {
@@ -413,15 +414,8 @@ describe("a plain wait's entry", () => {
       // Answers once the root is blocked in its wait: the send hands the mail over (handoff.ts).
       { agent: "child", match: isFirst, reply: { text: "four", delayMs: 1500 } },
     ]);
-    const run = await e2e.prompt("ask the child");
-    expect(run.stderr).toBe("");
-    const [, afterFork, afterWait] = requestsOf(fake, "root");
-    expect(lastToolResults(afterWait!)[0]!.value).toEqual({
-      from: forkedIds(afterFork!).child,
-      from_name: "child",
-      message: "four",
-      final: true,
-    });
+    const { run, sender, value } = await askChild(fake);
+    expect(value).toEqual({ ...sender, message: "four", final: true });
     const mail = await mailOf(e2e.db(), run.json!.tree_id);
     expect(mail.map((m) => [m.body, m.final])).toEqual([["four", true]]);
   });
@@ -440,10 +434,7 @@ describe("a plain wait's entry", () => {
       },
       { agent: "child", match: after("send"), reply: { text: "" } },
     ]);
-    const run = await e2e.prompt("ask the child");
-    expect(run.stderr).toBe("");
-    const [, , afterWait] = requestsOf(fake, "root");
-    const value = lastToolResults(afterWait!)[0]!.value as Record<string, unknown>;
+    const { value } = await askChild(fake);
     expect(value).toMatchObject({ message: '{"n": 5}', result: { n: 5 } });
     expect(value).not.toHaveProperty("final");
   });
