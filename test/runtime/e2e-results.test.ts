@@ -330,6 +330,18 @@ describe("warren -p --output-schema", () => {
     expect(String(requestsOf(fake, "root")[1]!.lastMessage?.content)).toContain(
       "the message is not one JSON value",
     );
+    // With --json the object is printed all the same, with the error and no result.
+    fake.script([
+      { agent: "root", match: lastUserStartsWith("count the files"), reply: { text: "seven" } },
+      { agent: "root", match: lastUserStartsWith(REPAIR), reply: { text: "still seven" } },
+    ]);
+    const json = await run(true);
+    expect(json.code).toBe(1);
+    const out = JSON.parse(json.stdout) as Record<string, unknown>;
+    expect(out.error).toBe(
+      "the answer does not match --output-schema: the message is not one JSON value (it must be JSON only)",
+    );
+    expect(out).not.toHaveProperty("result");
   });
 
   it("a bad schema file is one line and exit 2, before any model request", async () => {
