@@ -23,4 +23,9 @@ export interface Profile {
   sandbox_network?: NetworkSetting;
   /** "worktree": a child forked with this profile gets its own git worktree (issue 30). */
   isolation?: "worktree";
+  /**
+   * The JSON Schema a child forked with this profile must give its result in, unless the fork
+   * passes its own `output_schema` (that one wins). Checked with ajv when it is loaded.
+   */
+  output_schema?: Record<string, unknown>;
 }

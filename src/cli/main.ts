@@ -24,7 +24,7 @@ const COMMAND_WIDTH = Math.max(...COMMANDS.map((c) => c.name.length));
 
 const TOP_USAGE = `Usage:
   warren [--new | --tree ID] [--approve MODE]    open a tree (the most recent by default)
-  warren -p PROMPT [--json] [--timeout SECONDS] [--approve MODE]
+  warren -p PROMPT [--json] [--timeout SECONDS] [--approve MODE] [--output-schema FILE]
                                                  run PROMPT headless in a new tree
   warren COMMAND [ARGS] [--help]
 
@@ -38,8 +38,14 @@ Options:
   -p, --prompt TEXT  headless: TEXT is the root's first message; prints its last answer
   --json             with -p: print one JSON object {tree_id, agent_id, text, tool_calls,
                      input_tokens, output_tokens, cached_tokens, reasoning_tokens,
-                     cost_usd} (cost_usd: the whole tree's, null without prices)
+                     cost_usd} (cost_usd: the whole tree's, null without prices; with
+                     --output-schema also "result", the answer's parsed value)
   --timeout SECONDS  with -p: give up after SECONDS (exit 124)
+  --output-schema FILE
+                     with -p: FILE is a JSON Schema the root's final answer must match: the
+                     root is told it; an answer that does not match (or is not JSON) is sent
+                     back once with the errors; stdout is then the JSON value alone (--json:
+                     its "result"); still no match: exit 1, the errors on stderr
   --approve MODE     how tool calls the policy marks "ask" are answered in this tree: ask (a
                      person, in any TUI or with warren approve/deny; the TUI's default), all
                      (allowed), none (denied; -p's default; also ask-fail)
@@ -121,6 +127,7 @@ async function topLevel(argv: string[], io: Io): Promise<number> {
       prompt: { type: "string", short: "p" },
       json: { type: "boolean", default: false },
       timeout: { type: "string" },
+      "output-schema": { type: "string" },
       approve: { type: "string" },
       version: { type: "boolean", default: false },
     },
@@ -150,8 +157,13 @@ async function topLevel(argv: string[], io: Io): Promise<number> {
     const timeoutSeconds = parseSeconds(values.timeout, "--timeout", "");
     // Loaded only when used: the runtime and the model SDK are most of a start's import time.
     const { runHeadless } = await import("./prompt.js");
-    return runHeadless({ prompt: values.prompt, json: values.json, timeoutSeconds, approve }, io);
+    const outputSchemaFile = values["output-schema"];
+    return runHeadless(
+      { prompt: values.prompt, json: values.json, timeoutSeconds, approve, outputSchemaFile },
+      io,
+    );
   }
+  if (values["output-schema"] !== undefined) throw new UsageError("--output-schema goes with -p");
   if (values.json) throw new UsageError("--json goes with -p (or a command such as ls --json)");
   if (values.timeout !== undefined) throw new UsageError("--timeout goes with -p");
   if (values.new && values.tree !== undefined) {

@@ -1,5 +1,7 @@
 // `warren -p PROMPT`: a new tree whose root starts on PROMPT; prints the root's last answer once
-// the whole tree has settled. Exit 0 ok, 1 model/runtime error, 124 when --timeout elapsed.
+// the whole tree has settled (with --output-schema: the answer as one JSON value). Exit 0 ok,
+// 1 model/runtime error (or an answer that never matched the schema), 2 bad usage, 124 timeout.
+import fs from "node:fs";
 import { acceptFilesAtStart } from "../runtime/file-changes.js";
 import { loadConfig, modelProblem } from "../config/config.js";
 import { unlistedModelHint } from "../llm/model-list.js";
@@ -7,7 +9,8 @@ import { projectMcpWaiting } from "../mcp/project.js";
 import { settingsWaitingLine } from "../config/claude-settings.js";
 import { outageFilter, wordWarning } from "../db/warning.js";
 import { escapeControl } from "../text/escape.js";
-import type { Io } from "./command.js";
+import { CliError, type Io } from "./command.js";
+import { compileOutputSchema } from "../text/json-schema.js";
 import { firstLine, jsonText } from "../text/format.js";
 import { runPrompt, type PromptRun } from "../runtime/headless.js";
 import { sandboxStartNotice } from "../sandbox/launch.js";
@@ -28,9 +31,14 @@ export interface HeadlessOptions {
   json: boolean;
   timeoutSeconds: number | undefined;
   approve?: ApproveMode;
+  /** --output-schema FILE: a JSON Schema the root's final answer must match. */
+  outputSchemaFile?: string;
 }
 
 export async function runHeadless(options: HeadlessOptions, io: Io): Promise<number> {
+  // Before anything else (no model request, no tree): a bad file is the person's to fix.
+  const outputSchema =
+    options.outputSchemaFile === undefined ? undefined : readOutputSchema(options.outputSchemaFile);
   // The person starts warren here: instruction and agent files never recorded are theirs.
   const unrecorded = acceptFilesAtStart(process.cwd(), io.env);
   if (unrecorded) io.err(`warren: ${unrecorded}`);
@@ -73,6 +81,7 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
         approve: options.approve,
         timeoutMs,
         signal: interrupt.signal,
+        ...(outputSchema ? { outputSchema } : {}),
         onWarning: outageFilter((warning) => io.err(`warren: ${wordWarning(warning)}`)),
       }),
       timeoutMs,
@@ -84,7 +93,12 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
     io.err(`warren: ${timedOutMessage} (the runtime did not stop in time)`);
     return EXIT_TIMEOUT;
   }
-  const error = result.error ?? (result.timedOut ? timedOutMessage : undefined);
+  const mismatch =
+    result.result && !result.result.ok
+      ? `the answer does not match --output-schema: ${result.result.error}`
+      : undefined;
+  const error = result.error ?? (result.timedOut ? timedOutMessage : mismatch);
+  const value = result.result?.ok ? { result: result.result.value } : undefined;
   if (options.json) {
     io.out(
       jsonText({
@@ -97,6 +111,7 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
         cached_tokens: result.cachedTokens,
         reasoning_tokens: result.reasoningTokens,
         cost_usd: result.costUsd,
+        ...(value ?? {}),
         ...(error === undefined ? {} : { error }),
         ...(result.failedAgents
           ? {
@@ -109,6 +124,9 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
           : {}),
       }),
     );
+  } else if (outputSchema) {
+    // stdout is the value alone, one line, or nothing at all.
+    if (value && error === undefined) io.out(jsonText(value.result));
   } else if (result.text) {
     io.out(escapeControl(result.text, { multiline: true }));
   }
@@ -167,4 +185,27 @@ async function expandPrompt(
   const expanded = await found.command.expand(found.args, { cwd, shell });
   for (const warning of expanded.warnings) warn(warning);
   return expanded.text;
+}
+
+/** --output-schema FILE: its JSON Schema, checked with ajv; else a one-line error (exit 2). */
+function readOutputSchema(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? "error";
+    throw new CliError(`--output-schema ${file}: cannot read: ${code}`, 2);
+  }
+  let schema: unknown;
+  try {
+    schema = JSON.parse(text);
+  } catch (err) {
+    throw new CliError(`--output-schema ${file}: not JSON: ${(err as Error).message}`, 2);
+  }
+  const compiled = compileOutputSchema(schema);
+  if (!compiled.ok) throw new CliError(`--output-schema ${file}: ${compiled.error}`, 2);
+  if (typeof schema !== "object" || schema === null) {
+    throw new CliError(`--output-schema ${file}: a JSON Schema must be an object`, 2);
+  }
+  return schema as Record<string, unknown>;
 }

@@ -1,6 +1,6 @@
 // Agent files as profiles (SPEC section 9): Markdown files with YAML front matter (`name`,
 // `description`, `tools`, `model`, and warren's `budget`, `policy`, `isolation`, `file_access`,
-// `sandbox_network`);
+// `sandbox_network`, `output_schema`);
 // the body is the profile's system prompt. Read from, in order of precedence when names clash
 // (after the config's own `profiles`, which win over all of them):
 //   1. <config dir>/agents/*.md        2. ~/.claude/agents/*.md
@@ -20,6 +20,7 @@ import type { Budget } from "../agents/agents.sql.js";
 import { validatePolicy } from "../policy/policy.js";
 import { readText, viewOf, type FileChange } from "./accepted-files.js";
 import { parseNetworkSetting } from "../sandbox/network/rules.js";
+import { compileOutputSchema, typeName } from "../text/json-schema.js";
 import type { Profile } from "../agents/profile.js";
 import { repositoryRoot, warrenConfigDir } from "../paths.js";
 
@@ -71,6 +72,7 @@ const FIELDS = new Set([
   "isolation",
   "file_access",
   "sandbox_network",
+  "output_schema",
   // Claude Code's own fields that warren does not use: accepted without a warning.
   "color",
 ]);
@@ -300,6 +302,18 @@ export function parseAgentText(
       return warn(at("isolation"), '"isolation" must be "worktree"');
     }
     profile.isolation = "worktree";
+  }
+  if (data.output_schema !== undefined && data.output_schema !== null) {
+    // A schema ajv refuses costs the file its schema, not its profile: one warning line.
+    const schema = data.output_schema;
+    if (typeof schema !== "object" || Array.isArray(schema)) {
+      const got = typeName(schema);
+      warn(at("output_schema"), `"output_schema" must be a mapping (a JSON Schema), got ${got}`);
+    } else {
+      const compiled = compileOutputSchema(schema);
+      if (compiled.ok) profile.output_schema = schema as Record<string, unknown>;
+      else warn(at("output_schema"), `"output_schema": ${compiled.error}; not used`);
+    }
   }
   return { name, profile };
 }

@@ -6,6 +6,7 @@ import type { Budget, FileAccess } from "../agents/agents.sql.js";
 import type { Price, Prices } from "../agents/cost.js";
 import { DEFAULT_LIMITS, type Limits } from "../agents/limits.js";
 import { configPath } from "../paths.js";
+import { compileOutputSchema, typeName } from "../text/json-schema.js";
 import type { Profile } from "../agents/profile.js";
 import { poolerSetting, type PoolerMode } from "../db/pooler.js";
 import { EMPTY_SHELL_ENV, validateShellEnv, type ShellEnvConfig } from "../sandbox/env.js";
@@ -263,7 +264,14 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     if (!(key in limits)) throw new ConfigError(`unknown limit "${key}" in ${file}`);
     limits[key as keyof Limits] = positive(value, `limits.${key}`, limits[key as keyof Limits]);
   }
+  const profileWarnings: string[] = [];
   for (const [name, profile] of Object.entries(fc.profiles ?? {})) {
+    const schemaProblem = outputSchemaProblem(profile);
+    if (schemaProblem) {
+      // Like an agent file's: the profile stays, without the schema, and one warning says why.
+      profileWarnings.push(`${file}: profiles.${name}.output_schema: ${schemaProblem}; not used`);
+      delete profile.output_schema;
+    }
     fileAccessSetting(profile?.file_access, `profiles.${name}.file_access`);
     policySetting(profile?.policy, `profiles.${name}.policy`);
     profileSandboxSetting(profile?.sandbox, `profiles.${name}.sandbox`);
@@ -344,6 +352,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     agentFiles: fromFiles.files,
     ...(fromFiles.changes.length > 0 ? { agentFileChanges: fromFiles.changes } : {}),
     warnings: [
+      ...profileWarnings,
       ...fromFiles.warnings,
       ...aliasWarnings,
       ...claudeSettings.warnings,
@@ -621,6 +630,17 @@ export function shellSettingsOf(
     env: config.shellEnv,
     configPath: config.configPath,
   };
+}
+
+/** Why a config profile's `output_schema` cannot be used (ajv's reason), if it cannot. */
+function outputSchemaProblem(profile: Profile | undefined): string | undefined {
+  const schema = profile?.output_schema as unknown;
+  if (schema === undefined || schema === null) return undefined;
+  if (typeof schema !== "object" || Array.isArray(schema)) {
+    return `must be an object (a JSON Schema), got ${typeName(schema)}`;
+  }
+  const compiled = compileOutputSchema(schema);
+  return compiled.ok ? undefined : compiled.error;
 }
 
 /** The file access of an agent with profile `profileName`: the profile's, else the config's. */

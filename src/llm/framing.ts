@@ -125,6 +125,26 @@ export function outputSchemaText(schema: Record<string, unknown>): string {
 }
 
 /**
+ * What the root of `warren -p --output-schema FILE` is told, after its prompt: its final reply is
+ * checked against the schema and sent back once with the problems (runtime/headless.ts).
+ */
+export function rootOutputSchemaText(schema: Record<string, unknown>): string {
+  return (
+    "Your final reply (the one without tool calls) must be one JSON value (JSON only, no other " +
+    "text) valid against this JSON Schema; a reply that is not is sent back to you once with the " +
+    `errors:\n${JSON.stringify(schema)}`
+  );
+}
+
+/** The person's message that sends the root's answer back once (`-p --output-schema`). */
+export function outputRepairText(problems: string): string {
+  return (
+    `Your answer does not match the output schema: ${problems}. Reply with one JSON value ` +
+    "(JSON only, no other text) valid against the schema."
+  );
+}
+
+/**
  * The first message of a child that shares its parent's request as a prefix (SPEC §7): who it now
  * is, that the conversation above was its parent's, the protocol, and its task. The parent's
  * system prompt above names the parent: this message says plainly that the child is not it.

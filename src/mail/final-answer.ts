@@ -43,6 +43,7 @@ export async function mailFinalAnswer(
   answerId: number,
   valid: boolean,
   fence?: { owner: string; epoch: number },
+  result?: { value: unknown },
 ): Promise<FinalAnswer> {
   const [row] = await runPrepared<{
     held: boolean;
@@ -57,6 +58,7 @@ export async function mailFinalAnswer(
     fence?.epoch ?? null,
     fence?.owner ?? null,
     valid,
+    result === undefined ? null : JSON.stringify(result.value),
   ]);
   if (row && !row.held) throw new LeaseLost(agentId);
   return {
@@ -69,7 +71,8 @@ export async function mailFinalAnswer(
 
 /**
  * $1 the child, $2 its answer, $3 the key, $4 the epoch, $5 the lease owner (null: unchecked),
- * $6 whether the text is a valid result (always, without an output schema).
+ * $6 whether the text is a valid result (always, without an output schema), $7 its parsed
+ * value as JSON text (null without an output schema).
  * Due when: the child reports to its parent (caps.reports: the fork tool made it); the answer has
  * text (a valid one); the turn was started by the child's task (its first `user` event) or by its parent's
  * mail; no `send` to the parent succeeded in that turn; and the key is not recorded yet.
@@ -129,6 +132,7 @@ const MAIL_FINAL: Prepared = {
       " and (select tree_id = (select tree_id from me) and state <> 'dead' from recipient)",
     lockSender: false,
     final: "true",
+    result: "$7::jsonb",
   })}, mailed as (
     insert into events (agent_id, tree_id, kind, content, data, key, epoch)
     select $1::uuid, r.tree_id, 'mail_out', 'final answer mailed to ' || r.name,

@@ -37,6 +37,27 @@ export interface HandoffSql {
   lockSender: boolean;
   /** SQL boolean: the mail is a child's final answer (mail.final); false when absent. */
   final?: string;
+  /** SQL jsonb: the message parsed under the sender's output schema (mail.result); else null. */
+  result?: string;
+}
+
+/**
+ * The text of mail as a `wait` for the oldest mail returns it (SQL, from SQL expressions):
+ * `{from, from_name, message}`, then `"final": true` for a child's final answer and `result` (the
+ * parsed value) when its output schema accepted it — the same fields as a fan-in's entry. Built as
+ * text: json has no operator to add a key, and jsonb would reorder the keys the model reads.
+ */
+export function mailResultSql(m: {
+  from: string;
+  fromName: string;
+  body: string;
+  final: string;
+  result: string;
+}): string {
+  return `(left(json_build_object('from', ${m.from}, 'from_name', ${m.fromName},
+                                 'message', ${m.body})::text, -1)
+           || case when ${m.final} then ', "final" : true' else '' end
+           || coalesce(', "result" : ' || (${m.result})::text, '') || '}')`;
 }
 
 /**
@@ -72,10 +93,13 @@ export function mailCtes(p: HandoffSql): string {
   ), he as (
     insert into events (agent_id, tree_id, kind, content, data, key, epoch)
     select ${p.to}, r.tree_id, hw.kind,
-           json_build_object('from', coalesce(${p.from}::text, '${PERSON}'),
-                             'from_name', coalesce((select name from agents where id = ${p.from}),
-                                                   '${PERSON}'),
-                             'message', ${p.body})::text,
+           ${mailResultSql({
+             from: `coalesce(${p.from}::text, '${PERSON}')`,
+             fromName: `coalesce((select name from agents where id = ${p.from}), '${PERSON}')`,
+             body: p.body,
+             final: p.final ?? "false",
+             result: p.result ?? "null::jsonb",
+           })},
            hw.data || jsonb_build_object('mail_ids', jsonb_build_array(hm.id)), hw.key, hw.epoch
       from hw, hb, hm, recipient r
     on conflict (agent_id, key) where key is not null do nothing
@@ -90,9 +114,11 @@ export function mailCtes(p: HandoffSql): string {
      where w.agent_id = ${p.to} and w.key = hw.key and exists (select 1 from hb)
     returning 1
   ), m as (
-    insert into mail (id, tree_id, from_id, to_id, body, consumed_at, consumed_by_event, final)
+    insert into mail (id, tree_id, from_id, to_id, body, consumed_at, consumed_by_event, final,
+                      result)
     select (select id from hm), r.tree_id, ${p.from}, r.id, ${p.body},
-           (select now() from he), (select id from he), ${p.final ?? "false"}
+           (select now() from he), (select id from he), ${p.final ?? "false"},
+           ${p.result ?? "null::jsonb"}
       from recipient r
      where ${p.may}
     returning id

@@ -6,6 +6,7 @@ import {
   boolean,
   check,
   index,
+  jsonb,
   pgTable,
   text,
   timestamp,
@@ -30,9 +31,14 @@ export const mail = pgTable(
     body: text("body").notNull(),
     /**
      * A child's final answer: the text its turn ended with, mailed for it because it sent its
-     * parent nothing in that turn (runtime/final-answer.ts), or a `send {final: true}`.
+     * parent nothing in that turn (mail/final-answer.ts), or its `send {final: true}` to its parent.
      */
     final: boolean("final").notNull().default(false),
+    /**
+     * The message parsed, when the sender has an output schema, the mail goes to its parent and
+     * the schema accepted it (checked once, at the send): what the parent's `wait` reports.
+     */
+    result: jsonb("result"),
     created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     consumed_at: timestamp("consumed_at", { withTimezone: true }),
     consumed_by_event: bigint("consumed_by_event", { mode: "number" }),

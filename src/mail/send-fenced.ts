@@ -32,9 +32,17 @@ type SendRow = {
   content: string | null;
 };
 
+/** What a child's mail to its parent says of itself (see mail.final and mail.result). */
+export interface MailMarks {
+  /** The child's final answer: its `send {final: true}` to its parent. */
+  final?: boolean;
+  /** The message parsed under the child's output schema, which accepted it. */
+  result?: { value: unknown };
+}
+
 export async function sendMailIn(
   q: Queryable,
-  request: SendRequest & { leaseOwner?: string },
+  request: SendRequest & { leaseOwner?: string } & MailMarks,
   record?: ResultStamp,
 ): Promise<FencedReceipt> {
   const body = validateBody(request.body, request.maxBytes);
@@ -45,6 +53,8 @@ export async function sendMailIn(
     request.treeId,
     request.leaseOwner ?? null,
     body,
+    request.final === true,
+    request.result === undefined ? null : JSON.stringify(request.result.value),
     ...(record
       ? [
           record.key,
@@ -72,7 +82,8 @@ export async function sendMailIn(
 
 /**
  * $1 sender (null: the person), $2 recipient, $3 tree, $4 the sender's lease owner (null: not
- * checked), $5 body. `key share` on both rows: it conflicts with the end of the recipient's turn
+ * checked), $5 body, $6 final, $7 result (JSON text or null); with a record, $8 its key, $9 the
+ * epoch, $10 its data. `key share` on both rows: it conflicts with the end of the recipient's turn
  * (`for update`, takePendingMail), so either that sees this mail or this sees its committed `idle`
  * and wakes it, and with a takeover's claim on the sender; not with other sends, so a fan-in's
  * children report to their parent at once. The rows are read as locked (a statement that waited
@@ -95,15 +106,17 @@ const sendText = (record: boolean) => `
     body: "$5::text",
     may: "(select tree_id = $3::uuid and state <> 'dead' from recipient) and (select ok from held)",
     lockSender: record,
+    final: "$6::boolean",
+    result: "$7::jsonb",
   })}${
     record
-      ? `, ${countedCte("$1", "$7", "exists (select 1 from m)")}, result as (
+      ? `, ${countedCte("$1", "$9", "exists (select 1 from m)")}, result as (
     -- The same text as JSON.stringify({status, to, to_name, mail_id}).
     insert into events (agent_id, tree_id, kind, content, data, key, epoch)
     select $1::uuid, $3::uuid, 'tool_result',
            '{"status":"sent","to":' || to_json(r.id::text)::text
              || ',"to_name":' || to_json(r.name)::text || ',"mail_id":' || m.id::text || '}',
-           $8::jsonb, $6::text, $7::bigint
+           $10::jsonb, $8::text, $9::bigint
       from m, recipient r
     returning id, content
   )`

@@ -1,7 +1,6 @@
 // wait: the oldest mail, or fan-in over several agents. Woken by NOTIFY, with a slow safety
 // re-check; consuming mail and recording the event that received it happen in one statement or
 // transaction, so mail is never lost and never delivered twice.
-import { checkResult } from "../text/json-schema.js";
 import type { WorktreeInfo } from "../agents/agents.sql.js";
 import { changesOf, type Changes } from "../agents/worktree.js";
 import { sql } from "drizzle-orm";
@@ -18,9 +17,17 @@ import { UNLISTENED_POLL_MS, type Bus } from "../bus/bus.js";
 import { WakeLoop } from "../bus/wake-loop.js";
 import { blockUntilRechecked } from "./recheck.js";
 import { PERSON } from "../llm/framing.js";
-import { parseHanded, type Handed } from "./handoff.js";
+import { mailResultSql, parseHanded, type Handed } from "./handoff.js";
 
-export type NextMail = { from: string; from_name: string; message: string };
+export interface NextMail {
+  from: string;
+  from_name: string;
+  message: string;
+  /** A child's final answer (a `send {final: true}` or its turn's text mailed for it). */
+  final?: boolean;
+  /** The message parsed, when the sender's output schema accepted it (mail.result). */
+  result?: unknown;
+}
 export type WaitTimeout = { status: "timeout" };
 export type FanInStatus = "received" | "dead" | "failed" | "idle" | "running";
 export interface FanInEntry {
@@ -263,13 +270,14 @@ const TAKE_NEXT: Prepared = {
     ), d as (
       select id, content, data from events where agent_id = $1::uuid and key = $5::text
     ), m as (
-      select id, from_id, body from mail
+      select id, from_id, body, final, result from mail
        where to_id = $1::uuid and consumed_at is null and kind = 'mail'
          and (select held from l) and not exists (select 1 from d)
        order by id limit 1
        for update skip locked
     ), f as (
-      select m.id, m.from_id, m.body, coalesce(a.name, '${PERSON}') as from_name
+      select m.id, m.from_id, m.body, m.final, m.result,
+             coalesce(a.name, '${PERSON}') as from_name
         from m left join agents a on a.id = m.from_id
     ), g as (
       update mail_waits set key = null
@@ -281,13 +289,18 @@ const TAKE_NEXT: Prepared = {
       -- committed, and this insert is refused by the key instead of waiting for it.
       insert into events (agent_id, tree_id, kind, content, data, key, epoch)
       select $1::uuid, (select tree_id from l), $2::text,
-             json_build_object('from', coalesce(f.from_id::text, '${PERSON}'),
-                               'from_name', f.from_name, 'message', f.body)::text,
+             ${mailResultSql({
+               from: `coalesce(f.from_id::text, '${PERSON}')`,
+               fromName: "f.from_name",
+               body: "f.body",
+               final: "f.final",
+               result: "f.result",
+             })},
              $3::jsonb || jsonb_build_object('mail_ids', jsonb_build_array(f.id)),
              $5::text, $6::bigint
         from f
        where (select count(*) from g) >= 0
-      returning id
+      returning id, content
     ), u as (
       update mail set consumed_at = now(), consumed_by_event = (select id from e)
        where id = (select id from f)
@@ -306,6 +319,7 @@ const TAKE_NEXT: Prepared = {
     )
     select coalesce((select held from l), false) as held, f.id as mail_id, f.from_id,
            f.from_name, f.body, (select id from e) as event_id,
+           (select content from e) as event_content,
            (select id from d) as done_id, (select content from d) as done_content,
            (select data from d) as done_data
       from c left join f on exists (select 1 from u)`,
@@ -325,6 +339,7 @@ async function attemptNext(
     from_name: string;
     body: string;
     event_id: string;
+    event_content: string;
     done_id: string | null;
     done_content: string | null;
     done_data: Record<string, unknown> | null;
@@ -343,7 +358,8 @@ async function attemptNext(
   }
   if (row.mail_id !== null) {
     return {
-      result: { from: row.from_id ?? PERSON, from_name: row.from_name, message: row.body },
+      // As recorded (with `final` and `result` when the mail has them: mailResultSql).
+      result: JSON.parse(row.event_content) as NextMail,
       eventId: Number(row.event_id),
       consumedMailIds: [Number(row.mail_id)],
     };
@@ -478,14 +494,15 @@ async function attemptFanIn(
       failure: string | null;
       worktree: WorktreeInfo | null;
       final: boolean | null;
-      output_schema: Record<string, unknown> | null;
+      result: unknown;
+      has_result: boolean | null;
     }>(sql`
       select a.id, a.name, a.state, a.failure, m.id as mail_id, m.body, m.final, a.worktree,
-             a.output_schema
+             m.result, m.result is not null as has_result
         from unnest(${sql.param(fromAgents)}::uuid[]) with ordinality as t(id, ord)
         join agents a on a.id = t.id
         left join lateral (
-          select id, body, final from mail
+          select id, body, final, result from mail
            where to_id = ${request.agentId} and from_id = t.id and consumed_at is null
              and kind = 'mail'
            order by id limit 1
@@ -501,8 +518,8 @@ async function attemptFanIn(
           status: "received",
           message,
           ...(r.final ? { final: true } : {}),
-          // Checked when it was sent (send, mail/final-answer.ts): the value a program reads.
-          ...(r.output_schema ? resultOf(r.output_schema, message) : {}),
+          // Parsed when it was sent (send, mail/final-answer.ts): the value a program reads.
+          ...(r.has_result ? { result: r.result } : {}),
         };
       }
       const status = fanInStatus(r.state, r.failure !== null);
@@ -532,12 +549,6 @@ async function attemptFanIn(
     }
     return { result, eventId, consumedMailIds: mailIds };
   });
-}
-
-/** The parsed result of a child's message under its output schema (empty when it does not parse). */
-function resultOf(schema: Record<string, unknown>, message: string): { result?: unknown } {
-  const checked = checkResult(schema, message);
-  return checked.ok ? { result: checked.value } : {};
 }
 
 /**

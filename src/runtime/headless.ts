@@ -11,6 +11,9 @@ import type { Db } from "../db/client.js";
 import { startRuntime } from "./pool.js";
 import { withRetry } from "../db/retry.js";
 import { outage, type WarningSink } from "../db/warning.js";
+import { outputRepairText, rootOutputSchemaText } from "../llm/framing.js";
+import { sendInput } from "../mail/input.js";
+import { checkResult } from "../text/json-schema.js";
 
 export interface PromptOptions {
   db: Db;
@@ -22,6 +25,11 @@ export interface PromptOptions {
   timeoutMs?: number;
   signal?: AbortSignal;
   onWarning?: WarningSink;
+  /**
+   * `--output-schema`: a JSON Schema (compiled once already) the root's final answer must match.
+   * The root is told it; an answer that does not match is sent back once with the problems.
+   */
+  outputSchema?: Record<string, unknown>;
 }
 
 export interface PromptRun {
@@ -41,6 +49,8 @@ export interface PromptRun {
   /** The tree's other agents whose last turn failed (their model requests failed for good). */
   failedAgents?: { agentId: string; name: string; error: string }[];
   timedOut?: boolean;
+  /** With an output schema: the root's answer parsed, or why it does not match (after the repair). */
+  result?: { ok: true; value: unknown } | { ok: false; error: string };
 }
 
 interface TreeStatus {
@@ -61,9 +71,10 @@ export async function runPrompt(options: PromptOptions): Promise<PromptRun> {
   // The database may go away for a moment (a restart): every read and write here is retried.
   const retry = <T>(fn: () => Promise<T>) =>
     withRetry(fn, { onRetry: (err) => options.onWarning?.(outage(err)) });
+  const schema = options.outputSchema;
   const root = await retry(() =>
     createTree(db, {
-      prompt: options.prompt,
+      prompt: schema ? `${options.prompt}\n\n${rootOutputSchemaText(schema)}` : options.prompt,
       model: config.model.name ?? null,
       cwd: process.cwd(),
       budget: config.rootBudget,
@@ -78,10 +89,23 @@ export async function runPrompt(options: PromptOptions): Promise<PromptRun> {
     onWarning: options.onWarning,
   });
   let timedOut = false;
+  let checked: PromptRun["result"];
+  const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
+  const quiet = () =>
+    settled(db, bus, root.id, deadline, options.signal, (err) => options.onWarning?.(outage(err)));
   try {
-    timedOut = !(await settled(db, bus, root.id, options.timeoutMs, options.signal, (err) =>
-      options.onWarning?.(outage(err)),
-    ));
+    timedOut = !(await quiet());
+    if (schema && !timedOut) {
+      const first = await retry(() => checkAnswer(db, root.id, schema));
+      checked = first;
+      if (first && !first.ok) {
+        // Sent back once, as the person's message: the root repairs its answer in a new turn.
+        // Not retried: a lost reply must not send it twice.
+        await sendInput(db, root.id, outputRepairText(first.error));
+        timedOut = !(await quiet());
+        if (!timedOut) checked = await retry(() => checkAnswer(db, root.id, schema));
+      }
+    }
   } finally {
     await runtime.stop();
     if (timedOut) {
@@ -94,7 +118,28 @@ export async function runPrompt(options: PromptOptions): Promise<PromptRun> {
   }
   const run = await retry(() => summarise(db, root.id, timedOut));
   const tree = await retry(() => listTree(db, root.id, { includeReaped: true }));
-  return { ...run, costUsd: treeCost(tree, config.prices, config.model.name) ?? null };
+  const costUsd = treeCost(tree, config.prices, config.model.name) ?? null;
+  return { ...run, costUsd, ...(checked && !timedOut ? { result: checked } : {}) };
+}
+
+/**
+ * The root's last answer against `schema`: parsed, or the problems (each bad field's path);
+ * undefined when its turn ended in an error instead (that error is the run's).
+ */
+async function checkAnswer(
+  db: Db,
+  rootId: string,
+  schema: Record<string, unknown>,
+): Promise<PromptRun["result"]> {
+  const rows = await db.execute<{ kind: string; content: string }>(sql`
+    select kind, content from events
+     where agent_id = ${rootId} and kind in ('assistant', 'error')
+       and (kind = 'error' or content <> '')
+     order by id desc limit 1`);
+  const last = rows.rows[0];
+  if (last?.kind === "error") return undefined;
+  const check = checkResult(schema, last?.content ?? "");
+  return check.ok ? check : { ok: false, error: check.error };
 }
 
 /** Resolves true once the tree is quiet, false on timeout or abort. */
@@ -102,11 +147,11 @@ async function settled(
   db: Db,
   bus: Awaited<ReturnType<typeof createBus>>,
   treeId: string,
-  timeoutMs: number | undefined,
+  deadlineAt: number | undefined,
   signal: AbortSignal | undefined,
   onRetry: (err: unknown) => void,
 ): Promise<boolean> {
-  const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+  const deadline = deadlineAt ?? Infinity;
   let wake: () => void = () => {};
   // The root's own changes; its children's (CHILD_HINT) are left to the poll below, as deeper
   // descendants' are.

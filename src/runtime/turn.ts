@@ -243,6 +243,7 @@ async function mailFinal(
     answer.id,
     check === undefined || check.ok,
     deps.fence,
+    check?.ok ? { value: check.value } : undefined,
   );
   if (!schema || !check || check.ok || !found.owed || found.sent) return "done";
   if (!found.reminded) {

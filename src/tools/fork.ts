@@ -132,7 +132,10 @@ export const forkTool: Tool<AgentToolContext> = {
             caps: {
               ...granted.caps,
               reports: true,
-              ...(outputSchema ? { output_schema: outputSchema } : {}),
+              // The fork's own schema wins over its profile's (agent file or config).
+              ...(outputSchema || chosen?.output_schema
+                ? { output_schema: outputSchema ?? chosen?.output_schema }
+                : {}),
             },
             ...(isolated
               ? { id: isolated.id, worktree: isolated.worktree, cwd: isolated.worktree.path }

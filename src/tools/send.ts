@@ -40,7 +40,7 @@ export const sendTool: Tool<AgentToolContext> = {
   async run(args, ctx) {
     const checked = checkArgs<{ to: string; message: string; final?: boolean }>(parameters, args);
     if (!checked.ok) return checked;
-    const { to, message } = checked.value;
+    const { to, message, final } = checked.value;
     try {
       // "parent" and ids need no read: the statement checks the recipient's tree and state.
       const toId =
@@ -59,14 +59,17 @@ export const sendTool: Tool<AgentToolContext> = {
       // A child with an output schema mails its parent one JSON value valid against it; refused
       // here, it repairs the result in its own turn.
       const schema = ctx.agent.output_schema;
-      if (schema && toId === ctx.agent.parent_id) {
-        const result = checkResult(schema, message);
-        if (!result.ok) {
+      const toParent = toId === ctx.agent.parent_id;
+      let result: { value: unknown } | undefined;
+      if (schema && toParent) {
+        const check = checkResult(schema, message);
+        if (!check.ok) {
           throw new AgentError(
             "INVALID_ARGS",
-            `/message does not match your output_schema: ${result.error}`,
+            `/message does not match your output_schema: ${check.error}`,
           );
         }
+        result = { value: check.value };
       }
       // The mail and this call's result commit in one statement (effects.ts).
       return await commitOnce(ctx, async () => {
@@ -79,6 +82,9 @@ export const sendTool: Tool<AgentToolContext> = {
             body: message,
             maxBytes: ctx.limits.maxMessageBytes,
             leaseOwner: ctx.fence?.owner,
+            // The parent's wait reports a final answer and its parsed value (mail/wait.ts).
+            final: final === true && toParent,
+            ...(result ? { result } : {}),
           },
           resultStamp(ctx),
         );

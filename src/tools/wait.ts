@@ -35,7 +35,8 @@ export const waitTool: Tool<AgentToolContext> = {
     '{"status":"timeout"}. With from_agents: returns one entry per listed agent, each ' +
     '"received" (with its message), "idle" (it ended its turn without sending), "failed" (its ' +
     'model requests failed for good; "error" says why), "dead" or "running" (still working at ' +
-    "the timeout); it returns as soon as none is running.",
+    "the timeout); it returns as soon as none is running. Mail that is a child's final answer " +
+    'carries "final": true, and "result" (the parsed value) when the child has an output_schema.',
   parameters,
   async run(args, ctx) {
     const checked = checkArgs<{ timeout: number; from_agents?: string[] }>(parameters, args);

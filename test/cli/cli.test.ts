@@ -72,6 +72,8 @@ describe("help and usage", () => {
     const top = await warren(["--help"]);
     expect(top.code).toBe(0);
     expect(top.stdout).toContain("Usage:");
+    expect(top.stdout).toContain("[--output-schema FILE]");
+    expect(top.stdout).toMatch(/ {2}--output-schema FILE\n +with -p: FILE is a JSON Schema/);
     const commands = [
       "ls",
       "log",
@@ -128,6 +130,7 @@ describe("help and usage", () => {
       ["worker", "--threads", "two"],
       ["db"],
       ["db", "restart"],
+      ["--output-schema", "schema.json"],
     ];
     const runs = await Promise.all(cases.map((args) => warren(args)));
     runs.forEach((run, i) => {
@@ -137,6 +140,7 @@ describe("help and usage", () => {
     // node's parseArgs wording, cut to a line of ours.
     expect(runs[0]!.stderr).toMatch(/^warren: -p, --prompt needs a value\n/);
     expect(runs[7]!.stderr).toMatch(/^warren: unknown option --bogus\n/);
+    expect(runs.at(-1)!.stderr).toMatch(/^warren: --output-schema goes with -p\n/);
   });
 
   it("reports a bad config file with exit 2", async () => {

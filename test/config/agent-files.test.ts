@@ -45,6 +45,28 @@ model: inherit
 You review code. You never edit files.
 `;
 
+const COUNT_SCHEMA = {
+  type: "object",
+  properties: { count: { type: "integer" } },
+  required: ["count"],
+  additionalProperties: false,
+};
+
+/** An agent file whose children give their result as COUNT_SCHEMA. */
+const COUNTER = `---
+description: Counts things.
+output_schema:
+  type: object
+  properties:
+    count: {type: integer}
+  required: [count]
+  additionalProperties: false
+---
+You count.
+`;
+
+const escapeRe = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 describe("agent files", () => {
   it("a Claude Code agent file is a profile with its tools mapped and send/wait kept", () => {
     const w = makeWorld();
@@ -128,6 +150,49 @@ Body.
     expect(mine[1]).toBe(`${noFront}:1: no front matter: an agent file starts with a --- line`);
     expect(mine[2]).toBe(`${badField}:4: "file_access" must be "cwd" or "any"`);
     for (const line of found.warnings) expect(line).not.toContain("\n");
+  });
+
+  it("output_schema: a mapping is the profile's; a schema ajv refuses is one warning, the profile kept", () => {
+    const w = makeWorld();
+    const dir = path.join(w.project, ".warren", "agents");
+    put(dir, "counter.md", COUNTER);
+    const bad = put(
+      dir,
+      "broken.md",
+      "---\ndescription: d\noutput_schema: {type: nonsense}\n---\nBody.\n",
+    );
+    const list = put(dir, "listed.md", "---\noutput_schema: [1]\n---\nBody.\n");
+    const found = loadAgentFiles(w.project, w.env);
+    expect(found.profiles.counter?.output_schema).toEqual(COUNT_SCHEMA);
+    expect(found.profiles.broken).toEqual({ system_prompt: "Body.", description: "d" });
+    expect(found.profiles.listed).toEqual({ system_prompt: "Body." });
+    expect(found.warnings).toEqual([
+      expect.stringMatching(
+        new RegExp(`^${escapeRe(bad)}:3: "output_schema": invalid JSON Schema: .+; not used$`),
+      ),
+      `${list}:2: "output_schema" must be a mapping (a JSON Schema), got array`,
+    ]);
+    // The config's own profiles: the same check, one warning naming the config file.
+    const configFile = put(
+      path.join(w.config, "warren"),
+      "config.json",
+      JSON.stringify({
+        profiles: {
+          good: { output_schema: COUNT_SCHEMA },
+          bad: { system_prompt: "p", output_schema: { type: 12 } },
+        },
+      }),
+    );
+    const config = loadConfig({ ...w.env, WARREN_CONFIG: configFile }, w.project);
+    expect(config.profiles.good).toEqual({ output_schema: COUNT_SCHEMA });
+    expect(config.profiles.bad).toEqual({ system_prompt: "p" });
+    expect(config.warnings).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^${escapeRe(configFile)}: profiles\\.bad\\.output_schema: invalid JSON Schema: .+; not used$`,
+        ),
+      ),
+    );
   });
 
   it("precedence: config > user warren > user .claude > project .warren > project .claude", () => {
@@ -230,5 +295,57 @@ describe("agent files end to end", () => {
         .at(-1)!
         .messages.some((m) => m.content?.includes("LGTM")),
     ).toBe(true);
+  });
+  it("a fork with a profile that declares output_schema gets it; the fork's own wins", async () => {
+    const w = makeWorld();
+    put(path.join(w.project, ".warren", "agents"), "counter.md", COUNTER);
+    const nameSchema = { type: "object", properties: { name: { type: "string" } } };
+    const final = (message: string) => ({
+      toolCalls: [{ name: "send", arguments: { to: "parent", message, final: true } }],
+    });
+    fake.script([
+      {
+        agent: "root",
+        times: 1,
+        reply: {
+          toolCalls: [
+            { name: "fork", arguments: { name: "a", prompt: "Count.", profile: "counter" } },
+            {
+              name: "fork",
+              arguments: {
+                name: "b",
+                prompt: "Name it.",
+                profile: "counter",
+                output_schema: nameSchema,
+              },
+            },
+            { name: "wait", arguments: { timeout: 30, from_agents: ["a", "b"] } },
+          ],
+        },
+      },
+      { agent: "a", times: 1, reply: final('{"count": 3}') },
+      // Under the profile's schema this would be refused: the fork's schema is the one checked.
+      { agent: "b", times: 1, reply: final('{"name": "x"}') },
+      { agent: "root", times: 1, reply: { text: "Counted." } },
+    ]);
+    const env = warrenEnv({ databaseUrl: database().url, modelUrl: fake.baseURL });
+    env.HOME = w.home;
+    env.XDG_CONFIG_HOME = w.config;
+    const run = await runWarren(["-p", "Count.", "--timeout", "60"], env, w.project);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    // Told its schema (stored as jsonb: the keys in the database's order).
+    const told = (name: string) => requestsOf(fake, name)[0]!.systemPrompt;
+    expect(told("a")).toContain("valid against this JSON Schema");
+    expect(told("a")).toContain('"properties":{"count":{"type":"integer"}}');
+    expect(told("b")).toContain('"properties":{"name":{"type":"string"}}');
+    expect(told("b")).not.toContain('"count"');
+    const waited = lastToolResults(requestsOf(fake, "root")[1]!).find((r) => r.name === "wait");
+    expect(waited?.value).toMatchObject({
+      results: [
+        { name: "a", status: "received", final: true, result: { count: 3 } },
+        { name: "b", status: "received", final: true, result: { name: "x" } },
+      ],
+    });
   });
 });
