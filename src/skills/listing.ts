@@ -8,7 +8,7 @@ import {
   type ExpandOptions,
 } from "./command-files.js";
 import { skillBody, skillsFor, type Skill } from "./skills.js";
-import { shownPath } from "./sources.js";
+import { shownPath, type HeldFile } from "./sources.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -99,6 +99,8 @@ export function findPersonCommand(
 export interface Listing {
   found: string[];
   warnings: string[];
+  /** The project's files waiting for the person's trust, as shown. */
+  held: string[];
 }
 
 /**
@@ -119,12 +121,32 @@ export function skillsAndCommands(
           `${s.name} (${shownPath(s.file, env)})${s.modelInvocable ? "" : " — person only (disable-model-invocation)"}`,
       ),
       warnings: skills.warnings,
+      held: skills.held.map((h) => shownPath(h.file, env)),
     },
     commands: {
       found: files.commands.map((c) => `/${c.name} (${shownPath(c.file, env)})`),
       warnings: files.warnings,
+      held: files.held.map((h) => shownPath(h.file, env)),
     },
   };
+}
+
+/** The project's skill and command files that wait for the person's trust (`warren trust`). */
+export function heldSkillsAndCommands(cwd: string, env: Env = process.env): HeldFile[] {
+  return [...skillsFor(cwd, env).held, ...loadCommandFiles(cwd, env).held];
+}
+
+/**
+ * One line naming the project's skill and command files that wait for trust (`how`: how to trust
+ * where the line is shown); undefined when none waits.
+ */
+export function heldLine(
+  held: readonly string[],
+  what: string,
+  how = "`warren trust`",
+): string | undefined {
+  if (held.length === 0) return undefined;
+  return `waiting for ${how}: ${held.join(", ")} (the project's ${what} are not used until you trust them)`;
 }
 
 /** Two lines (skills, commands) for `warren doctor` and the first screen. */
@@ -142,6 +164,13 @@ export function skillsAndCommandsLines(
     commands.found.length
       ? `commands: ${commands.found.length} (${names(commands.found)})`
       : "commands: none found",
-    ...[...skills.warnings, ...commands.warnings].map((w) => `  warning: ${w}`),
+    ...[
+      ...skills.warnings,
+      ...commands.warnings,
+      heldLine(skills.held, "skills"),
+      heldLine(commands.held, "command files"),
+    ]
+      .filter(Boolean)
+      .map((w) => `  warning: ${w}`),
   ];
 }

@@ -7,7 +7,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { parseFrontMatter, stringField } from "./front-matter.js";
-import { shownPath, sourcesFor, type Source } from "./sources.js";
+import { storeStamp, trustStorePath } from "../trust-store.js";
+import { heldForTrust, shownPath, sourcesFor, type HeldFile, type Source } from "./sources.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -20,7 +21,7 @@ export interface Skill {
   source: Source;
   /** `disable-model-invocation: true`: only the person runs it (as /name). */
   modelInvocable: boolean;
-  /** `allowed-tools` as written (not enforced: see skillWarnings). */
+  /** `allowed-tools` as written: the tools the agent may call while the skill is in use. */
   allowedTools?: string[];
 }
 
@@ -28,6 +29,8 @@ export interface SkillSet {
   /** By name, the first found winning (the person's own folders first). */
   skills: Skill[];
   warnings: string[];
+  /** The project's SKILL.md files waiting for the person's trust (not offered, not run). */
+  held: HeldFile[];
 }
 
 const FIELDS = new Set([
@@ -126,6 +129,7 @@ export function parseSkill(
 
 function scan(cwd: string, env: Env): SkillSet {
   const warnings: string[] = [];
+  const held: HeldFile[] = [];
   const byName = new Map<string, Skill>();
   for (const source of skillSources(cwd, env)) {
     for (const folder of subfolders(source.dir)) {
@@ -136,6 +140,7 @@ function scan(cwd: string, env: Env): SkillSet {
       } catch {
         continue; // a folder without SKILL.md is not a skill
       }
+      if (heldForTrust(source, file, text, env, held)) continue;
       const skill = parseSkill(file, text, source, warnings, env);
       if (!skill) continue;
       const first = byName.get(skill.name);
@@ -146,26 +151,24 @@ function scan(cwd: string, env: Env): SkillSet {
         continue;
       }
       byName.set(skill.name, skill);
-      if (skill.allowedTools) {
-        // Said once, by name: warren offers the agent's own tools while a skill is in use.
-        warnings.push(
-          `skill "${skill.name}": allowed-tools is not enforced (warren does not narrow tools per skill; use a profile)`,
-        );
-      }
     }
   }
-  return { skills: [...byName.values()], warnings };
+  return { skills: [...byName.values()], warnings, held };
 }
 
-const cache = new Map<string, { at: number; set: SkillSet }>();
+const cache = new Map<string, { at: number; trust: string; set: SkillSet }>();
 
-/** The skills for an agent working in `cwd` (rescanned at most every 2 s per process). */
+/**
+ * The skills for an agent working in `cwd`, rescanned at most every 2 s per thread, and at once
+ * when the person trusted something since (a folder trusted mid-session counts from the next turn).
+ */
 export function skillsFor(cwd: string, env: Env = process.env, rescanMs = RESCAN_MS): SkillSet {
   const key = `${env.HOME ?? ""}\0${path.resolve(cwd)}`;
+  const trust = storeStamp(trustStorePath(env));
   const hit = cache.get(key);
-  if (hit && Date.now() - hit.at < rescanMs) return hit.set;
+  if (hit && hit.trust === trust && Date.now() - hit.at < rescanMs) return hit.set;
   const set = scan(cwd, env);
-  cache.set(key, { at: Date.now(), set });
+  cache.set(key, { at: Date.now(), trust, set });
   return set;
 }
 

@@ -62,6 +62,8 @@ export interface ActionsOptions {
   cwd?: string;
   /** Whose home the person's own command files and skills are read from (default: process.env). */
   env?: Record<string, string | undefined>;
+  /** `config` changed in place (`/trust`): the runtime's threads take it too. */
+  configChanged?: () => void;
 }
 
 export function createActions(options: ActionsOptions): Actions {
@@ -110,6 +112,8 @@ export function createActions(options: ActionsOptions): Actions {
   const base = {
     db,
     config,
+    cwd,
+    env: options.env ?? process.env,
     controller,
     current,
     say,
@@ -131,6 +135,7 @@ export function createActions(options: ActionsOptions): Actions {
       tasks: options.tasks,
       quit: options.quit,
       onChange: options.onChange,
+      configChanged: () => options.configChanged?.(),
     },
   };
 

@@ -38,6 +38,8 @@ export interface TuiOptions {
   stdout: NodeJS.WriteStream;
   /** Keys typed before the TUI was up, handled as if typed now. */
   typedAhead?: string;
+  /** `config` changed in place (`/trust`): the runtime's threads take it too. */
+  onConfigChange?: (config: Config) => void;
   /** Called after each painted frame; `screenText` reads the screen buffer's rows. */
   onFrame?: (screenText: () => string[]) => void;
 }
@@ -124,6 +126,8 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     tasks: () => update({ type: "tasks-open" }),
     quit: () => void quit(),
     onChange: clock.request,
+    env: options.env,
+    configChanged: () => options.onConfigChange?.(config),
   });
   const notifier = createNotifier({
     enabled: config.notify,
