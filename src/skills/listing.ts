@@ -29,7 +29,10 @@ export interface PersonCommands {
   warnings: string[];
 }
 
-/** A skill run by the person: its instructions, then what they typed. */
+/**
+ * A skill run by the person: its instructions, then what they typed. The first line names the
+ * skill (skillRunIn reads it back: the skill's allowed-tools hold for that turn).
+ */
 function skillMessage(skill: Skill, args: string): string {
   const body = skillBody(skill);
   const head = `Use the skill "${skill.name}" (${shownPath(skill.dir, {})}):`;
@@ -82,6 +85,14 @@ export function personCommands(
     });
   }
   return { commands, warnings };
+}
+
+/**
+ * The skill a person's message runs (`/name ARGS` sent skillMessage's text), or undefined. Anyone
+ * who types that first line gets the skill's narrowing, never more: it only ever takes tools away.
+ */
+export function skillRunIn(text: string): string | undefined {
+  return /^Use the skill "([A-Za-z0-9][A-Za-z0-9._-]{0,63})" \(/.exec(text)?.[1];
 }
 
 /** The person command `text` (`/name ARGS`) names, with its arguments; undefined for none. */

@@ -6,9 +6,18 @@
 // when it calls the `skill` tool (tools/skill.ts). A skill that cannot be used is one warning.
 import fs from "node:fs";
 import path from "node:path";
+import { parseClaudeRule, type SettingsRule } from "../policy/claude-rules.js";
 import { parseFrontMatter, stringField } from "./front-matter.js";
 import { storeStamp, trustStorePath } from "../trust-store.js";
-import { heldForTrust, shownPath, sourcesFor, type HeldFile, type Source } from "./sources.js";
+import {
+  heldForTrust,
+  homeOf,
+  projectRoot,
+  shownPath,
+  sourcesFor,
+  type HeldFile,
+  type Source,
+} from "./sources.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -23,6 +32,12 @@ export interface Skill {
   modelInvocable: boolean;
   /** `allowed-tools` as written: the tools the agent may call while the skill is in use. */
   allowedTools?: string[];
+  /**
+   * `allowedTools` as allow rules (claude-rules.ts): while the skill is in use a call none of them
+   * covers is refused (runtime/skill-scope.ts). An entry warren cannot map is one warning and
+   * allows nothing, so the list only ever narrows.
+   */
+  allowedRules?: SettingsRule[];
 }
 
 export interface SkillSet {
@@ -109,13 +124,14 @@ export function parseSkill(
   if (tools !== undefined && tools !== null) {
     const listed =
       typeof tools === "string"
-        ? tools.split(/[,\s]+/)
+        ? splitToolList(tools)
         : Array.isArray(tools) && tools.every((t) => typeof t === "string")
           ? (tools as string[])
           : undefined;
     if (!listed) return warn(2, `"allowed-tools" must be a comma-separated string or a list`);
     allowedTools = listed.map((t) => t.trim()).filter(Boolean);
   }
+  const allowedRules = allowedTools && toolRules(name, allowedTools, dir, warnings, env);
   return {
     name,
     description,
@@ -123,8 +139,47 @@ export function parseSkill(
     file,
     source,
     modelInvocable: disable !== true,
-    ...(allowedTools ? { allowedTools } : {}),
+    ...(allowedTools ? { allowedTools, allowedRules } : {}),
   };
+}
+
+/**
+ * `Read, Grep, Bash(git status:*)` or `Bash(git add:*) Bash(git commit:*)`: split on commas and
+ * spaces outside parentheses (a Bash pattern holds spaces).
+ */
+export function splitToolList(text: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let word = "";
+  for (const c of text) {
+    if (c === "(") depth++;
+    else if (c === ")") depth = Math.max(0, depth - 1);
+    if (depth === 0 && (c === "," || /\s/.test(c))) {
+      if (word) out.push(word);
+      word = "";
+    } else word += c;
+  }
+  if (word) out.push(word);
+  return out;
+}
+
+/** The skill's `allowed-tools` as allow rules; one warning per entry warren cannot map. */
+function toolRules(
+  name: string,
+  listed: readonly string[],
+  dir: string,
+  warnings: string[],
+  env: Env,
+): SettingsRule[] {
+  const source = `skill "${name}" allowed-tools`;
+  const base = { root: projectRoot(dir), cwd: projectRoot(dir), home: homeOf(env) };
+  const rules: SettingsRule[] = [];
+  for (const text of listed) {
+    const rule = parseClaudeRule(text, "allow", source, base);
+    if ("warning" in rule) warnings.push(`${rule.warning} (that tool stays refused while it is in use)`);
+    else rules.push(rule);
+  }
+  return rules;
 }
 
 function scan(cwd: string, env: Env): SkillSet {
