@@ -77,8 +77,14 @@ function claudeSources(file: string, cwd: string, warnings: string[]): Source[] 
  */
 function fromCodex(entry: unknown, env: Env): unknown {
   if (!isObject(entry)) return entry;
-  const { startup_timeout_sec, tool_timeout_sec, http_headers, enabled, bearer_token_env_var, ...rest } =
-    entry;
+  const {
+    startup_timeout_sec,
+    tool_timeout_sec,
+    http_headers,
+    enabled,
+    bearer_token_env_var,
+    ...rest
+  } = entry;
   void enabled;
   let headers = http_headers;
   if (bearer_token_env_var !== undefined) {

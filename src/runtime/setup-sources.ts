@@ -132,7 +132,10 @@ function skillSources(ctx: SourceContext): SetupSource[] {
     {
       label: "commands",
       files: commands.found,
-      warnings: [...commands.warnings, ...held(heldLine(commands.held, "command files", ctx.trustHow))],
+      warnings: [
+        ...commands.warnings,
+        ...held(heldLine(commands.held, "command files", ctx.trustHow)),
+      ],
     },
   ];
 }

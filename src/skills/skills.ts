@@ -176,7 +176,8 @@ function toolRules(
   const rules: SettingsRule[] = [];
   for (const text of listed) {
     const rule = parseClaudeRule(text, "allow", source, base);
-    if ("warning" in rule) warnings.push(`${rule.warning} (that tool stays refused while it is in use)`);
+    if ("warning" in rule)
+      warnings.push(`${rule.warning} (that tool stays refused while it is in use)`);
     else rules.push(rule);
   }
   return rules;

@@ -30,7 +30,9 @@ beforeAll(async () => {
     }
     const mcp = new Server({ name: "auth", version: "1" }, { capabilities: { tools: {} } });
     mcp.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: [{ name: "whoami", description: "Says who you are.", inputSchema: { type: "object" } }],
+      tools: [
+        { name: "whoami", description: "Says who you are.", inputSchema: { type: "object" } },
+      ],
     }));
     mcp.setRequestHandler(CallToolRequestSchema, () => ({
       content: [{ type: "text", text: "authorized" }],
