@@ -82,7 +82,9 @@ function trust(dir: string, io: Io): number {
       `nothing to trust in ${dir}: no .claude/settings.json, .claude/settings.local.json, skill, command file or .mcp.json waiting (looked up to the repository root)`,
     );
   }
-  io.out("trusted; warren applies them from its next start (a file changed since waits again)");
+  io.out(
+    "trusted; a warren started from now applies them, a running TUI with /trust (a file changed since waits again)",
+  );
   return 0;
 }
 

@@ -3,7 +3,9 @@
 // ~/.claude/skills, ~/.codex/skills, the project's .warren/skills and .claude/skills /
 // .agents/skills from the working directory up to the repository root. The model is offered only
 // each skill's name and description (skillsPromptBlock); the body and the folder's files reach it
-// when it calls the `skill` tool (tools/skill.ts). A skill that cannot be used is one warning.
+// when it calls the `skill` tool (tools/skill.ts). A skill that cannot be used is one warning. A
+// project's SKILL.md waits for the person's trust (sources.ts heldForTrust); `allowed-tools` is
+// read into allow rules that narrow the agent while the skill is in use (runtime/skill-scope.ts).
 import fs from "node:fs";
 import path from "node:path";
 import { parseClaudeRule, type SettingsRule } from "../policy/claude-rules.js";
