@@ -315,17 +315,20 @@ Options:
   },
   {
     name: "trust",
-    summary: "trust a project's own settings files and .mcp.json (or --list, --revoke)",
+    summary:
+      "trust a project's own settings, skill and command files and .mcp.json (or --list, --revoke)",
     usage: `Usage: warren trust [DIR]
        warren trust --list
        warren trust --revoke [DIR]
 
 A cloned repository is not trusted: what its own files could run or widen waits until you
 trust them: .claude/settings.json and .claude/settings.local.json (their permissions.allow
-rules, env and hooks; their deny and ask rules apply at once) and .mcp.json (its servers).
-trust shows what each file of DIR (default: this directory; files are looked for up to the
-repository root) turns on and trusts it as it is now; a file changed since waits again.
-Your own ~/.claude/settings.json needs no trust. warren applies them from its next start.
+rules, env and hooks; their deny and ask rules apply at once), its skill and command files
+(.claude/skills, .agents/skills, .warren/skills, .claude/commands, .warren/commands) and
+.mcp.json (its servers). trust shows what each file of DIR (default: this directory; files are
+looked for up to the repository root) turns on and trusts it as it is now; a file changed since
+waits again. Your own ~/.claude/ and ~/.codex/ files need no trust. A warren started from now
+applies them (in a running TUI, /trust applies them at once).
 
 Options:
   --list      the files trusted (and .mcp.json files allowed), with when

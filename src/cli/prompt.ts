@@ -16,7 +16,12 @@ import { runPrompt, type PromptRun } from "../runtime/headless.js";
 import { sandboxStartNotice } from "../sandbox/launch.js";
 import { withDatabase } from "./scope.js";
 import type { ApproveMode } from "../policy/policy.js";
-import { findPersonCommand, personCommands } from "../skills/listing.js";
+import {
+  findPersonCommand,
+  heldLine,
+  heldSkillsAndCommands,
+  personCommands,
+} from "../skills/listing.js";
 import { commandShell } from "../runtime/command-shell.js";
 import type { Config } from "../config/config.js";
 
@@ -51,6 +56,12 @@ export async function runHeadless(options: HeadlessOptions, io: Io): Promise<num
   // Project settings files whose allow rules, env or hooks wait for `warren trust`: one line.
   const untrusted = settingsWaitingLine(config.claudeSettings);
   if (untrusted) io.err(`warren: ${escapeControl(untrusted)}`);
+  // The project's skill and command files waiting for it: one line.
+  const held = heldLine(
+    heldSkillsAndCommands(process.cwd(), io.env).map((h) => h.file),
+    "skill and command files",
+  );
+  if (held) io.err(`warren: ${escapeControl(held)}`);
   if (config.model.name && !modelProblem(config.model)) {
     const hint = await unlistedModelHint({ ...config.model, model: config.model.name });
     if (hint) io.err(`warren: ${hint}`);

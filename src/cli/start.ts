@@ -161,6 +161,12 @@ async function runTuiSession(session: Session, modules: TuiModules): Promise<voi
       stdin: process.stdin,
       stdout: process.stdout,
       typedAhead: session.typedAhead,
+      // `/trust`: the threads running the tree's agents take the newly trusted settings.
+      onConfigChange: (next) =>
+        void runtime?.then(
+          (r) => r.reconfigure(next),
+          () => undefined,
+        ),
     });
     session.warnings.showIn(tui.warn);
     // The first frame is on the screen: now the threads may load (they take seconds of CPU).

@@ -1,6 +1,6 @@
 // `warren trust [DIR]`: the person trusts a project folder's own files as they are now (SPEC §9):
-// `.claude/settings.json` / `settings.local.json` (their allow rules, env, hooks) and `.mcp.json`
-// (its servers, as `warren mcp allow`). Shown first, then remembered by path and content
+// `.claude/settings.json` / `settings.local.json` (their allow rules, env, hooks), its skill and
+// command files, and `.mcp.json` (its servers, as `warren mcp allow`). Shown first, then remembered by path and content
 // (config/trust.ts); a file changed since waits again. `--list` names what is trusted, `--revoke`
 // forgets a folder's files.
 import fs from "node:fs";
@@ -10,6 +10,7 @@ import { revokeTrust, trustedEntries, trustFiles, trustGate } from "../config/tr
 import { rememberAllow } from "../mcp/allow.js";
 import { allowLines, findProjectMcpFile, parseProjectMcp } from "../mcp/project.js";
 import { HOOK_EVENTS } from "../hooks/config.js";
+import { heldSkillsAndCommands } from "../skills/listing.js";
 import { escapeControl } from "../text/escape.js";
 import { errorMessage } from "../tools/tool.js";
 import {
@@ -59,6 +60,12 @@ function trust(dir: string, io: Io): number {
     trustFiles([gate]);
     trusted++;
   }
+  // The project's skill and command files as read now: each is what a model or a /command would use.
+  for (const held of heldSkillsAndCommands(dir, io.env)) {
+    io.out(`trusting ${escapeControl(held.file)}: ${skillOrCommand(held.file)}`);
+    trustFiles([held.gate]);
+    trusted++;
+  }
   if (mcpFile) {
     const content = readOrFail(mcpFile);
     const project = parseProjectMcp(mcpFile, content, io.env);
@@ -72,10 +79,12 @@ function trust(dir: string, io: Io): number {
   }
   if (trusted === 0) {
     throw new CliError(
-      `nothing to trust in ${dir}: no .claude/settings.json, .claude/settings.local.json or .mcp.json with something to run (looked up to the repository root)`,
+      `nothing to trust in ${dir}: no .claude/settings.json, .claude/settings.local.json, skill, command file or .mcp.json waiting (looked up to the repository root)`,
     );
   }
-  io.out("trusted; warren applies them from its next start (a file changed since waits again)");
+  io.out(
+    "trusted; a warren started from now applies them, a running TUI with /trust (a file changed since waits again)",
+  );
   return 0;
 }
 
@@ -101,6 +110,13 @@ function describe(content: string, file: string, settings: ClaudeSettings): stri
   }
   if (lines.length === 0) lines.push("(nothing in it waits for trust)");
   return lines;
+}
+
+/** How a held file is described: a skill's SKILL.md, or a command file. */
+function skillOrCommand(file: string): string {
+  return path.basename(file) === "SKILL.md"
+    ? `the skill ${path.basename(path.dirname(file))} (offered to the model)`
+    : `the command /${path.basename(file, ".md")} (its text, and any !\`cmd\` in it through the policy)`;
 }
 
 function readOrFail(file: string): string {

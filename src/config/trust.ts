@@ -1,35 +1,29 @@
 // A cloned repository is not trusted (SPEC §9): what a project's own files could run or widen —
-// `.claude/settings*.json`'s allow rules, env and hooks; `.mcp.json`'s servers — applies only once
-// the person trusted those files as they are now (`warren trust`, `/trust`). Remembered per file
-// by its path and content (a changed file waits again), in warren's home (`trusted-files.json`),
-// which the sandbox hides: an agent cannot trust a file for itself. `.mcp.json` keeps its own
-// store (mcp/allow.ts, `warren mcp allow`); trusting a folder allows its `.mcp.json` too.
+// `.claude/settings*.json`'s allow rules, env and hooks; its skill and command files (checked in
+// skills/sources.ts); `.mcp.json`'s servers — applies only once the person trusted those files as
+// they are now (`warren trust`, `/trust`). Remembered per file by its path and content (a changed
+// file waits again), in warren's home (the stores live in trust-store.ts, below every layer that
+// asks), which the sandbox hides: an agent cannot trust a file for itself. `.mcp.json` keeps its
+// own store (mcp/allow.ts, `warren mcp allow`); trusting a folder allows its `.mcp.json` too.
 import path from "node:path";
+import { allowStorePath } from "../mcp/allow.js";
 import {
   allowedEntries,
-  allowKey,
-  allowStorePath,
   canonicalFile,
   forgetAllows,
   isAllowed,
   rememberAllow,
+  trustGate,
+  trustStorePath,
   type ProjectAllow,
-} from "../mcp/allow.js";
-import { warrenHome } from "../paths.js";
+} from "../trust-store.js";
+
+export { trustGate, trustStorePath };
 
 type Env = Record<string, string | undefined>;
 
 /** A project file's trust key: its real path, its content's key, the store to ask. */
 export type TrustGate = ProjectAllow;
-
-export function trustStorePath(env: Env = process.env): string {
-  return path.join(warrenHome(env), "trusted-files.json");
-}
-
-export function trustGate(file: string, content: string, env: Env): TrustGate {
-  const real = canonicalFile(file);
-  return { file: real, key: allowKey(real, content), store: trustStorePath(env) };
-}
 
 export function isTrusted(gate: TrustGate): boolean {
   return isAllowed(gate);

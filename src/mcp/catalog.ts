@@ -211,6 +211,8 @@ interface Cached {
   at: number;
   fingerprint: string;
   tools: McpTool[];
+  /** The servers that might start when the lists were last read (a newly allowed one is waited for). */
+  seen: Set<string>;
   reading?: Promise<McpTool[]>;
 }
 
@@ -220,7 +222,9 @@ const cache = new WeakMap<Record<string, McpServerConfig>, Cached>();
  * The MCP tools this thread offers, from the stored lists: read at most every 2 s (after the
  * first read in the background: a request gets the list as last read), and the same array while
  * the lists are unchanged (the model adapter and the context estimate keep what they derive from
- * it). No servers configured: no query at all. A failed read keeps the last list.
+ * it). No servers configured: no query at all. A failed read keeps the last list. A server that
+ * may start and was not among those of the last read (a `.mcp.json` allowed mid-session) is
+ * waited for as on the first read (firstListing), so the next request offers its tools.
  */
 export async function mcpToolsFor(
   db: Db,
@@ -230,17 +234,19 @@ export async function mcpToolsFor(
   if (!servers || Object.keys(servers).length === 0) return [];
   let cached = cache.get(servers);
   if (!cached) {
-    cached = { at: 0, fingerprint: "", tools: [] };
+    cached = { at: 0, fingerprint: "", tools: [], seen: new Set() };
     cache.set(servers, cached);
   }
   const entry = cached;
-  if (Date.now() - entry.at < REREAD_MS) return entry.tools;
-  // Only the servers that may start: a project .mcp.json's once it is allowed (checked on each
-  // re-read, so `/mcp allow` shows within one).
+  // Only the servers that may start: a project .mcp.json's once it is allowed (its store is
+  // stat'ed per call, read again only when it changed).
   const allowed = allowedOnly(servers);
-  entry.reading ??= (
-    entry.at === 0 ? firstListing(db, allowed, onWarning) : readCatalog(db, allowed)
-  )
+  const isNew = () => Object.keys(allowed).some((name) => !entry.seen.has(name));
+  // A read under way may predate the allow: it ends first, then this one waits if still needed.
+  if (entry.reading && isNew()) await entry.reading;
+  const first = entry.at === 0 || isNew();
+  if (!first && Date.now() - entry.at < REREAD_MS) return entry.tools;
+  entry.reading ??= (first ? firstListing(db, allowed, onWarning) : readCatalog(db, allowed))
     .then((rows) => {
       const fingerprint = rows.map((r) => `${r.server}:${r.config_hash}:${r.fetched_at}`).join(",");
       if (fingerprint !== entry.fingerprint) {
@@ -248,6 +254,7 @@ export async function mcpToolsFor(
         entry.fingerprint = fingerprint;
       }
       entry.at = Date.now();
+      entry.seen = new Set(Object.keys(allowed));
       return entry.tools;
     })
     .catch(() => entry.tools)
@@ -255,7 +262,7 @@ export async function mcpToolsFor(
       entry.reading = undefined;
     });
   // Read once: a stale list is offered while the next read runs, so no request waits for it.
-  return entry.at > 0 ? entry.tools : entry.reading;
+  return first ? entry.reading : entry.tools;
 }
 
 /** How often the first read looks again for a list the process's refresh is fetching. */

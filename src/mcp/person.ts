@@ -70,20 +70,43 @@ function claudeSources(file: string, cwd: string, warnings: string[]): Source[] 
   return out;
 }
 
-/** Codex's keys, in warren's words (its timeouts are `_sec`, its headers `http_headers`). */
-function fromCodex(entry: unknown): unknown {
+/**
+ * Codex's keys, in warren's words (its timeouts are `_sec`, its headers `http_headers`, its
+ * `bearer_token_env_var` the name of the variable holding an HTTP server's bearer token); a
+ * string is one line saying why the entry is not used.
+ */
+function fromCodex(entry: unknown, env: Env): unknown {
   if (!isObject(entry)) return entry;
-  const { startup_timeout_sec, tool_timeout_sec, http_headers, enabled, ...rest } = entry;
+  const {
+    startup_timeout_sec,
+    tool_timeout_sec,
+    http_headers,
+    enabled,
+    bearer_token_env_var,
+    ...rest
+  } = entry;
   void enabled;
+  let headers = http_headers;
+  if (bearer_token_env_var !== undefined) {
+    if (typeof bearer_token_env_var !== "string" || bearer_token_env_var === "") {
+      return "bearer_token_env_var must name an environment variable";
+    }
+    const token = env[bearer_token_env_var];
+    if (!token) {
+      return `bearer_token_env_var names ${bearer_token_env_var}, which is not set in warren's environment`;
+    }
+    // Taken as the value, not expanded again: a token is never read as ${VAR} text.
+    headers = { ...(isObject(http_headers) ? http_headers : {}), Authorization: `Bearer ${token}` };
+  }
   return {
     ...rest,
-    ...(http_headers !== undefined ? { headers: http_headers } : {}),
+    ...(headers !== undefined ? { headers } : {}),
     ...(startup_timeout_sec !== undefined ? { startup_timeout_seconds: startup_timeout_sec } : {}),
     ...(tool_timeout_sec !== undefined ? { call_timeout_seconds: tool_timeout_sec } : {}),
   };
 }
 
-function codexSource(file: string, warnings: string[]): Source[] {
+function codexSource(file: string, env: Env, warnings: string[]): Source[] {
   let text: string;
   try {
     text = fs.readFileSync(file, "utf8");
@@ -106,7 +129,10 @@ function codexSource(file: string, warnings: string[]): Source[] {
   const entries: Record<string, unknown> = {};
   for (const [name, entry] of Object.entries(parsed.mcp_servers)) {
     if (isObject(entry) && entry.enabled === false) continue; // turned off there: off here
-    entries[name] = fromCodex(entry);
+    const mapped = fromCodex(entry, env);
+    if (typeof mapped === "string") {
+      warnings.push(`${file}: mcp_servers.${name}: ${mapped} (that server is not used)`);
+    } else entries[name] = mapped;
   }
   return [{ file, where: `${file}: mcp_servers`, entries }];
 }
@@ -126,7 +152,7 @@ export function loadPersonMcp(
   const codexFile = path.join(home, ".codex", "config.toml");
   const sources = [
     ...claudeSources(claudeFile, cwd, warnings),
-    ...codexSource(codexFile, warnings),
+    ...codexSource(codexFile, env, warnings),
   ];
   const taken = new Set(defaults.taken ?? []);
   const servers: Record<string, McpServerConfig> = {};

@@ -175,3 +175,25 @@ export async function decideCall(
   if (tool === "bash" && !shellParserLoaded()) await loadShellParser();
   return decide(base, chain, tool, args, cwd, settings);
 }
+
+/**
+ * Whether allow `rules` (a skill's allowed-tools) cover the call: a bash command only when every
+ * simple command of it matches one and nothing in it is opaque, as settings allow rules are read.
+ * Loads the shell parser for bash when this thread has not yet.
+ */
+export async function rulesCover(
+  rules: readonly SettingsRule[],
+  tool: string,
+  args: unknown,
+  cwd?: string,
+): Promise<boolean> {
+  if (tool === "bash" && !shellParserLoaded()) await loadShellParser();
+  const subject = callSubject(tool, args, cwd);
+  const call = {
+    tool,
+    subject,
+    ...(tool === "bash" && { shell: analyseShell(subject) }),
+    ...(cwd !== undefined && { cwd }),
+  };
+  return settingsVerdict(rules, call) === "allow";
+}

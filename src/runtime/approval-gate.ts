@@ -23,6 +23,7 @@ import { guardedWriteTarget } from "./guarded-files.js";
 import { hasHooks, notificationHooks, preToolUse, type HookSite } from "./hook-calls.js";
 import type { ToolRunDeps } from "./run-deps.js";
 import { noteTool, recordApprovalWait } from "../telemetry/spans.js";
+import { skillRefusal } from "./skill-scope.js";
 
 /** The call's decision on its `execute_tool` span: allow or deny, and who decided. */
 function decided(call: ToolCall, decision: "allow" | "deny", by: string): void {
@@ -56,15 +57,19 @@ export async function gateCall(
   // once each (no rule for the tree covers it): guarded-files.ts says why.
   const guarded = guardedWriteTarget(call.name, args, ctx.cwd) !== undefined;
   const verdict = guarded && policy.verdict === "allow" ? "ask" : policy.verdict;
+  const { subject } = policy;
+  const what = subject ? `${call.name} (${shown(subject)})` : call.name;
+  if (verdict === "deny") decided(call, "deny", "policy");
+  if (verdict === "deny") return fail("NOT_ALLOWED", `${what} is denied by the tool policy`);
+  // A skill in use narrows what the policy allows or asks, never widens it.
+  const narrowed = await skillRefusal(db, agent.id, ctx.cwd, call.name, args, what);
+  if (narrowed) decided(call, "deny", "skill");
+  if (narrowed) return narrowed;
   // Without PreToolUse hooks an allowed call goes at once, as it always did.
   if (verdict === "allow" && !hasHooks(deps.config, "PreToolUse")) {
     decided(call, "allow", "policy");
     return undefined;
   }
-  const { subject } = policy;
-  const what = subject ? `${call.name} (${shown(subject)})` : call.name;
-  if (verdict === "deny") decided(call, "deny", "policy");
-  if (verdict === "deny") return fail("NOT_ALLOWED", `${what} is denied by the tool policy`);
   const site: HookSite = {
     db,
     config: deps.config,

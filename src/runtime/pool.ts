@@ -50,6 +50,11 @@ const STOP_GRACE_MS = 5_000;
 
 export interface Runtime {
   threads: number;
+  /**
+   * The person trusted a project's files mid-session: every thread (and any started later) takes
+   * `config`'s trust-dependent parts (config/reload.ts) for its next tool call and turn.
+   */
+  reconfigure(config: Config): void;
   stop(): Promise<void>;
 }
 
@@ -184,6 +189,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
   return {
     threads,
+    reconfigure(config) {
+      data.config = config;
+      for (const slot of slots) slot?.worker.postMessage({ type: "config", config });
+    },
     async stop() {
       stopping = true;
       for (const timer of restartTimers) clearTimeout(timer);

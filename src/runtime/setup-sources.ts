@@ -10,7 +10,7 @@ import type { Config } from "../config/config.js";
 import { allowedOnly } from "../mcp/allow.js";
 import { projectMcpWaiting } from "../mcp/project.js";
 import { settingsLines, settingsWaitingLine } from "../config/claude-settings.js";
-import { skillsAndCommands } from "../skills/listing.js";
+import { heldLine, skillsAndCommands } from "../skills/listing.js";
 import { instructionsFor } from "./instructions.js";
 
 type Env = Record<string, string | undefined>;
@@ -116,12 +116,27 @@ function settingsSource({ config, shown, trustHow }: SourceContext): SetupSource
   return { label: "settings", files, warnings: waiting ? [waiting] : [] };
 }
 
-/** Skills (offered to the model by name) and the person's command files (`/name ARGS`). */
+/**
+ * Skills (offered to the model by name) and the person's command files (`/name ARGS`); a project's
+ * that wait for trust are one line each kind.
+ */
 function skillSources(ctx: SourceContext): SetupSource[] {
   const { skills, commands } = skillsAndCommands(ctx.cwd, ctx.builtins, ctx.env);
+  const held = (line: string | undefined) => (line ? [line] : []);
   return [
-    { label: "skills", files: skills.found, warnings: skills.warnings },
-    { label: "commands", files: commands.found, warnings: commands.warnings },
+    {
+      label: "skills",
+      files: skills.found,
+      warnings: [...skills.warnings, ...held(heldLine(skills.held, "skills", ctx.trustHow))],
+    },
+    {
+      label: "commands",
+      files: commands.found,
+      warnings: [
+        ...commands.warnings,
+        ...held(heldLine(commands.held, "command files", ctx.trustHow)),
+      ],
+    },
   ];
 }
 

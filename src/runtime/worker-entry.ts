@@ -6,6 +6,7 @@ import { existsSync, readFileSync, unlinkSync } from "node:fs";
 import os from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 import type { Config } from "../config/config.js";
+import { applyTrusted } from "../config/reload.js";
 import { isTransient, shownError } from "../db/retry.js";
 import { notice, outage, type Warning } from "../db/warning.js";
 import { errorMessage } from "../tools/tool.js";
@@ -127,7 +128,9 @@ async function main(): Promise<void> {
   // After a burst, once all of this thread's turns are blocked or gone (heap-trim.ts).
   const trim = startHeapTrim({ isQuiet: () => scheduler.busyCount() === 0 });
   running = { scheduler, services, trim, telemetry };
-  port!.on("message", (message: { type: string }) => {
+  port!.on("message", (message: { type: string; config?: Config }) => {
+    // `/trust` mid-session: the same object every turn reads, its trusted parts replaced.
+    if (message.type === "config" && message.config) applyTrusted(config, message.config);
     if (message.type !== "stop") return;
     void (async () => {
       const current = running;

@@ -8,7 +8,14 @@
 import fs from "node:fs";
 import path from "node:path";
 import { parseFrontMatter, stringField } from "./front-matter.js";
-import { projectRoot, shownPath, sourcesFor, type Source } from "./sources.js";
+import {
+  heldForTrust,
+  projectRoot,
+  shownPath,
+  sourcesFor,
+  type HeldFile,
+  type Source,
+} from "./sources.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -25,6 +32,8 @@ export interface CommandFile {
 export interface CommandSet {
   commands: CommandFile[];
   warnings: string[];
+  /** The project's command files waiting for the person's trust (not offered as commands). */
+  held: HeldFile[];
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]*$/;
@@ -102,6 +111,7 @@ export function loadCommandFiles(
   reserved: ReadonlySet<string> = new Set(),
 ): CommandSet {
   const warnings: string[] = [];
+  const held: HeldFile[] = [];
   const byName = new Map<string, CommandFile>();
   for (const source of commandSources(cwd, env)) {
     const nested = !source.dir.endsWith(path.join(".codex", "prompts"));
@@ -115,6 +125,7 @@ export function loadCommandFiles(
         warnings.push(`${shownPath(file, env)}: cannot be read; skipped`);
         continue;
       }
+      if (heldForTrust(source, file, text, env, held)) continue;
       const command = parseCommandFile(file, name, text, source, warnings, env);
       if (!command) continue;
       const key = name.toLowerCase();
@@ -134,7 +145,7 @@ export function loadCommandFiles(
       byName.set(key, command);
     }
   }
-  return { commands: [...byName.values()], warnings };
+  return { commands: [...byName.values()], warnings, held };
 }
 
 /** A command as shown in /help and completion: `/review [area]`. */

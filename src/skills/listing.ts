@@ -8,7 +8,7 @@ import {
   type ExpandOptions,
 } from "./command-files.js";
 import { skillBody, skillsFor, type Skill } from "./skills.js";
-import { shownPath } from "./sources.js";
+import { shownPath, type HeldFile } from "./sources.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -29,7 +29,10 @@ export interface PersonCommands {
   warnings: string[];
 }
 
-/** A skill run by the person: its instructions, then what they typed. */
+/**
+ * A skill run by the person: its instructions, then what they typed. The first line names the
+ * skill (skillRunIn reads it back: the skill's allowed-tools hold for that turn).
+ */
 function skillMessage(skill: Skill, args: string): string {
   const body = skillBody(skill);
   const head = `Use the skill "${skill.name}" (${shownPath(skill.dir, {})}):`;
@@ -84,6 +87,14 @@ export function personCommands(
   return { commands, warnings };
 }
 
+/**
+ * The skill a person's message runs (`/name ARGS` sent skillMessage's text), or undefined. Anyone
+ * who types that first line gets the skill's narrowing, never more: it only ever takes tools away.
+ */
+export function skillRunIn(text: string): string | undefined {
+  return /^Use the skill "([A-Za-z0-9][A-Za-z0-9._-]{0,63})" \(/.exec(text)?.[1];
+}
+
 /** The person command `text` (`/name ARGS`) names, with its arguments; undefined for none. */
 export function findPersonCommand(
   commands: readonly PersonCommand[],
@@ -99,6 +110,8 @@ export function findPersonCommand(
 export interface Listing {
   found: string[];
   warnings: string[];
+  /** The project's files waiting for the person's trust, as shown. */
+  held: string[];
 }
 
 /**
@@ -119,12 +132,32 @@ export function skillsAndCommands(
           `${s.name} (${shownPath(s.file, env)})${s.modelInvocable ? "" : " — person only (disable-model-invocation)"}`,
       ),
       warnings: skills.warnings,
+      held: skills.held.map((h) => shownPath(h.file, env)),
     },
     commands: {
       found: files.commands.map((c) => `/${c.name} (${shownPath(c.file, env)})`),
       warnings: files.warnings,
+      held: files.held.map((h) => shownPath(h.file, env)),
     },
   };
+}
+
+/** The project's skill and command files that wait for the person's trust (`warren trust`). */
+export function heldSkillsAndCommands(cwd: string, env: Env = process.env): HeldFile[] {
+  return [...skillsFor(cwd, env).held, ...loadCommandFiles(cwd, env).held];
+}
+
+/**
+ * One line naming the project's skill and command files that wait for trust (`how`: how to trust
+ * where the line is shown); undefined when none waits.
+ */
+export function heldLine(
+  held: readonly string[],
+  what: string,
+  how = "`warren trust`",
+): string | undefined {
+  if (held.length === 0) return undefined;
+  return `waiting for ${how}: ${held.join(", ")} (the project's ${what} are not used until you trust them)`;
 }
 
 /** Two lines (skills, commands) for `warren doctor` and the first screen. */
@@ -142,6 +175,13 @@ export function skillsAndCommandsLines(
     commands.found.length
       ? `commands: ${commands.found.length} (${names(commands.found)})`
       : "commands: none found",
-    ...[...skills.warnings, ...commands.warnings].map((w) => `  warning: ${w}`),
+    ...[
+      ...skills.warnings,
+      ...commands.warnings,
+      heldLine(skills.held, "skills"),
+      heldLine(commands.held, "command files"),
+    ]
+      .filter(Boolean)
+      .map((w) => `  warning: ${w}`),
   ];
 }

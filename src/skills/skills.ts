@@ -3,11 +3,23 @@
 // ~/.claude/skills, ~/.codex/skills, the project's .warren/skills and .claude/skills /
 // .agents/skills from the working directory up to the repository root. The model is offered only
 // each skill's name and description (skillsPromptBlock); the body and the folder's files reach it
-// when it calls the `skill` tool (tools/skill.ts). A skill that cannot be used is one warning.
+// when it calls the `skill` tool (tools/skill.ts). A skill that cannot be used is one warning. A
+// project's SKILL.md waits for the person's trust (sources.ts heldForTrust); `allowed-tools` is
+// read into allow rules that narrow the agent while the skill is in use (runtime/skill-scope.ts).
 import fs from "node:fs";
 import path from "node:path";
+import { parseClaudeRule, type SettingsRule } from "../policy/claude-rules.js";
 import { parseFrontMatter, stringField } from "./front-matter.js";
-import { shownPath, sourcesFor, type Source } from "./sources.js";
+import { storeStamp, trustStorePath } from "../trust-store.js";
+import {
+  heldForTrust,
+  homeOf,
+  projectRoot,
+  shownPath,
+  sourcesFor,
+  type HeldFile,
+  type Source,
+} from "./sources.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -20,14 +32,22 @@ export interface Skill {
   source: Source;
   /** `disable-model-invocation: true`: only the person runs it (as /name). */
   modelInvocable: boolean;
-  /** `allowed-tools` as written (not enforced: see skillWarnings). */
+  /** `allowed-tools` as written: the tools the agent may call while the skill is in use. */
   allowedTools?: string[];
+  /**
+   * `allowedTools` as allow rules (claude-rules.ts): while the skill is in use a call none of them
+   * covers is refused (runtime/skill-scope.ts). An entry warren cannot map is one warning and
+   * allows nothing, so the list only ever narrows.
+   */
+  allowedRules?: SettingsRule[];
 }
 
 export interface SkillSet {
   /** By name, the first found winning (the person's own folders first). */
   skills: Skill[];
   warnings: string[];
+  /** The project's SKILL.md files waiting for the person's trust (not offered, not run). */
+  held: HeldFile[];
 }
 
 const FIELDS = new Set([
@@ -106,13 +126,14 @@ export function parseSkill(
   if (tools !== undefined && tools !== null) {
     const listed =
       typeof tools === "string"
-        ? tools.split(/[,\s]+/)
+        ? splitToolList(tools)
         : Array.isArray(tools) && tools.every((t) => typeof t === "string")
           ? (tools as string[])
           : undefined;
     if (!listed) return warn(2, `"allowed-tools" must be a comma-separated string or a list`);
     allowedTools = listed.map((t) => t.trim()).filter(Boolean);
   }
+  const allowedRules = allowedTools && toolRules(name, allowedTools, dir, warnings, env);
   return {
     name,
     description,
@@ -120,12 +141,53 @@ export function parseSkill(
     file,
     source,
     modelInvocable: disable !== true,
-    ...(allowedTools ? { allowedTools } : {}),
+    ...(allowedTools ? { allowedTools, allowedRules } : {}),
   };
+}
+
+/**
+ * `Read, Grep, Bash(git status:*)` or `Bash(git add:*) Bash(git commit:*)`: split on commas and
+ * spaces outside parentheses (a Bash pattern holds spaces).
+ */
+export function splitToolList(text: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let word = "";
+  for (const c of text) {
+    if (c === "(") depth++;
+    else if (c === ")") depth = Math.max(0, depth - 1);
+    if (depth === 0 && (c === "," || /\s/.test(c))) {
+      if (word) out.push(word);
+      word = "";
+    } else word += c;
+  }
+  if (word) out.push(word);
+  return out;
+}
+
+/** The skill's `allowed-tools` as allow rules; one warning per entry warren cannot map. */
+function toolRules(
+  name: string,
+  listed: readonly string[],
+  dir: string,
+  warnings: string[],
+  env: Env,
+): SettingsRule[] {
+  const source = `skill "${name}" allowed-tools`;
+  const base = { root: projectRoot(dir), cwd: projectRoot(dir), home: homeOf(env) };
+  const rules: SettingsRule[] = [];
+  for (const text of listed) {
+    const rule = parseClaudeRule(text, "allow", source, base);
+    if ("warning" in rule)
+      warnings.push(`${rule.warning} (that tool stays refused while it is in use)`);
+    else rules.push(rule);
+  }
+  return rules;
 }
 
 function scan(cwd: string, env: Env): SkillSet {
   const warnings: string[] = [];
+  const held: HeldFile[] = [];
   const byName = new Map<string, Skill>();
   for (const source of skillSources(cwd, env)) {
     for (const folder of subfolders(source.dir)) {
@@ -136,6 +198,7 @@ function scan(cwd: string, env: Env): SkillSet {
       } catch {
         continue; // a folder without SKILL.md is not a skill
       }
+      if (heldForTrust(source, file, text, env, held)) continue;
       const skill = parseSkill(file, text, source, warnings, env);
       if (!skill) continue;
       const first = byName.get(skill.name);
@@ -146,26 +209,24 @@ function scan(cwd: string, env: Env): SkillSet {
         continue;
       }
       byName.set(skill.name, skill);
-      if (skill.allowedTools) {
-        // Said once, by name: warren offers the agent's own tools while a skill is in use.
-        warnings.push(
-          `skill "${skill.name}": allowed-tools is not enforced (warren does not narrow tools per skill; use a profile)`,
-        );
-      }
     }
   }
-  return { skills: [...byName.values()], warnings };
+  return { skills: [...byName.values()], warnings, held };
 }
 
-const cache = new Map<string, { at: number; set: SkillSet }>();
+const cache = new Map<string, { at: number; trust: string; set: SkillSet }>();
 
-/** The skills for an agent working in `cwd` (rescanned at most every 2 s per process). */
+/**
+ * The skills for an agent working in `cwd`, rescanned at most every 2 s per thread, and at once
+ * when the person trusted something since (a folder trusted mid-session counts from the next turn).
+ */
 export function skillsFor(cwd: string, env: Env = process.env, rescanMs = RESCAN_MS): SkillSet {
   const key = `${env.HOME ?? ""}\0${path.resolve(cwd)}`;
+  const trust = storeStamp(trustStorePath(env));
   const hit = cache.get(key);
-  if (hit && Date.now() - hit.at < rescanMs) return hit.set;
+  if (hit && hit.trust === trust && Date.now() - hit.at < rescanMs) return hit.set;
   const set = scan(cwd, env);
-  cache.set(key, { at: Date.now(), set });
+  cache.set(key, { at: Date.now(), trust, set });
   return set;
 }
 

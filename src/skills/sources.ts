@@ -1,10 +1,13 @@
 // Where skills and command files are looked for (SPEC section 9), the person's own folders first:
 // a project's file (which an agent may have written) never shadows one of theirs. Project folders
 // are looked for from the working directory up to the repository root (else the working
-// directory alone), nearest first.
+// directory alone), nearest first. A project's files are held until the person trusts them
+// (`warren trust`, `/trust`), as its settings files are: a cloned repository's skill is instructions
+// to the model, and its command file's !`cmd` a command.
 import os from "node:os";
 import path from "node:path";
 import { repositoryRoot } from "../paths.js";
+import { isAllowed, trustGate, type ProjectAllow } from "../trust-store.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -71,4 +74,28 @@ export function sourcesFor(
 export function shownPath(file: string, env: Env): string {
   const home = homeOf(env);
   return home && file.startsWith(home + path.sep) ? `~${file.slice(home.length)}` : file;
+}
+
+/** A project's skill or command file waiting for the person's trust, as it was read. */
+export interface HeldFile {
+  file: string;
+  gate: ProjectAllow;
+}
+
+/**
+ * Whether `file` of `source`, holding `text`, waits for trust (a project's file not trusted as it
+ * is now); one that does is added to `held`. The person's own files never wait.
+ */
+export function heldForTrust(
+  source: Source,
+  file: string,
+  text: string,
+  env: Env,
+  held: HeldFile[],
+): boolean {
+  if (source.scope === "user") return false;
+  const gate = trustGate(file, text, env);
+  if (isAllowed(gate)) return false;
+  held.push({ file, gate });
+  return true;
 }

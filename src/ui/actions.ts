@@ -67,6 +67,8 @@ export interface ActionsOptions {
   cwd?: string;
   /** Whose home the person's own command files and skills are read from (default: process.env). */
   env?: Record<string, string | undefined>;
+  /** `config` changed in place (`/trust`): the runtime's threads take it too. */
+  configChanged?: () => void;
 }
 
 export function createActions(options: ActionsOptions): Actions {
@@ -115,6 +117,8 @@ export function createActions(options: ActionsOptions): Actions {
   const base = {
     db,
     config,
+    cwd,
+    env: options.env ?? process.env,
     controller,
     current,
     say,
@@ -137,6 +141,7 @@ export function createActions(options: ActionsOptions): Actions {
       rewind: options.rewind ?? (() => complain("/rewind: no picker here; type /rewind N")),
       quit: options.quit,
       onChange: options.onChange,
+      configChanged: () => options.configChanged?.(),
     },
   };
 

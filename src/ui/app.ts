@@ -39,6 +39,8 @@ export interface TuiOptions {
   stdout: NodeJS.WriteStream;
   /** Keys typed before the TUI was up, handled as if typed now. */
   typedAhead?: string;
+  /** `config` changed in place (`/trust`): the runtime's threads take it too. */
+  onConfigChange?: (config: Config) => void;
   /** Called after each painted frame; `screenText` reads the screen buffer's rows. */
   onFrame?: (screenText: () => string[]) => void;
 }
@@ -126,6 +128,8 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     rewind: (agentId, agentName) => dispatch.startRewind(agentId, agentName),
     quit: () => void quit(),
     onChange: clock.request,
+    env: options.env,
+    configChanged: () => options.onConfigChange?.(config),
   });
   const notifier = createNotifier({
     enabled: config.notify,

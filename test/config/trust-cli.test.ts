@@ -69,7 +69,7 @@ describe("/trust in the TUI", () => {
     expect(parseCommand("/trust x")).toMatchObject({ ok: false });
   });
 
-  it("trusts the settings files waiting at start; the next start applies them", async () => {
+  it("trusts the settings files waiting at start; they apply at once, in the running config", async () => {
     const { work, env } = folder();
     const file = path.join(work, ".claude", "settings.json");
     writeFileSync(file, JSON.stringify({ env: { FROM_PROJECT: "1" } }));
@@ -90,6 +90,7 @@ describe("/trust in the TUI", () => {
       onError: (message) => expect.fail(message),
     });
     await controller.start();
+    let changed = 0;
     const actions = createActions({
       db,
       config,
@@ -100,6 +101,9 @@ describe("/trust in the TUI", () => {
       tasks: () => {},
       quit: () => {},
       onChange: () => {},
+      cwd: work,
+      env,
+      configChanged: () => changed++,
     });
     const notices = () =>
       controller
@@ -108,8 +112,10 @@ describe("/trust in the TUI", () => {
         .join("\n");
     try {
       await actions.submit("/trust");
-      expect(notices()).toContain(`trusted ${file} as read at start`);
-      expect(loadConfig(env, work).shellEnv.set).toEqual({ FROM_PROJECT: "1" });
+      expect(notices()).toContain(`trusted ${file}: they apply from the next tool call`);
+      // The running config (and, told by configChanged, every worker thread's) has them now.
+      expect(config.shellEnv.set).toEqual({ FROM_PROJECT: "1" });
+      expect(changed).toBe(1);
     } finally {
       controller.close();
     }

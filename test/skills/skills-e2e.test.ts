@@ -21,6 +21,14 @@ function write(file: string, text: string): void {
   writeFileSync(file, text);
 }
 
+/** `warren trust` in `cwd` (a project's skills and command files wait for it); the env to run with. */
+async function trusted(cwd: string): Promise<Record<string, string>> {
+  const env = { WARREN_HOME: `${cwd}-warren` };
+  const run = await e2e.warren(["trust"], env, cwd);
+  expect(run.code, run.stderr).toBe(0);
+  return env;
+}
+
 describe("skills through warren -p", () => {
   it("offers name and description; the body reaches the model only through the skill tool", async () => {
     const cwd = project();
@@ -33,6 +41,7 @@ describe("skills through warren -p", () => {
       path.join(cwd, ".claude/skills/secret/SKILL.md"),
       "---\nname: secret\ndescription: Person only\ndisable-model-invocation: true\n---\nSECRET-BODY\n",
     );
+    const env = await trusted(cwd);
     const fake = e2e.fake();
     fake.script([
       {
@@ -52,7 +61,7 @@ describe("skills through warren -p", () => {
       },
       { agent: "root", match: after("skill"), reply: { text: "Filled." } },
     ]);
-    const run = await e2e.prompt("Fill the form.", { cwd });
+    const run = await e2e.prompt("Fill the form.", { cwd, env });
     expect(run.code).toBe(0);
     expect(run.json?.text).toBe("Filled.");
     const [first, second, third] = requestsOf(fake, "root");
@@ -82,9 +91,10 @@ describe("command files through warren -p", () => {
   it("runs the command's expanded text as the prompt", async () => {
     const cwd = project();
     write(path.join(cwd, ".claude/commands/review.md"), review);
+    const env = await trusted(cwd);
     const fake = e2e.fake();
     fake.script({ agent: "root", match: isFirst, reply: { text: "Reviewed." } });
-    const run = await e2e.prompt("/review security", { cwd });
+    const run = await e2e.prompt("/review security", { cwd, env });
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const [first] = requestsOf(fake, "root");
@@ -96,12 +106,13 @@ describe("command files through warren -p", () => {
   it("a !`cmd` the policy denies is not run, even under --approve all; stderr says so", async () => {
     const cwd = project();
     write(path.join(cwd, ".claude/commands/review.md"), review);
+    const env = await trusted(cwd);
     const fake = e2e.fake();
     fake.script({ agent: "root", match: isFirst, reply: { text: "Reviewed." } });
     const run = await e2e.prompt("/review security", {
       cwd,
       config: { policy: { bash: "deny" } },
-      env: { WARREN_APPROVE: "all" },
+      env: { ...env, WARREN_APPROVE: "all" },
     });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain(

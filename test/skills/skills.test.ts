@@ -6,8 +6,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { expandCommand, loadCommandFiles } from "../../src/skills/command-files.js";
+import { trustFiles } from "../../src/config/trust.js";
 import {
   findPersonCommand,
+  heldSkillsAndCommands,
   personCommands,
   skillsAndCommands,
   skillsAndCommandsLines,
@@ -35,7 +37,12 @@ function setup() {
   mkdirSync(sub, { recursive: true });
   const home = path.join(base, "home");
   mkdirSync(home);
-  return { base, repo, sub, home, env: { HOME: home } };
+  return { base, repo, sub, home, env: { HOME: home, WARREN_HOME: path.join(base, "warren") } };
+}
+
+/** The project's skill and command files trusted as they are (they wait for it otherwise). */
+function trustAll(cwd: string, env: Record<string, string>): void {
+  trustFiles(heldSkillsAndCommands(cwd, env).map((h) => h.gate));
 }
 
 const skill = (name: string, description: string, body = "Do the thing.", extra = "") =>
@@ -54,6 +61,7 @@ describe("skills", () => {
     write(path.join(repo, ".warren/skills/notes/SKILL.md"), skill("notes", "Write notes"));
     // Above the repository root: not this project's.
     write(path.join(base, ".claude/skills/outside/SKILL.md"), skill("outside", "not read"));
+    trustAll(sub, env);
     const { skills, warnings } = skillsFor(sub, env);
     expect(skills.map((s) => s.name).sort()).toEqual(["csv", "deploy", "lint", "notes", "pdf"]);
     expect(skills.find((s) => s.name === "pdf")!.description).toBe("Fill PDF forms (home)");
@@ -66,6 +74,7 @@ describe("skills", () => {
     write(path.join(repo, ".claude/skills/nodesc/SKILL.md"), "---\nname: nodesc\n---\nbody\n");
     write(path.join(repo, ".claude/skills/plain/SKILL.md"), "no front matter at all\n");
     write(path.join(repo, ".claude/skills/good/SKILL.md"), skill("good", "Fine"));
+    trustAll(repo, env);
     const { skills, warnings } = skillsFor(repo, env);
     expect(skills.map((s) => s.name)).toEqual(["good"]);
     expect(warnings).toHaveLength(3);
@@ -86,6 +95,7 @@ describe("skills", () => {
     );
     write(path.join(repo, ".claude/skills/pdf/forms.md"), "field list");
     write(path.join(repo, ".claude/skills/pdf/scripts/fill.py"), "print(1)");
+    trustAll(repo, env);
     const { skills } = skillsFor(repo, env);
     const block = skillsPromptBlock(skills, 32_768);
     expect(block).toContain("- pdf: Fill PDF forms");
@@ -102,6 +112,7 @@ describe("skills", () => {
       const name = `skill-${String(i).padStart(2, "0")}`;
       write(path.join(repo, `.claude/skills/${name}/SKILL.md`), skill(name, "x".repeat(80)));
     }
+    trustAll(repo, env);
     const { skills } = skillsFor(repo, env);
     const window = 32_768;
     const block = skillsPromptBlock(skills, window);
@@ -114,16 +125,22 @@ describe("skills", () => {
     expect(skillsPromptBlock(skills, 1_000_000)).not.toContain("not listed");
   });
 
-  it("allowed-tools is named once as not enforced", () => {
+  it("allowed-tools is split on commas and spaces outside (), each entry a rule; one it cannot map is a warning", () => {
     const { repo, env } = setup();
     write(
       path.join(repo, ".claude/skills/ro/SKILL.md"),
-      skill("ro", "Read only", "body", "allowed-tools: Read, Grep\n"),
+      skill("ro", "Read only", "body", "allowed-tools: Read, Grep Bash(git status:*), WebFetch\n"),
     );
+    trustAll(repo, env);
     const { skills, warnings } = skillsFor(repo, env);
-    expect(skills[0]!.allowedTools).toEqual(["Read", "Grep"]);
+    expect(skills[0]!.allowedTools).toEqual(["Read", "Grep", "Bash(git status:*)", "WebFetch"]);
+    expect(skills[0]!.allowedRules!.map((r) => r.text)).toEqual([
+      "Read",
+      "Grep",
+      "Bash(git status:*)",
+    ]);
     expect(warnings).toEqual([
-      'skill "ro": allowed-tools is not enforced (warren does not narrow tools per skill; use a profile)',
+      'skill "ro" allowed-tools: "WebFetch" is not applied: warren has no WebFetch tool (that tool stays refused while it is in use)',
     ]);
   });
 });
@@ -139,6 +156,7 @@ describe("command files", () => {
     write(path.join(repo, ".warren/commands/ship.md"), "Ship it");
     write(path.join(repo, ".claude/commands/help.md"), "mine");
     write(path.join(repo, ".claude/commands/bad.md"), "---\ndescription: [\n---\nx");
+    trustAll(sub, env);
     const { commands, warnings } = loadCommandFiles(sub, env, BUILTIN_NAMES);
     expect(commands.map((c) => c.name).sort()).toEqual([
       "explain",
@@ -214,6 +232,7 @@ describe("the person's commands and the listing", () => {
     );
     write(path.join(repo, ".claude/skills/pdf/SKILL.md"), skill("pdf", "PDF forms", "PDF STEPS"));
     write(path.join(repo, ".claude/skills/agents/SKILL.md"), skill("agents", "clashes"));
+    trustAll(repo, env);
     const { commands, warnings } = personCommands(repo, BUILTIN_NAMES, env);
     expect(commands.map((c) => [c.name, c.usage, c.kind])).toEqual([
       ["review", "/review [area] [depth]", "command"],
@@ -232,6 +251,7 @@ describe("the person's commands and the listing", () => {
     write(path.join(repo, ".claude/commands/review.md"), "Review");
     write(path.join(repo, ".claude/skills/pdf/SKILL.md"), skill("pdf", "PDF forms"));
     write(path.join(repo, ".claude/skills/bad/SKILL.md"), "---\n: :\n");
+    trustAll(repo, env);
     const listing = skillsAndCommands(repo, BUILTIN_NAMES, env);
     expect(listing.skills.found).toEqual([
       `pdf (${path.join(repo, ".claude/skills/pdf/SKILL.md")})`,

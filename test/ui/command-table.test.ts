@@ -1,6 +1,8 @@
 // The command table (issue 39 item 5): every command the dispatcher accepts is listed in /help and
 // completes with Tab; the person's command files and skills join /help and completion with their
 // argument hints and run as /name ARGS (the expanded text reaches the viewed agent as input).
+import { trustFiles } from "../../src/config/trust.js";
+import { heldSkillsAndCommands } from "../../src/skills/listing.js";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -87,6 +89,8 @@ describe("the person's commands in the TUI", () => {
       WARREN_HOME: path.join(home, "w"),
       WARREN_CONFIG: path.join(dir, "none.json"),
     };
+    // The project's command files and skills wait for the person's trust.
+    trustFiles(heldSkillsAndCommands(work, env).map((h) => h.gate));
     const config = loadConfig(env, work);
     const db = e2e.db();
     const root = await createTree(db, { name: "tui-root" });

@@ -1,9 +1,13 @@
 // /mcp: the MCP servers with their state and tools, and allowing the project's .mcp.json; /trust:
-// the project's settings files and .mcp.json trusted as read at start.
+// the project's settings files, skill and command files and .mcp.json trusted, applied at once.
+import { loadConfig } from "../../config/config.js";
+import { applyTrusted } from "../../config/reload.js";
 import { trustFiles } from "../../config/trust.js";
 import { wordWarning } from "../../db/warning.js";
 import { isAllowed, rememberAllow } from "../../mcp/allow.js";
 import { allowLines } from "../../mcp/project.js";
+import { heldSkillsAndCommands } from "../../skills/listing.js";
+import { describeFailure } from "../failure.js";
 import type { CommandContext, CommandSpec } from "./types.js";
 
 export const mcp: CommandSpec<"mcp"> = {
@@ -27,27 +31,48 @@ export const mcp: CommandSpec<"mcp"> = {
 export const trust: CommandSpec<"trust"> = {
   name: "trust",
   usage: "/trust",
-  help: "trust this project's own .claude/settings*.json (allow rules, env, hooks) and .mcp.json (servers) as read at start",
+  help: "trust this project's own .claude/settings*.json (allow rules, env, hooks), skill and command files, and .mcp.json (servers); they apply at once",
   parse: (args, _rest, usage) =>
     args.length > 0 ? { error: `/trust takes no arguments (${usage})` } : { name: "trust" },
   async run(ctx) {
+    // The settings files as read at start (the first screen's waiting line); the skill and
+    // command files as the first screen lists them now.
     const waiting = (ctx.config.claudeSettings?.files ?? []).filter(
       (f) => f.state === "waiting" && f.gate,
     );
+    const held = heldSkillsAndCommands(ctx.cwd, ctx.env);
     const project = ctx.config.projectMcp;
     const servers = project && Object.keys(project.servers).length > 0 && !isAllowed(project.allow);
-    if (waiting.length === 0 && !servers) {
+    if (waiting.length === 0 && held.length === 0 && !servers) {
       return ctx.say("nothing here waits for trust (`warren trust --list` lists what is trusted)");
     }
-    if (waiting.length > 0) {
-      trustFiles(waiting.map((f) => f.gate!));
-      ctx.say(
-        `trusted ${waiting.map((f) => f.file).join(", ")} as read at start: their allow rules, env and hooks apply from warren's next start`,
-      );
+    if (waiting.length > 0 || held.length > 0) {
+      trustFiles([...waiting.map((f) => f.gate!), ...held.map((h) => h.gate)]);
+      const named = [...waiting, ...held].map((f) => f.file).join(", ");
+      applyNow(ctx, `trusted ${named}`);
     }
     if (servers) return allowProject(ctx);
   },
 };
+
+/**
+ * The config read again and its trust-dependent parts (settings rules, hooks, env) replaced in
+ * place, here and in every worker thread: they apply from the next tool call. Skills and command
+ * files are read from disk per turn and per command, so they need nothing more.
+ */
+function applyNow(ctx: CommandContext, trusted: string): void {
+  let next;
+  try {
+    next = loadConfig(ctx.env, ctx.cwd);
+  } catch (error) {
+    return ctx.complain(
+      `${trusted}; the config could not be read again (${describeFailure(error)}): settings apply from warren's next start`,
+    );
+  }
+  applyTrusted(ctx.config, next);
+  ctx.ui.configChanged();
+  ctx.say(`${trusted}: they apply from the next tool call`);
+}
 
 /**
  * `/mcp allow`: the project's .mcp.json as read when warren started (what its servers are) is

@@ -39,7 +39,11 @@ export type Parsed<N extends CommandName> = CommandOf<N> | { error: string };
 /** What the TUI gives every handler. */
 export interface CommandContext {
   db: Db;
+  /** The process's config: `/trust` replaces its trust-dependent parts in place (config/reload.ts). */
   config: Config;
+  /** Where warren started (the person's project) and its environment. */
+  cwd: string;
+  env: Record<string, string | undefined>;
   controller: Controller;
   current(): AgentRow | undefined;
   /** A notice in the current view. */
@@ -65,6 +69,8 @@ export interface CommandContext {
     rewind(agentId: string, agentName: string): void;
     quit(): void;
     onChange(): void;
+    /** `config` changed in place (`/trust`): the worker threads take it too. */
+    configChanged(): void;
   };
 }
 

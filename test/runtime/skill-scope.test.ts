@@ -1,0 +1,72 @@
+// When a skill is "in use" (runtime/skill-scope.ts): from the response that loads it, or the turn
+// a person runs it, until that turn ends — read from the agent's events, so a resumed turn is
+// narrowed as before and the next turn is not.
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { appendEvent } from "../../src/agents/events.js";
+import { createTree } from "../../src/agents/tree.js";
+import { skillRefusal } from "../../src/runtime/skill-scope.js";
+import { clearSkillsCache } from "../../src/skills/skills.js";
+import { useTestDatabase } from "../support/db.js";
+
+const database = useTestDatabase();
+const savedHome = process.env.HOME;
+const cwd = mkdtempSync(path.join(os.tmpdir(), "warren-skill-scope-unit-"));
+
+beforeAll(() => {
+  // The person's own skill (never held for trust), in a home of the test's.
+  const home = mkdtempSync(path.join(os.tmpdir(), "warren-skill-scope-home-"));
+  mkdirSync(path.join(home, ".claude/skills/git"), { recursive: true });
+  writeFileSync(
+    path.join(home, ".claude/skills/git/SKILL.md"),
+    "---\nname: git\ndescription: git\nallowed-tools: Bash(git status:*)\n---\nbody\n",
+  );
+  process.env.HOME = home;
+  clearSkillsCache();
+});
+
+afterAll(() => {
+  process.env.HOME = savedHome;
+  clearSkillsCache();
+});
+
+const echo = { command: "echo hi" };
+const refusal = (agentId: string, args = echo) =>
+  skillRefusal(database().db, agentId, cwd, "bash", args, "bash (echo hi)");
+
+describe("a skill in use", () => {
+  it("narrows from the response that loads it until the turn's answer; the next turn is free", async () => {
+    const db = database().db;
+    const root = await createTree(db, { name: "scope-model" });
+    await appendEvent(db, root.id, "user", "look at the repo");
+    expect(await refusal(root.id)).toBeUndefined();
+    await appendEvent(db, root.id, "assistant", "", {
+      tool_calls: [{ id: "c1", name: "skill", arguments: '{"name":"git"}' }],
+    });
+    const refused = await refusal(root.id);
+    expect(refused).toMatchObject({ ok: false, error: { code: "NOT_ALLOWED" } });
+    expect(JSON.stringify(refused)).toContain('the skill \\"git\\" is in use for this turn');
+    expect(await refusal(root.id, { command: "git status" })).toBeUndefined();
+    // Another response in the same turn: still narrowed.
+    await appendEvent(db, root.id, "assistant", "", {
+      tool_calls: [{ id: "c2", name: "bash", arguments: '{"command":"echo hi"}' }],
+    });
+    expect(await refusal(root.id)).toBeDefined();
+    // The turn's answer ends it; the next turn starts free.
+    await appendEvent(db, root.id, "assistant", "done");
+    await appendEvent(db, root.id, "user", "something else");
+    expect(await refusal(root.id)).toBeUndefined();
+  });
+
+  it("run by the person, it narrows that turn only; an interrupt ends it too", async () => {
+    const db = database().db;
+    const root = await createTree(db, { name: "scope-person" });
+    await appendEvent(db, root.id, "user", 'Use the skill "git" (~/.claude/skills/git):\n\nbody');
+    expect(await refusal(root.id)).toBeDefined();
+    await appendEvent(db, root.id, "interrupted", "interrupted");
+    await appendEvent(db, root.id, "user", "go on");
+    expect(await refusal(root.id)).toBeUndefined();
+  });
+});

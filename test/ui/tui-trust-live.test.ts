@@ -1,0 +1,92 @@
+// `/trust` in the TUI applies at once (SPEC §9): the newly trusted folder's settings env, skills,
+// command files and .mcp.json servers count from the next turn, without a restart; the allowed
+// server (slow to start) is waited for before the next model request, as on a first run. In a real
+// terminal (tmux) with the fake model server and @modelcontextprotocol/server-everything.
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { after, lastToolResults, lastUserStartsWith, requestsOf } from "../runtime/e2e-support.js";
+import { warrenEnv } from "../support/warren.js";
+import { startTerminal } from "./tmux.js";
+import { useTuiSuite } from "./tui-suite.js";
+
+const { database, model, terminals } = useTuiSuite();
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const EVERYTHING = path.join(
+  root,
+  "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+);
+
+function write(file: string, text: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
+}
+
+describe("/trust in the TUI", { retry: 1 }, () => {
+  it("applies the folder's env, skills, commands and .mcp.json from the next turn, waiting for the new server", async () => {
+    // Outside /tmp: the MCP server runs in the sandbox, whose /tmp is private.
+    const repo = mkdtempSync(path.join("/var/tmp", "warren-trust-live-"));
+    mkdirSync(path.join(repo, ".git"));
+    write(
+      path.join(repo, ".claude/settings.json"),
+      JSON.stringify({ env: { FROM_SETTINGS: "yes-live" } }),
+    );
+    write(
+      path.join(repo, ".claude/skills/pdf/SKILL.md"),
+      "---\nname: pdf\ndescription: Fill in PDF forms\n---\nPDF-BODY\n",
+    );
+    write(path.join(repo, ".claude/commands/review.md"), "REVIEW-TEXT $ARGUMENTS\n");
+    // Slow to start (3 s): without the wait, the next request would go out before its list.
+    const slow = 'sleep 3; exec "$0" "$1" stdio';
+    write(
+      path.join(repo, ".mcp.json"),
+      JSON.stringify({
+        mcpServers: {
+          ev: { command: "/bin/sh", args: ["-c", slow, process.execPath, EVERYTHING] },
+        },
+      }),
+    );
+    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
+    const configDir = path.join(env.XDG_CONFIG_HOME!, "warren");
+    mkdirSync(configDir, { recursive: true });
+    writeFileSync(
+      path.join(configDir, "config.json"),
+      JSON.stringify({ policy: { bash: "allow", "mcp__ev__*": "allow" } }),
+      { mode: 0o600 },
+    );
+    const echo = { name: "bash", arguments: { command: 'echo "env=[$FROM_SETTINGS]"' } };
+    model().script([
+      { agent: "root", match: lastUserStartsWith("one"), reply: { toolCalls: [echo] } },
+      { agent: "root", match: after("bash"), reply: { text: "first-done" } },
+      { agent: "root", match: lastUserStartsWith("REVIEW-TEXT two"), reply: { toolCalls: [echo] } },
+      { agent: "root", match: after("bash"), reply: { text: "second-done" } },
+    ]);
+    const t = await startTerminal({ env, args: ["--new"], cwd: repo, width: 120, height: 40 });
+    terminals.push(t);
+    await t.waitFor(/\[root [0-9a-f]{8}\]/, 30_000);
+    await t.type("one");
+    await t.keys("Enter");
+    await t.waitFor("first-done", 30_000);
+
+    await t.type("/trust");
+    await t.keys("Enter");
+    await t.waitFor("they apply from the next tool call", 30_000);
+    await t.waitFor("allowed", 30_000);
+    // The command file counts at once: /review is a command now.
+    await t.type("/review two");
+    await t.keys("Enter");
+    await t.waitFor("second-done", 60_000);
+
+    const requests = requestsOf(model(), "root");
+    const [first, second, third] = requests;
+    expect(first!.systemPrompt).not.toContain("- pdf:");
+    expect(first!.tools).not.toContain("mcp__ev__get-env");
+    expect(JSON.stringify(lastToolResults(second!)[0]!.value)).toContain("env=[]");
+    // The next turn: the skill offered, the server's tools waited for, the env in bash.
+    expect(third!.systemPrompt).toContain("- pdf: Fill in PDF forms");
+    expect(third!.tools).toContain("mcp__ev__get-env");
+    const fourth = requests[3]!;
+    expect(JSON.stringify(lastToolResults(fourth)[0]!.value)).toContain("env=[yes-live]");
+  }, 120_000);
+});
