@@ -43,6 +43,8 @@ export async function mailFinalAnswer(
   answerId: number,
   valid: boolean,
   fence?: { owner: string; epoch: number },
+  /** The span of the run that answered, kept with the mail (telemetry on: a span link). */
+  traceContext?: string,
 ): Promise<FinalAnswer> {
   const [row] = await runPrepared<{
     held: boolean;
@@ -57,6 +59,7 @@ export async function mailFinalAnswer(
     fence?.epoch ?? null,
     fence?.owner ?? null,
     valid,
+    traceContext ?? null,
   ]);
   if (row && !row.held) throw new LeaseLost(agentId);
   return {
@@ -69,7 +72,8 @@ export async function mailFinalAnswer(
 
 /**
  * $1 the child, $2 its answer, $3 the key, $4 the epoch, $5 the lease owner (null: unchecked),
- * $6 whether the text is a valid result (always, without an output schema).
+ * $6 whether the text is a valid result (always, without an output schema), $7 the answering
+ * run's traceparent (null: telemetry off).
  * Due when: the child reports to its parent (caps.reports: the fork tool made it); the answer has
  * text (a valid one); the turn was started by the child's task (its first `user` event) or by its parent's
  * mail; no `send` to the parent succeeded in that turn; and the key is not recorded yet.
@@ -129,6 +133,7 @@ const MAIL_FINAL: Prepared = {
       " and (select tree_id = (select tree_id from me) and state <> 'dead' from recipient)",
     lockSender: false,
     final: "true",
+    traceContext: "$7::text",
   })}, mailed as (
     insert into events (agent_id, tree_id, kind, content, data, key, epoch)
     select $1::uuid, r.tree_id, 'mail_out', 'final answer mailed to ' || r.name,

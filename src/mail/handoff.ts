@@ -37,6 +37,8 @@ export interface HandoffSql {
   lockSender: boolean;
   /** SQL boolean: the mail is a child's final answer (mail.final); false when absent. */
   final?: string;
+  /** SQL text: the sending span's traceparent (mail.trace_context); null when absent. */
+  traceContext?: string;
 }
 
 /**
@@ -90,9 +92,11 @@ export function mailCtes(p: HandoffSql): string {
      where w.agent_id = ${p.to} and w.key = hw.key and exists (select 1 from hb)
     returning 1
   ), m as (
-    insert into mail (id, tree_id, from_id, to_id, body, consumed_at, consumed_by_event, final)
+    insert into mail (id, tree_id, from_id, to_id, body, consumed_at, consumed_by_event, final,
+                      trace_context)
     select (select id from hm), r.tree_id, ${p.from}, r.id, ${p.body},
-           (select now() from he), (select id from he), ${p.final ?? "false"}
+           (select now() from he), (select id from he), ${p.final ?? "false"},
+           ${p.traceContext ?? "null"}
       from recipient r
      where ${p.may}
     returning id

@@ -33,6 +33,11 @@ export const mail = pgTable(
      * parent nothing in that turn (runtime/final-answer.ts), or a `send {final: true}`.
      */
     final: boolean("final").notNull().default(false),
+    /**
+     * The W3C traceparent of the span that sent it (the `send` call, or the run whose final
+     * answer this is), so the span that takes it in links back to it; null: telemetry was off.
+     */
+    trace_context: text("trace_context"),
     created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     consumed_at: timestamp("consumed_at", { withTimezone: true }),
     consumed_by_event: bigint("consumed_by_event", { mode: "number" }),

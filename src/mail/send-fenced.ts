@@ -34,7 +34,11 @@ type SendRow = {
 
 export async function sendMailIn(
   q: Queryable,
-  request: SendRequest & { leaseOwner?: string },
+  request: SendRequest & {
+    leaseOwner?: string;
+    /** The sending span's traceparent, kept with the mail (telemetry on: a span link). */
+    traceContext?: string;
+  },
   record?: ResultStamp,
 ): Promise<FencedReceipt> {
   const body = validateBody(request.body, request.maxBytes);
@@ -52,6 +56,7 @@ export async function sendMailIn(
           JSON.stringify({ tool_call_id: record.toolCallId, name: "send" }),
         ]
       : []),
+    request.traceContext ?? null,
   ];
   const [row] = await runPrepared<SendRow>(q, record ? SEND_RECORDED : SEND, values);
   if (row?.lease_held === false) throw new LeaseLost(request.fromId!);
@@ -72,7 +77,8 @@ export async function sendMailIn(
 
 /**
  * $1 sender (null: the person), $2 recipient, $3 tree, $4 the sender's lease owner (null: not
- * checked), $5 body. `key share` on both rows: it conflicts with the end of the recipient's turn
+ * checked), $5 body; with `record` $6-$8 the result's key, epoch and data; last, the sending
+ * span's traceparent (null: telemetry off). `key share` on both rows: it conflicts with the end of the recipient's turn
  * (`for update`, takePendingMail), so either that sees this mail or this sees its committed `idle`
  * and wakes it, and with a takeover's claim on the sender; not with other sends, so a fan-in's
  * children report to their parent at once. The rows are read as locked (a statement that waited
@@ -95,6 +101,7 @@ const sendText = (record: boolean) => `
     body: "$5::text",
     may: "(select tree_id = $3::uuid and state <> 'dead' from recipient) and (select ok from held)",
     lockSender: record,
+    traceContext: record ? "$9::text" : "$6::text",
   })}${
     record
       ? `, ${countedCte("$1", "$7", "exists (select 1 from m)")}, result as (

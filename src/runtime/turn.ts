@@ -41,7 +41,7 @@ import {
 } from "./hook-calls.js";
 import { withModelCap } from "./model-cap.js";
 import { noticeFileChanges } from "./file-changes.js";
-import { endChat, endRun, failChat, startChat } from "../telemetry/spans.js";
+import { endChat, endRun, failChat, startChat, traceparentFor } from "../telemetry/spans.js";
 import { agentCost } from "../agents/cost.js";
 import { mailFinalAnswer } from "../mail/final-answer.js";
 import { checkResult } from "../text/json-schema.js";
@@ -243,6 +243,7 @@ async function mailFinal(
     answer.id,
     check === undefined || check.ok,
     deps.fence,
+    traceparentFor(agent.id),
   );
   if (!schema || !check || check.ok || !found.owed || found.sent) return "done";
   if (!found.reminded) {

@@ -177,6 +177,13 @@ describe("OpenTelemetry export", () => {
       });
       expect(typeof send.attributes["gen_ai.tool.call.id"]).toBe("string");
     }
+    // Mail links sender and receiver: the root's wait links to every child's send (span links),
+    // each link naming the mail it took.
+    const [wait] = byName(spans, "execute_tool wait");
+    expect(wait).toBeDefined();
+    const linked = (s: { traceId: string; spanId: string }) => `${s.traceId}/${s.spanId}`;
+    expect(new Set(wait!.links.map(linked))).toEqual(new Set(sends.map(linked)));
+    for (const link of wait!.links) expect(typeof link.attributes["warren.mail.id"]).toBe("number");
     expect(roots[0]!.resource).toMatchObject({
       "service.name": "warren-test",
       "deployment.environment": "test",
@@ -208,6 +215,47 @@ describe("OpenTelemetry export", () => {
     expect(forks).toHaveLength(CHILDREN.length);
     expect(String(forks[0]!.attributes["gen_ai.tool.call.arguments"])).toContain(SECRET);
   }, 120_000);
+
+  it("links the run that takes mail in to the span that sent it (a child's final answer)", async () => {
+    const fake = await startFakeModel();
+    cleanups.push(() => fake.close());
+    const receiver = await startOtlpReceiver();
+    cleanups.push(() => receiver.close());
+    // The root forks and ends its turn; the child's answer is mailed for it and wakes the root.
+    fake.script([
+      {
+        agent: "root",
+        reply: {
+          toolCalls: [{ name: "fork", arguments: { name: "c1", prompt: "go", context: "fresh" } }],
+        },
+      },
+      { agent: "root", reply: { text: "forked" } },
+      { agent: "root", reply: { text: "thanks" } },
+      { agent: "c1", reply: { delayMs: 300, text: "c1 result" } },
+    ]);
+    const env = warrenEnv({
+      databaseUrl: database().url,
+      modelUrl: fake.baseURL,
+      extra: {
+        WARREN_CONFIG: configFile({}),
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+      },
+    });
+    const run = await runWarren(["-p", "fan out", "--json", "--timeout", "60"], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(fake.requests).toHaveLength(4);
+    const [child] = byName(receiver.spans, "invoke_agent c1");
+    expect(child).toBeDefined();
+    const links = byName(receiver.spans, "invoke_agent root").flatMap((r) => r.links);
+    expect(links).toEqual([
+      {
+        traceId: child!.traceId,
+        spanId: child!.spanId,
+        attributes: { "warren.mail.id": expect.any(Number) },
+      },
+    ]);
+  }, 60_000);
 
   it("gives bash the call's span as TRACEPARENT", async () => {
     const fake = await startFakeModel();
