@@ -9,11 +9,14 @@ import path from "node:path";
 import { useTestDatabase } from "../support/db.js";
 import { startFakeModel, type FakeModel, type RecordedRequest } from "../support/fake-model.js";
 import {
+  attributesOf,
   startOtlpReceiver,
   type OtlpReceiver,
   type ReceivedSpan,
 } from "../support/otlp-receiver.js";
 import { runWarren, startWarren, warrenEnv } from "../support/warren.js";
+import { until } from "../support/until.js";
+import { answerApproval, listPending } from "../../src/approvals/approvals.js";
 
 const database = useTestDatabase();
 const CHILDREN = ["c1", "c2", "c3", "c4"];
@@ -89,6 +92,49 @@ function stopProc(proc: ReturnType<typeof startWarren>): Promise<unknown> {
 }
 
 const byName = (spans: ReceivedSpan[], name: string) => spans.filter((s) => s.name === name);
+
+interface Metric {
+  name: string;
+  points: { attributes: Record<string, unknown> }[];
+}
+
+/** Every metric received over http/json, with its data points' attributes. */
+function metricsOf(receiver: OtlpReceiver): Metric[] {
+  type Raw = Record<string, { dataPoints?: { attributes?: [] }[] } | string>;
+  return receiver.json
+    .filter((b) => b.path === "/v1/metrics")
+    .flatMap((b) => (b.body as { resourceMetrics?: { scopeMetrics?: { metrics?: Raw[] }[] }[] })
+      .resourceMetrics ?? [])
+    .flatMap((r) => r.scopeMetrics ?? [])
+    .flatMap((s) => s.metrics ?? [])
+    .map((m) => {
+      const data = Object.values(m).find((v) => typeof v === "object") as
+        | { dataPoints?: { attributes?: [] }[] }
+        | undefined;
+      return {
+        name: String(m.name),
+        points: (data?.dataPoints ?? []).map((p) => ({ attributes: attributesOf(p.attributes) })),
+      };
+    });
+}
+
+/** Every log record received over http/json. */
+function logsOf(
+  receiver: OtlpReceiver,
+): { body: unknown; traceId: string; attributes: Record<string, unknown> }[] {
+  type Raw = { body?: { stringValue?: string }; traceId?: string; attributes?: [] };
+  return receiver.json
+    .filter((b) => b.path === "/v1/logs")
+    .flatMap((b) => (b.body as { resourceLogs?: { scopeLogs?: { logRecords?: Raw[] }[] }[] })
+      .resourceLogs ?? [])
+    .flatMap((r) => r.scopeLogs ?? [])
+    .flatMap((s) => s.logRecords ?? [])
+    .map((l) => ({
+      body: l.body?.stringValue,
+      traceId: String(l.traceId ?? "").toLowerCase(),
+      attributes: attributesOf(l.attributes),
+    }));
+}
 
 describe("OpenTelemetry export", () => {
   it("exports a fan-in across two worker processes as one trace, children under the fork spans", async () => {
@@ -255,6 +301,68 @@ describe("OpenTelemetry export", () => {
         attributes: { "warren.mail.id": expect.any(Number) },
       },
     ]);
+  }, 60_000);
+
+  it("exports every metric, and denied calls and model errors as log events without content", async () => {
+    const fake = await startFakeModel();
+    cleanups.push(() => fake.close());
+    const receiver = await startOtlpReceiver();
+    cleanups.push(() => receiver.close());
+    // A call a person approves (a wait), one the person refuses, then a model error ends the turn.
+    fake.script([
+      { agent: "root", reply: { toolCalls: [{ name: "bash", arguments: { command: "echo hi" } }] } },
+      {
+        agent: "root",
+        reply: { toolCalls: [{ name: "bash", arguments: { command: `rm -rf ${SECRET}` } }] },
+      },
+      { agent: "root", reply: { status: 400, text: "the model refused" } },
+    ]);
+    const env = warrenEnv({
+      databaseUrl: database().url,
+      modelUrl: fake.baseURL,
+      extra: {
+        WARREN_CONFIG: configFile({
+          prices: { "fake-model": { input: 1, output: 2 } },
+          telemetry: { endpoint: receiver.url, protocol: "http/json" },
+        }),
+      },
+    });
+    const proc = startWarren(["-p", "go", "--json", "--timeout", "60", "--approve", "ask"], env);
+    cleanups.push(() => stopProc(proc));
+    const db = database().db;
+    const pending = (after: number) =>
+      until("an approval request", async () =>
+        (await listPending(db)).find((p) => p.id > after),
+      );
+    const allowed = await pending(0);
+    await answerApproval(db, allowed.id, { allow: true, by: "person (test)" });
+    const refused = await pending(allowed.id);
+    await answerApproval(db, refused.id, { allow: false, by: "person (test)" });
+    const run = await proc.done;
+    expect(run.stdout).toContain("the model refused");
+    const names = new Set(metricsOf(receiver).map((m) => m.name));
+    for (const name of [
+      "gen_ai.client.token.usage",
+      "warren.cost",
+      "warren.model.requests",
+      "warren.tool.calls",
+      "warren.approval.wait",
+      "warren.agents",
+    ]) {
+      expect(names, name).toContain(name);
+    }
+    const outcomes = metricsOf(receiver)
+      .filter((m) => m.name === "warren.tool.calls")
+      .flatMap((m) => m.points.map((p) => p.attributes.outcome));
+    expect(outcomes).toEqual(expect.arrayContaining(["ok", "NOT_ALLOWED"]));
+    const events = logsOf(receiver);
+    const denied = events.find((e) => e.attributes["event.name"] === "warren.tool.denied");
+    expect(denied?.body).toBe("bash was not allowed");
+    expect(denied?.traceId).toBe(byName(receiver.spans, "execute_tool bash")[1]?.traceId);
+    const failed = events.find((e) => e.attributes["event.name"] === "warren.model.error");
+    expect(failed?.body).toContain("the model refused");
+    // The refused command names the secret: neither its arguments nor the reason went out.
+    expect(JSON.stringify(receiver.json)).not.toContain(SECRET);
   }, 60_000);
 
   it("gives bash the call's span as TRACEPARENT", async () => {
