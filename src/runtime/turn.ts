@@ -126,6 +126,8 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
   const { db } = deps;
   // First, calls left without a result (a crash, or the person's /wait): see resumeDanglingCalls.
   let resuming = true;
+  // How this loop's last step ended: a turn its calls ended (`send {final: true}`) is over now.
+  let stepped: StepEnd | undefined;
   while (true) {
     const read = await readPass(db, agentId, resuming, deps.fence?.epoch);
     const agent = read?.agent;
@@ -158,6 +160,10 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       // first (keyed: resumed after a crash, it is mailed once).
       if (last?.kind === "assistant" && (await mailFinal(deps, agent, last)) === "reminded") {
         continue;
+      }
+      if (stepped === "called" && last?.kind === "tool_result") {
+        stepped = undefined;
+        await finalSendStopHooks(deps, agent, tail, signal);
       }
       if ((await takePendingMail(db, agent, deps.fence)) === "idle") return "idle";
       continue;
@@ -193,6 +199,7 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     if (!(await guarded(deps, agent, signal, work))) {
       return "other";
     }
+    stepped = ended;
     // The model answered without calls: the turn is over, as the next pass would read from the
     // rows, so it ends without that read (the turn's end checks the lease itself). Mostly the
     // answer's own statement ended it; a stop that came meanwhile goes through the pass, which
@@ -361,11 +368,38 @@ function sentFinal(events: EventRow[], call: EventRow | undefined): boolean {
   );
 }
 
+/**
+ * A turn this loop's step ended with `send {final: true}` runs its Stop (SubagentStop) hooks as an
+ * answer's end does (step), with the result sent as the last message: right after the calls that
+ * ended it, so a turn resumed by another worker does not repeat them (as for an answer).
+ */
+async function finalSendStopHooks(
+  deps: TurnDeps,
+  agent: AgentRow,
+  tail: EventRow[],
+  signal: AbortSignal,
+): Promise<void> {
+  const call = [...tail].reverse().find((e) => e.kind === "assistant");
+  if (signal.aborted || !hasHooks(deps.config, stopEventOf(agent)) || !sentFinal(tail, call)) {
+    return;
+  }
+  const sent = (call!.data!.tool_calls as ToolCall[])
+    .map((c) => (c.name === "send" ? finalMessage(c.arguments) : undefined))
+    .filter((m) => m !== undefined);
+  await stopHooks(hookSite(deps, agent, signal), sent.join("\n") || call!.content);
+}
+
 function isFinalSend(args: string): boolean {
+  return finalMessage(args) !== undefined;
+}
+
+/** The message of a `send` call's arguments with `final: true`; undefined for any other. */
+function finalMessage(args: string): string | undefined {
   try {
-    return (JSON.parse(args) as { final?: unknown } | null)?.final === true;
+    const parsed = JSON.parse(args) as { final?: unknown; message?: unknown } | null;
+    return parsed?.final === true ? String(parsed.message ?? "") : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 

@@ -297,6 +297,60 @@ describe("Stop and SubagentStop", () => {
     expect(root.state).toBe("idle");
     expect(helper.state).toBe("idle");
   });
+
+  it("SubagentStop fires for a child whose turn ends with send {final: true}", async () => {
+    const sub = hookScript("sub.sh", `cat >> sub.jsonl; echo >> sub.jsonl`);
+    e2e.fake().script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: {
+          toolCalls: [
+            { name: "fork", arguments: { name: "helper", prompt: "say hi", context: "fresh" } },
+          ],
+        },
+      },
+      {
+        agent: "root",
+        match: after("fork"),
+        reply: (req) => ({
+          toolCalls: [
+            { name: "wait", arguments: { timeout: 30, from_agents: [forkedIds(req).helper] } },
+          ],
+        }),
+      },
+      { agent: "root", match: after("wait"), reply: { text: "all done" } },
+      {
+        agent: "helper",
+        reply: {
+          toolCalls: [
+            {
+              name: "send",
+              arguments: { to: "parent", message: "hi from helper", final: true },
+            },
+          ],
+        },
+      },
+    ]);
+    const run = await e2e.prompt("go", {
+      cwd: work,
+      config: { hooks: { SubagentStop: [group(sub)] } },
+    });
+    expect(run.stderr).toBe("");
+    expect(run.json?.text).toBe("all done");
+    // The child's result cost one request: no request after the send's result.
+    expect(requestsOf(e2e.fake(), "helper")).toHaveLength(1);
+    const helper = await agentNamed(e2e.db(), run.json!.tree_id, "helper");
+    expect(jsonLines(path.join(work, "sub.jsonl"))).toEqual([
+      expect.objectContaining({
+        hook_event_name: "SubagentStop",
+        agent_id: helper.id,
+        agent_name: "helper",
+        last_assistant_message: "hi from helper",
+      }),
+    ]);
+    expect(helper.state).toBe("idle");
+  });
 });
 
 /** Polls `probe` until it gives a value (a safety net of 30 s, so a broken run fails, not hangs). */
