@@ -41,7 +41,15 @@ import {
 } from "./hook-calls.js";
 import { withModelCap } from "./model-cap.js";
 import { noticeFileChanges } from "./file-changes.js";
-import { endChat, endRun, failChat, startChat, traceparentFor } from "../telemetry/spans.js";
+import {
+  beginRootRun,
+  endChat,
+  endRun,
+  failChat,
+  startChat,
+  traceparentFor,
+} from "../telemetry/spans.js";
+import { setRootTrace } from "../agents/root-trace.js";
 import { agentCost } from "../agents/cost.js";
 import { mailFinalAnswer } from "../mail/final-answer.js";
 import { checkResult } from "../text/json-schema.js";
@@ -194,6 +202,9 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     const work = async () => {
       // Before a turn's first step: its files as they were, for a rewind (once per turn).
       if (startingTurn) await checkpointBeforeTurn(deps, agent, last.id);
+      // A root's turn is one trace, also when another worker resumes it (telemetry on).
+      const traceparent = beginRootRun(agent, startingTurn);
+      if (traceparent !== undefined) await setRootTrace(db, agent.id, traceparent);
       ended = await step(deps, agent, known, last.id, signal);
     };
     if (!(await guarded(deps, agent, signal, work))) {

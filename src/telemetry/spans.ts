@@ -138,6 +138,21 @@ function runSpan(agent: TracedAgent): Span {
   return span;
 }
 
+/**
+ * Starts a root's run span, if none is started in this thread yet. A run that starts a turn starts
+ * a new trace and returns its traceparent, for the root's row; a run that resumes a turn (its lease
+ * lost, its worker killed or stopped) joins the trace the row names, under the run it resumes, so
+ * one tree run stays one trace whichever worker finishes it.
+ */
+export function beginRootRun(agent: TracedAgent, startingTurn: boolean): string | undefined {
+  if (!active || agent.parent_id !== null || runs.has(agent.id)) return undefined;
+  if (!startingTurn) {
+    runSpan(agent);
+    return undefined;
+  }
+  return formatTraceparent(runSpan({ ...agent, trace_context: null }).spanContext());
+}
+
 /** Ends the agent's run span (runAgent's end), if one was started. */
 export function endRun(agentId: string, how: string): void {
   const span = runs.get(agentId);

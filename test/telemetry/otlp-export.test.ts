@@ -103,14 +103,16 @@ function metricsOf(receiver: OtlpReceiver): Metric[] {
   type Raw = Record<string, { dataPoints?: { attributes?: [] }[] } | string>;
   return receiver.json
     .filter((b) => b.path === "/v1/metrics")
-    .flatMap((b) => (b.body as { resourceMetrics?: { scopeMetrics?: { metrics?: Raw[] }[] }[] })
-      .resourceMetrics ?? [])
+    .flatMap(
+      (b) =>
+        (b.body as { resourceMetrics?: { scopeMetrics?: { metrics?: Raw[] }[] }[] })
+          .resourceMetrics ?? [],
+    )
     .flatMap((r) => r.scopeMetrics ?? [])
     .flatMap((s) => s.metrics ?? [])
     .map((m) => {
       const data = Object.values(m).find((v) => typeof v === "object") as
-        | { dataPoints?: { attributes?: [] }[] }
-        | undefined;
+        { dataPoints?: { attributes?: [] }[] } | undefined;
       return {
         name: String(m.name),
         points: (data?.dataPoints ?? []).map((p) => ({ attributes: attributesOf(p.attributes) })),
@@ -125,8 +127,11 @@ function logsOf(
   type Raw = { body?: { stringValue?: string }; traceId?: string; attributes?: [] };
   return receiver.json
     .filter((b) => b.path === "/v1/logs")
-    .flatMap((b) => (b.body as { resourceLogs?: { scopeLogs?: { logRecords?: Raw[] }[] }[] })
-      .resourceLogs ?? [])
+    .flatMap(
+      (b) =>
+        (b.body as { resourceLogs?: { scopeLogs?: { logRecords?: Raw[] }[] }[] }).resourceLogs ??
+        [],
+    )
     .flatMap((r) => r.scopeLogs ?? [])
     .flatMap((s) => s.logRecords ?? [])
     .map((l) => ({
@@ -310,7 +315,10 @@ describe("OpenTelemetry export", () => {
     cleanups.push(() => receiver.close());
     // A call a person approves (a wait), one the person refuses, then a model error ends the turn.
     fake.script([
-      { agent: "root", reply: { toolCalls: [{ name: "bash", arguments: { command: "echo hi" } }] } },
+      {
+        agent: "root",
+        reply: { toolCalls: [{ name: "bash", arguments: { command: "echo hi" } }] },
+      },
       {
         agent: "root",
         reply: { toolCalls: [{ name: "bash", arguments: { command: `rm -rf ${SECRET}` } }] },
@@ -331,9 +339,7 @@ describe("OpenTelemetry export", () => {
     cleanups.push(() => stopProc(proc));
     const db = database().db;
     const pending = (after: number) =>
-      until("an approval request", async () =>
-        (await listPending(db)).find((p) => p.id > after),
-      );
+      until("an approval request", async () => (await listPending(db)).find((p) => p.id > after));
     const allowed = await pending(0);
     await answerApproval(db, allowed.id, { allow: true, by: "person (test)" });
     const refused = await pending(allowed.id);
