@@ -30,6 +30,28 @@ afterEach(async () => {
 
 const lastRole = (req: RecordedRequest) => req.lastMessage?.role;
 
+/** A fake model and a local OTLP receiver, both closed after the test. */
+async function rig(): Promise<{ fake: FakeModel; receiver: OtlpReceiver }> {
+  const fake = await startFakeModel();
+  cleanups.push(() => fake.close());
+  const receiver = await startOtlpReceiver();
+  cleanups.push(() => receiver.close());
+  return { fake, receiver };
+}
+
+/** warren's environment exporting http/json to the receiver, with a config file of its own. */
+function exportingEnv(fake: FakeModel, receiver: OtlpReceiver): NodeJS.ProcessEnv {
+  return warrenEnv({
+    databaseUrl: database().url,
+    modelUrl: fake.baseURL,
+    extra: {
+      WARREN_CONFIG: configFile({}),
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    },
+  });
+}
+
 /** Root forks every child (fresh), waits for all, answers; each child sends its result home. */
 function scriptFanIn(fake: FakeModel, childDelayMs: number): void {
   fake.script([
@@ -143,10 +165,7 @@ function logsOf(
 
 describe("OpenTelemetry export", () => {
   it("exports a fan-in across two worker processes as one trace, children under the fork spans", async () => {
-    const fake = await startFakeModel();
-    cleanups.push(() => fake.close());
-    const receiver: OtlpReceiver = await startOtlpReceiver();
-    cleanups.push(() => receiver.close());
+    const { fake, receiver } = await rig();
     scriptFanIn(fake, 300);
     const env = () =>
       warrenEnv({
@@ -246,10 +265,7 @@ describe("OpenTelemetry export", () => {
   }, 180_000);
 
   it("exports prompt text only with telemetry.log_content", async () => {
-    const fake = await startFakeModel();
-    cleanups.push(() => fake.close());
-    const receiver = await startOtlpReceiver();
-    cleanups.push(() => receiver.close());
+    const { fake, receiver } = await rig();
     scriptFanIn(fake, 0);
     const env = warrenEnv({
       databaseUrl: database().url,
@@ -268,10 +284,7 @@ describe("OpenTelemetry export", () => {
   }, 120_000);
 
   it("links the run that takes mail in to the span that sent it (a child's final answer)", async () => {
-    const fake = await startFakeModel();
-    cleanups.push(() => fake.close());
-    const receiver = await startOtlpReceiver();
-    cleanups.push(() => receiver.close());
+    const { fake, receiver } = await rig();
     // The root forks and ends its turn; the child's answer is mailed for it and wakes the root.
     fake.script([
       {
@@ -284,15 +297,7 @@ describe("OpenTelemetry export", () => {
       { agent: "root", reply: { text: "thanks" } },
       { agent: "c1", reply: { delayMs: 300, text: "c1 result" } },
     ]);
-    const env = warrenEnv({
-      databaseUrl: database().url,
-      modelUrl: fake.baseURL,
-      extra: {
-        WARREN_CONFIG: configFile({}),
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-      },
-    });
+    const env = exportingEnv(fake, receiver);
     const run = await runWarren(["-p", "fan out", "--json", "--timeout", "60"], env);
     expect(run.code, run.stderr).toBe(0);
     expect(fake.requests).toHaveLength(4);
@@ -309,10 +314,7 @@ describe("OpenTelemetry export", () => {
   }, 60_000);
 
   it("exports every metric, and denied calls and model errors as log events without content", async () => {
-    const fake = await startFakeModel();
-    cleanups.push(() => fake.close());
-    const receiver = await startOtlpReceiver();
-    cleanups.push(() => receiver.close());
+    const { fake, receiver } = await rig();
     // A call a person approves (a wait), one the person refuses, then a model error ends the turn.
     fake.script([
       {
@@ -372,10 +374,7 @@ describe("OpenTelemetry export", () => {
   }, 60_000);
 
   it("gives bash the call's span as TRACEPARENT", async () => {
-    const fake = await startFakeModel();
-    cleanups.push(() => fake.close());
-    const receiver = await startOtlpReceiver();
-    cleanups.push(() => receiver.close());
+    const { fake, receiver } = await rig();
     fake.script([
       {
         agent: "root",
@@ -383,15 +382,7 @@ describe("OpenTelemetry export", () => {
       },
       { agent: "root", reply: { text: "done" } },
     ]);
-    const env = warrenEnv({
-      databaseUrl: database().url,
-      modelUrl: fake.baseURL,
-      extra: {
-        WARREN_CONFIG: configFile({}),
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-      },
-    });
+    const env = exportingEnv(fake, receiver);
     const run = await runWarren(["-p", "run it", "--json"], env);
     expect(run.code, run.stderr).toBe(0);
     const [bash] = byName(receiver.spans, "execute_tool bash");
@@ -401,10 +392,7 @@ describe("OpenTelemetry export", () => {
   }, 60_000);
 
   it("sends http/protobuf by default", async () => {
-    const fake = await startFakeModel();
-    cleanups.push(() => fake.close());
-    const receiver = await startOtlpReceiver();
-    cleanups.push(() => receiver.close());
+    const { fake, receiver } = await rig();
     fake.script({ agent: "root", reply: { text: "hello" } });
     const env = warrenEnv({
       databaseUrl: database().url,
