@@ -31,8 +31,11 @@ import { collectGarbage, median, nowMs, postgresCpuMs, untilAborted } from "./st
 const CHILDREN = 100;
 const WARMUP_ROUNDS = 1;
 const ROUNDS = 5;
-/** Rounds with OpenTelemetry export on (to a local OTLP receiver), after a warm-up. */
-const OTEL_ROUNDS = 3;
+/**
+ * Rounds with OpenTelemetry export on (to a local OTLP receiver), after a warm-up, each paired
+ * with one off; the pairs alternate which goes first (off-on, on-off, …) so drift weighs alike.
+ */
+const OTEL_ROUNDS = 5;
 const ROUND_TIMEOUT_MS = 120_000;
 const WAIT_TIMEOUT_S = 120;
 /** How often the tree is checked for quiet once its root is idle; the wall time is this precise. */
@@ -266,7 +269,8 @@ export async function fanIn(context: BenchContext): Promise<BenchRow[]> {
  * (protobuf, the default) to a local receiver, as a collector on the same host would take them.
  * Export must never slow a turn (batching processors). Rounds with and without it alternate, each
  * on a runtime of its own, so that the machine's drift weighs on both alike; compared are the
- * orchestration per child (wall less the SDK floor of the same requests) and this process's CPU.
+ * medians of the orchestration per child (wall less the SDK floor of the same requests) and of
+ * this process's CPU per child.
  */
 async function exportOnRounds(
   url: string,
@@ -280,12 +284,12 @@ async function exportOnRounds(
   const receiver = await startOtlpReceiver();
   const telemetry = telemetryOf({ endpoint: receiver.url }, {});
   const measured = {
-    on: { walls: [] as number[], cpu: 0 },
-    off: { walls: [] as number[], cpu: 0 },
+    on: { walls: [] as number[], cpus: [] as number[] },
+    off: { walls: [] as number[], cpus: [] as number[] },
   };
   try {
     for (let r = 0; r < WARMUP_ROUNDS + OTEL_ROUNDS; r++) {
-      for (const mode of ["off", "on"] as const) {
+      for (const mode of r % 2 === 0 ? (["off", "on"] as const) : (["on", "off"] as const)) {
         const runtime = await startRuntime({
           url,
           config: mode === "on" ? { ...config, telemetry } : config,
@@ -300,19 +304,20 @@ async function exportOnRounds(
           fake.requests.splice(0);
           if (r < WARMUP_ROUNDS) continue;
           measured[mode].walls.push((wallMs - floorMs) / CHILDREN);
-          measured[mode].cpu += (used.user + used.system) / 1000 / CHILDREN;
+          measured[mode].cpus.push((used.user + used.system) / 1000 / CHILDREN);
           log(
             `fan-in export ${mode}, round ${r - WARMUP_ROUNDS + 1}/${OTEL_ROUNDS}: ` +
-              `${wallMs.toFixed(0)} ms, SDK floor ${floorMs.toFixed(0)} ms`,
+              `${wallMs.toFixed(0)} ms, SDK floor ${floorMs.toFixed(0)} ms, ` +
+              `CPU ${((used.user + used.system) / 1000).toFixed(0)} ms`,
           );
         } finally {
           await runtime.stop();
         }
       }
     }
-    const figures = (m: { walls: number[]; cpu: number }) => ({
+    const figures = (m: { walls: number[]; cpus: number[] }) => ({
       perChildMs: median(m.walls),
-      cpuPerChildMs: m.cpu / OTEL_ROUNDS,
+      cpuPerChildMs: median(m.cpus),
     });
     return { on: figures(measured.on), off: figures(measured.off) };
   } finally {

@@ -154,7 +154,8 @@ export const agents = pgTable(
     fork_seq: bigserial("fork_seq", { mode: "number" }).notNull(),
     /**
      * The W3C traceparent of the `fork` call that made this agent, when telemetry was on: its
-     * runs' spans descend from it in whichever process runs them (migration 0031).
+     * runs' spans descend from it in whichever process runs them (migration 0031). A root's is
+     * the run that started its current turn (agents/root-trace.ts): a resumed run joins it.
      */
     trace_context: text("trace_context"),
     /**

@@ -44,6 +44,8 @@ export async function mailFinalAnswer(
   valid: boolean,
   fence?: { owner: string; epoch: number },
   result?: { value: unknown },
+  /** The span of the run that answered, kept with the mail (telemetry on: a span link). */
+  traceContext?: string,
 ): Promise<FinalAnswer> {
   const [row] = await runPrepared<{
     held: boolean;
@@ -59,6 +61,7 @@ export async function mailFinalAnswer(
     fence?.owner ?? null,
     valid,
     result === undefined ? null : JSON.stringify(result.value),
+    traceContext ?? null,
   ]);
   if (row && !row.held) throw new LeaseLost(agentId);
   return {
@@ -72,7 +75,8 @@ export async function mailFinalAnswer(
 /**
  * $1 the child, $2 its answer, $3 the key, $4 the epoch, $5 the lease owner (null: unchecked),
  * $6 whether the text is a valid result (always, without an output schema), $7 its parsed
- * value as JSON text (null without an output schema).
+ * value as JSON text (null without an output schema), $8 the answering run's traceparent (null:
+ * telemetry off).
  * Due when: the child reports to its parent (caps.reports: the fork tool made it); the answer has
  * text (a valid one); the turn was started by the child's task (its first `user` event) or by its parent's
  * mail; no `send` to the parent succeeded in that turn; and the key is not recorded yet.
@@ -133,6 +137,7 @@ const MAIL_FINAL: Prepared = {
     lockSender: false,
     final: "true",
     result: "$7::jsonb",
+    traceContext: "$8::text",
   })}, mailed as (
     insert into events (agent_id, tree_id, kind, content, data, key, epoch)
     select $1::uuid, r.tree_id, 'mail_out', 'final answer mailed to ' || r.name,

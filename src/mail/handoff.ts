@@ -39,6 +39,8 @@ export interface HandoffSql {
   final?: string;
   /** SQL jsonb: the message parsed under the sender's output schema (mail.result); else null. */
   result?: string;
+  /** SQL text: the sending span's traceparent (mail.trace_context); null when absent. */
+  traceContext?: string;
 }
 
 /**
@@ -115,10 +117,10 @@ export function mailCtes(p: HandoffSql): string {
     returning 1
   ), m as (
     insert into mail (id, tree_id, from_id, to_id, body, consumed_at, consumed_by_event, final,
-                      result)
+                      result, trace_context)
     select (select id from hm), r.tree_id, ${p.from}, r.id, ${p.body},
            (select now() from he), (select id from he), ${p.final ?? "false"},
-           ${p.result ?? "null::jsonb"}
+           ${p.result ?? "null::jsonb"}, ${p.traceContext ?? "null"}
       from recipient r
      where ${p.may}
     returning id

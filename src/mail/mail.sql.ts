@@ -39,6 +39,11 @@ export const mail = pgTable(
      * the schema accepted it (checked once, at the send): what the parent's `wait` reports.
      */
     result: jsonb("result"),
+    /**
+     * The W3C traceparent of the span that sent it (the `send` call, or the run whose final
+     * answer this is), so the span that takes it in links back to it; null: telemetry was off.
+     */
+    trace_context: text("trace_context"),
     created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
     consumed_at: timestamp("consumed_at", { withTimezone: true }),
     consumed_by_event: bigint("consumed_by_event", { mode: "number" }),

@@ -42,7 +42,10 @@ export interface MailMarks {
 
 export async function sendMailIn(
   q: Queryable,
-  request: SendRequest & { leaseOwner?: string } & MailMarks,
+  request: SendRequest & { leaseOwner?: string } & MailMarks & {
+      /** The sending span's traceparent, kept with the mail (telemetry on: a span link). */
+      traceContext?: string;
+    },
   record?: ResultStamp,
 ): Promise<FencedReceipt> {
   const body = validateBody(request.body, request.maxBytes);
@@ -62,6 +65,7 @@ export async function sendMailIn(
           JSON.stringify({ tool_call_id: record.toolCallId, name: "send" }),
         ]
       : []),
+    request.traceContext ?? null,
   ];
   const [row] = await runPrepared<SendRow>(q, record ? SEND_RECORDED : SEND, values);
   if (row?.lease_held === false) throw new LeaseLost(request.fromId!);
@@ -83,7 +87,8 @@ export async function sendMailIn(
 /**
  * $1 sender (null: the person), $2 recipient, $3 tree, $4 the sender's lease owner (null: not
  * checked), $5 body, $6 final, $7 result (JSON text or null); with a record, $8 its key, $9 the
- * epoch, $10 its data. `key share` on both rows: it conflicts with the end of the recipient's turn
+ * epoch, $10 its data; last, the sending span's traceparent (null: telemetry off). `key share` on
+ * both rows: it conflicts with the end of the recipient's turn
  * (`for update`, takePendingMail), so either that sees this mail or this sees its committed `idle`
  * and wakes it, and with a takeover's claim on the sender; not with other sends, so a fan-in's
  * children report to their parent at once. The rows are read as locked (a statement that waited
@@ -108,6 +113,7 @@ const sendText = (record: boolean) => `
     lockSender: record,
     final: "$6::boolean",
     result: "$7::jsonb",
+    traceContext: record ? "$11::text" : "$8::text",
   })}${
     record
       ? `, ${countedCte("$1", "$9", "exists (select 1 from m)")}, result as (

@@ -11,6 +11,7 @@ import { eventKey } from "../agents/event-keys.js";
 import { mailText, PERSON } from "../llm/framing.js";
 import { formatUsd } from "../agents/cost.js";
 import type { Spend } from "./spend.js";
+import { linkRunToMail } from "../telemetry/spans.js";
 
 /**
  * One clear line when a budget is exhausted. Turns are checked only as a new turn starts; the
@@ -95,7 +96,8 @@ async function takeMailIn(
   options: { endInterrupt?: boolean },
 ): Promise<"continue" | "idle"> {
   const epoch = fence?.epoch ?? null;
-  return db.transaction(async (tx) => {
+  let taken: PendingMail[] = [];
+  const next = await db.transaction(async (tx) => {
     // The row lock orders this against a concurrent send's wake-up (which needs the same row).
     const [row] = await runPrepared<{ state: string; lease_owner: string | null; epoch: string }>(
       tx,
@@ -107,10 +109,11 @@ async function takeMailIn(
     }
     if (row?.state === "dead") return "idle";
     // A statement of its own after the lock, so it sees mail committed while the lock waited.
-    const [taken] = await runPrepared<{ mail: PendingMail[] | null }>(tx, PENDING_OR_IDLE, [
+    const [found] = await runPrepared<{ mail: PendingMail[] | null }>(tx, PENDING_OR_IDLE, [
       agent.id,
     ]);
-    const pending = taken?.mail ?? [];
+    const pending = found?.mail ?? [];
+    taken = pending;
     if (pending.length > 0) {
       for (const m of pending) {
         if (m.kind === "input") {
@@ -146,6 +149,14 @@ async function takeMailIn(
     }
     return "idle";
   });
+  // The run that takes the mail in links to the spans that sent it (telemetry on).
+  if (next === "continue") {
+    linkRunToMail(
+      agent,
+      taken.map((m) => ({ id: Number(m.id), traceContext: m.trace_context })),
+    );
+  }
+  return next;
 }
 
 type PendingMail = {
@@ -154,6 +165,8 @@ type PendingMail = {
   from_id: string | null;
   from_name: string | null;
   body: string;
+  /** The sending span's traceparent (null: telemetry was off for the sender). */
+  trace_context: string | null;
 };
 
 /**
@@ -182,7 +195,7 @@ const LOCK_OWN_ROW: Prepared = {
 const PENDING_OR_IDLE: Prepared = {
   name: "warren_pending_or_idle",
   text: `with pending as (
-      select m.id, m.kind, m.from_id, a.name as from_name, m.body
+      select m.id, m.kind, m.from_id, a.name as from_name, m.body, m.trace_context
         from mail m left join agents a on a.id = m.from_id
        where m.to_id = $1::uuid and m.consumed_at is null
        order by m.id

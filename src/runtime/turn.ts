@@ -41,7 +41,15 @@ import {
 } from "./hook-calls.js";
 import { withModelCap } from "./model-cap.js";
 import { noticeFileChanges } from "./file-changes.js";
-import { endChat, endRun, failChat, startChat } from "../telemetry/spans.js";
+import {
+  beginRootRun,
+  endChat,
+  endRun,
+  failChat,
+  startChat,
+  traceparentFor,
+} from "../telemetry/spans.js";
+import { setRootTrace } from "../agents/root-trace.js";
 import { agentCost } from "../agents/cost.js";
 import { mailFinalAnswer } from "../mail/final-answer.js";
 import { checkResult } from "../text/json-schema.js";
@@ -126,6 +134,8 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
   const { db } = deps;
   // First, calls left without a result (a crash, or the person's /wait): see resumeDanglingCalls.
   let resuming = true;
+  // How this loop's last step ended: a turn its calls ended (`send {final: true}`) is over now.
+  let stepped: StepEnd | undefined;
   while (true) {
     const read = await readPass(db, agentId, resuming, deps.fence?.epoch);
     const agent = read?.agent;
@@ -159,6 +169,10 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       if (last?.kind === "assistant" && (await mailFinal(deps, agent, last)) === "reminded") {
         continue;
       }
+      if (stepped === "called" && last?.kind === "tool_result") {
+        stepped = undefined;
+        await finalSendStopHooks(deps, agent, tail, signal);
+      }
       if ((await takePendingMail(db, agent, deps.fence)) === "idle") return "idle";
       continue;
     }
@@ -188,11 +202,15 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     const work = async () => {
       // Before a turn's first step: its files as they were, for a rewind (once per turn).
       if (startingTurn) await checkpointBeforeTurn(deps, agent, last.id);
+      // A root's turn is one trace, also when another worker resumes it (telemetry on).
+      const traceparent = beginRootRun(agent, startingTurn);
+      if (traceparent !== undefined) await setRootTrace(db, agent.id, traceparent);
       ended = await step(deps, agent, known, last.id, signal);
     };
     if (!(await guarded(deps, agent, signal, work))) {
       return "other";
     }
+    stepped = ended;
     // The model answered without calls: the turn is over, as the next pass would read from the
     // rows, so it ends without that read (the turn's end checks the lease itself). Mostly the
     // answer's own statement ended it; a stop that came meanwhile goes through the pass, which
@@ -244,6 +262,7 @@ async function mailFinal(
     check === undefined || check.ok,
     deps.fence,
     check?.ok ? { value: check.value } : undefined,
+    traceparentFor(agent.id),
   );
   if (!schema || !check || check.ok || !found.owed || found.sent) return "done";
   if (!found.reminded) {
@@ -361,11 +380,38 @@ function sentFinal(events: EventRow[], call: EventRow | undefined): boolean {
   );
 }
 
+/**
+ * A turn this loop's step ended with `send {final: true}` runs its Stop (SubagentStop) hooks as an
+ * answer's end does (step), with the result sent as the last message: right after the calls that
+ * ended it, so a turn resumed by another worker does not repeat them (as for an answer).
+ */
+async function finalSendStopHooks(
+  deps: TurnDeps,
+  agent: AgentRow,
+  tail: EventRow[],
+  signal: AbortSignal,
+): Promise<void> {
+  const call = [...tail].reverse().find((e) => e.kind === "assistant");
+  if (signal.aborted || !hasHooks(deps.config, stopEventOf(agent)) || !sentFinal(tail, call)) {
+    return;
+  }
+  const sent = (call!.data!.tool_calls as ToolCall[])
+    .map((c) => (c.name === "send" ? finalMessage(c.arguments) : undefined))
+    .filter((m) => m !== undefined);
+  await stopHooks(hookSite(deps, agent, signal), sent.join("\n") || call!.content);
+}
+
 function isFinalSend(args: string): boolean {
+  return finalMessage(args) !== undefined;
+}
+
+/** The message of a `send` call's arguments with `final: true`; undefined for any other. */
+function finalMessage(args: string): string | undefined {
   try {
-    return (JSON.parse(args) as { final?: unknown } | null)?.final === true;
+    const parsed = JSON.parse(args) as { final?: unknown; message?: unknown } | null;
+    return parsed?.final === true ? String(parsed.message ?? "") : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
 

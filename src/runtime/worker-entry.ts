@@ -139,9 +139,10 @@ async function main(): Promise<void> {
       try {
         await current?.scheduler.stop();
         await closeMcpConnections();
-        await current?.services.close();
-        // Bounded (sdk.ts): a collector that does not answer never holds up a stop.
+        // Bounded (sdk.ts): a collector that does not answer never holds up a stop. Before the
+        // database closes: the last collection reads the agents by state (warren.agents).
         await current?.telemetry.shutdown();
+        await current?.services.close();
       } catch (err) {
         warn(notice(`stopping a worker thread: ${shownError(err)}`));
       }

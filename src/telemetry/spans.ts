@@ -15,9 +15,10 @@ import {
   type Attributes,
   type Counter,
   type Histogram,
+  type Link,
   type Span,
 } from "@opentelemetry/api";
-import { contextOf, formatTraceparent } from "./traceparent.js";
+import { contextOf, formatTraceparent, parseTraceparent } from "./traceparent.js";
 
 /** What the spans need of an agent's row (a structural type: telemetry sits below agents/). */
 export interface TracedAgent {
@@ -135,6 +136,21 @@ function runSpan(agent: TracedAgent): Span {
     runs.set(agent.id, span);
   }
   return span;
+}
+
+/**
+ * Starts a root's run span, if none is started in this thread yet. A run that starts a turn starts
+ * a new trace and returns its traceparent, for the root's row; a run that resumes a turn (its lease
+ * lost, its worker killed or stopped) joins the trace the row names, under the run it resumes, so
+ * one tree run stays one trace whichever worker finishes it.
+ */
+export function beginRootRun(agent: TracedAgent, startingTurn: boolean): string | undefined {
+  if (!active || agent.parent_id !== null || runs.has(agent.id)) return undefined;
+  if (!startingTurn) {
+    runSpan(agent);
+    return undefined;
+  }
+  return formatTraceparent(runSpan({ ...agent, trace_context: null }).spanContext());
 }
 
 /** Ends the agent's run span (runAgent's end), if one was started. */
@@ -275,6 +291,35 @@ export function endTool(callId: string, outcome: ToolEnd): void {
       "WARN",
     );
   }
+}
+
+/** A mail taken in: its id and the traceparent of the span that sent it (mail.trace_context). */
+export interface MailLink {
+  id: number;
+  traceContext: string | null | undefined;
+}
+
+/** Span links to the senders' spans (mail sent with telemetry off has none). */
+function linksTo(mail: MailLink[]): Link[] {
+  const links: Link[] = [];
+  for (const m of mail) {
+    const context = parseTraceparent(m.traceContext);
+    if (context) links.push({ context, attributes: { "warren.mail.id": m.id } });
+  }
+  return links;
+}
+
+/** A `wait` call's span links to the spans that sent the mail it took (the senders' `send`s). */
+export function linkToolToMail(callId: string, mail: MailLink[]): void {
+  if (!active) return;
+  tools.get(callId)?.span.addLinks(linksTo(mail));
+}
+
+/** The agent's run links to the spans that sent the mail it took in (a turn started by mail). */
+export function linkRunToMail(agent: TracedAgent, mail: MailLink[]): void {
+  if (!active) return;
+  const links = linksTo(mail);
+  if (links.length > 0) runSpan(agent).addLinks(links);
 }
 
 /** The traceparent commands started for the call (or the agent's run) get as TRACEPARENT. */

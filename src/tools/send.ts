@@ -6,6 +6,7 @@ import { commitOnce, resultStamp } from "./effects.js";
 import type { Tool } from "./tool.js";
 import { failure, type AgentToolContext } from "./agent-context.js";
 import { checkArgs, checkResult } from "./args.js";
+import { traceparentFor } from "../telemetry/spans.js";
 
 const parameters = {
   type: "object",
@@ -85,6 +86,8 @@ export const sendTool: Tool<AgentToolContext> = {
             // The parent's wait reports a final answer and its parsed value (mail/wait.ts).
             final: final === true && toParent,
             ...(result ? { result } : {}),
+            // Telemetry on: the receiver's span that takes this mail in links to this call's.
+            traceContext: traceparentFor(ctx.agent.id, ctx.toolCallId),
           },
           resultStamp(ctx),
         );

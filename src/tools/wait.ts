@@ -5,6 +5,8 @@ import { resolveAgentRefs } from "../agents/refs.js";
 import { withRetry } from "../db/retry.js";
 import { outage } from "../db/warning.js";
 import { waitForMail } from "../mail/wait.js";
+import { mailTraces } from "../mail/trace-links.js";
+import { linkToolToMail, telemetryOn } from "../telemetry/spans.js";
 import { fail, type Tool } from "./tool.js";
 import { failure, type AgentToolContext } from "./agent-context.js";
 import { checkArgs } from "./args.js";
@@ -96,6 +98,7 @@ export const waitTool: Tool<AgentToolContext> = {
             }),
           retry,
         );
+        if (telemetryOn()) await linkSenders(ctx, outcome.consumedMailIds);
         return { ok: true, value: outcome.result, recordedEventId: outcome.eventId };
       } finally {
         if (timeout > 0 && !ctx.signal.aborted) await ctx.setWaiting(false);
@@ -106,3 +109,12 @@ export const waitTool: Tool<AgentToolContext> = {
     }
   },
 };
+
+/**
+ * Telemetry on: this call's span links to the spans that sent the mail it took (span links), one
+ * read of those rows. It is only telemetry: a failed read leaves the links out, not the wait.
+ */
+async function linkSenders(ctx: AgentToolContext, mailIds: number[]): Promise<void> {
+  const traces = await mailTraces(ctx.db, mailIds).catch(() => []);
+  linkToolToMail(ctx.toolCallId, traces);
+}

@@ -28,6 +28,7 @@ import {
 } from "../runtime/e2e-support.js";
 import { startWarren, warrenEnv } from "../support/warren.js";
 import { until as untilWithin } from "../support/until.js";
+import type { Reply } from "../support/fake-model.js";
 import { sql } from "drizzle-orm";
 
 /** A hook's effects come through a real warren process: give them 30 s under load. */
@@ -241,32 +242,37 @@ describe("PostToolUse", () => {
   });
 });
 
+/** The root forks "helper", waits for it and answers "all done"; the helper answers `reply`. */
+function helperFanIn(reply: Reply): void {
+  e2e.fake().script([
+    {
+      agent: "root",
+      match: isFirst,
+      reply: {
+        toolCalls: [
+          { name: "fork", arguments: { name: "helper", prompt: "say hi", context: "fresh" } },
+        ],
+      },
+    },
+    {
+      agent: "root",
+      match: after("fork"),
+      reply: (req) => ({
+        toolCalls: [
+          { name: "wait", arguments: { timeout: 30, from_agents: [forkedIds(req).helper] } },
+        ],
+      }),
+    },
+    { agent: "root", match: after("wait"), reply: { text: "all done" } },
+    { agent: "helper", reply },
+  ]);
+}
+
 describe("Stop and SubagentStop", () => {
   it("Stop fires for the root's end of turn, SubagentStop for the child's", async () => {
     const stop = hookScript("stop.sh", `cat >> stop.jsonl; echo >> stop.jsonl`);
     const sub = hookScript("sub.sh", `cat >> sub.jsonl; echo >> sub.jsonl`);
-    e2e.fake().script([
-      {
-        agent: "root",
-        match: isFirst,
-        reply: {
-          toolCalls: [
-            { name: "fork", arguments: { name: "helper", prompt: "say hi", context: "fresh" } },
-          ],
-        },
-      },
-      {
-        agent: "root",
-        match: after("fork"),
-        reply: (req) => ({
-          toolCalls: [
-            { name: "wait", arguments: { timeout: 30, from_agents: [forkedIds(req).helper] } },
-          ],
-        }),
-      },
-      { agent: "root", match: after("wait"), reply: { text: "all done" } },
-      { agent: "helper", reply: { text: "hi from helper" } },
-    ]);
+    helperFanIn({ text: "hi from helper" });
     const run = await e2e.prompt("go", {
       cwd: work,
       config: { hooks: { Stop: [group(stop)], SubagentStop: [group(sub)] } },
@@ -295,6 +301,33 @@ describe("Stop and SubagentStop", () => {
       }),
     ]);
     expect(root.state).toBe("idle");
+    expect(helper.state).toBe("idle");
+  });
+
+  it("SubagentStop fires for a child whose turn ends with send {final: true}", async () => {
+    const sub = hookScript("sub.sh", `cat >> sub.jsonl; echo >> sub.jsonl`);
+    helperFanIn({
+      toolCalls: [
+        { name: "send", arguments: { to: "parent", message: "hi from helper", final: true } },
+      ],
+    });
+    const run = await e2e.prompt("go", {
+      cwd: work,
+      config: { hooks: { SubagentStop: [group(sub)] } },
+    });
+    expect(run.stderr).toBe("");
+    expect(run.json?.text).toBe("all done");
+    // The child's result cost one request: no request after the send's result.
+    expect(requestsOf(e2e.fake(), "helper")).toHaveLength(1);
+    const helper = await agentNamed(e2e.db(), run.json!.tree_id, "helper");
+    expect(jsonLines(path.join(work, "sub.jsonl"))).toEqual([
+      expect.objectContaining({
+        hook_event_name: "SubagentStop",
+        agent_id: helper.id,
+        agent_name: "helper",
+        last_assistant_message: "hi from helper",
+      }),
+    ]);
     expect(helper.state).toBe("idle");
   });
 });

@@ -10,7 +10,7 @@ export interface ReceivedSpan {
   parentSpanId: string;
   name: string;
   attributes: Record<string, unknown>;
-  links: { traceId: string; spanId: string }[];
+  links: { traceId: string; spanId: string; attributes: Record<string, unknown> }[];
   /** The resource's attributes (service.name, process.pid, service.instance.id…). */
   resource: Record<string, unknown>;
 }
@@ -116,6 +116,7 @@ function collectSpans(body: Record<string, unknown>, into: ReceivedSpan[]): void
           links: ((span.links ?? []) as Record<string, unknown>[]).map((l) => ({
             traceId: hexId(l.traceId),
             spanId: hexId(l.spanId),
+            attributes: attributesOf(l.attributes as KeyValue[]),
           })),
           resource,
         });

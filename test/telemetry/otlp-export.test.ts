@@ -9,11 +9,14 @@ import path from "node:path";
 import { useTestDatabase } from "../support/db.js";
 import { startFakeModel, type FakeModel, type RecordedRequest } from "../support/fake-model.js";
 import {
+  attributesOf,
   startOtlpReceiver,
   type OtlpReceiver,
   type ReceivedSpan,
 } from "../support/otlp-receiver.js";
 import { runWarren, startWarren, warrenEnv } from "../support/warren.js";
+import { until } from "../support/until.js";
+import { answerApproval, listPending } from "../../src/approvals/approvals.js";
 
 const database = useTestDatabase();
 const CHILDREN = ["c1", "c2", "c3", "c4"];
@@ -26,6 +29,28 @@ afterEach(async () => {
 });
 
 const lastRole = (req: RecordedRequest) => req.lastMessage?.role;
+
+/** A fake model and a local OTLP receiver, both closed after the test. */
+async function rig(): Promise<{ fake: FakeModel; receiver: OtlpReceiver }> {
+  const fake = await startFakeModel();
+  cleanups.push(() => fake.close());
+  const receiver = await startOtlpReceiver();
+  cleanups.push(() => receiver.close());
+  return { fake, receiver };
+}
+
+/** warren's environment exporting http/json to the receiver, with a config file of its own. */
+function exportingEnv(fake: FakeModel, receiver: OtlpReceiver): NodeJS.ProcessEnv {
+  return warrenEnv({
+    databaseUrl: database().url,
+    modelUrl: fake.baseURL,
+    extra: {
+      WARREN_CONFIG: configFile({}),
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
+    },
+  });
+}
 
 /** Root forks every child (fresh), waits for all, answers; each child sends its result home. */
 function scriptFanIn(fake: FakeModel, childDelayMs: number): void {
@@ -90,12 +115,57 @@ function stopProc(proc: ReturnType<typeof startWarren>): Promise<unknown> {
 
 const byName = (spans: ReceivedSpan[], name: string) => spans.filter((s) => s.name === name);
 
+interface Metric {
+  name: string;
+  points: { attributes: Record<string, unknown> }[];
+}
+
+/** Every metric received over http/json, with its data points' attributes. */
+function metricsOf(receiver: OtlpReceiver): Metric[] {
+  type Raw = Record<string, { dataPoints?: { attributes?: [] }[] } | string>;
+  return receiver.json
+    .filter((b) => b.path === "/v1/metrics")
+    .flatMap(
+      (b) =>
+        (b.body as { resourceMetrics?: { scopeMetrics?: { metrics?: Raw[] }[] }[] })
+          .resourceMetrics ?? [],
+    )
+    .flatMap((r) => r.scopeMetrics ?? [])
+    .flatMap((s) => s.metrics ?? [])
+    .map((m) => {
+      const data = Object.values(m).find((v) => typeof v === "object") as
+        { dataPoints?: { attributes?: [] }[] } | undefined;
+      return {
+        name: String(m.name),
+        points: (data?.dataPoints ?? []).map((p) => ({ attributes: attributesOf(p.attributes) })),
+      };
+    });
+}
+
+/** Every log record received over http/json. */
+function logsOf(
+  receiver: OtlpReceiver,
+): { body: unknown; traceId: string; attributes: Record<string, unknown> }[] {
+  type Raw = { body?: { stringValue?: string }; traceId?: string; attributes?: [] };
+  return receiver.json
+    .filter((b) => b.path === "/v1/logs")
+    .flatMap(
+      (b) =>
+        (b.body as { resourceLogs?: { scopeLogs?: { logRecords?: Raw[] }[] }[] }).resourceLogs ??
+        [],
+    )
+    .flatMap((r) => r.scopeLogs ?? [])
+    .flatMap((s) => s.logRecords ?? [])
+    .map((l) => ({
+      body: l.body?.stringValue,
+      traceId: String(l.traceId ?? "").toLowerCase(),
+      attributes: attributesOf(l.attributes),
+    }));
+}
+
 describe("OpenTelemetry export", () => {
   it("exports a fan-in across two worker processes as one trace, children under the fork spans", async () => {
-    const fake = await startFakeModel();
-    cleanups.push(() => fake.close());
-    const receiver: OtlpReceiver = await startOtlpReceiver();
-    cleanups.push(() => receiver.close());
+    const { fake, receiver } = await rig();
     scriptFanIn(fake, 300);
     const env = () =>
       warrenEnv({
@@ -177,6 +247,13 @@ describe("OpenTelemetry export", () => {
       });
       expect(typeof send.attributes["gen_ai.tool.call.id"]).toBe("string");
     }
+    // Mail links sender and receiver: the root's wait links to every child's send (span links),
+    // each link naming the mail it took.
+    const [wait] = byName(spans, "execute_tool wait");
+    expect(wait).toBeDefined();
+    const linked = (s: { traceId: string; spanId: string }) => `${s.traceId}/${s.spanId}`;
+    expect(new Set(wait!.links.map(linked))).toEqual(new Set(sends.map(linked)));
+    for (const link of wait!.links) expect(typeof link.attributes["warren.mail.id"]).toBe("number");
     expect(roots[0]!.resource).toMatchObject({
       "service.name": "warren-test",
       "deployment.environment": "test",
@@ -188,10 +265,7 @@ describe("OpenTelemetry export", () => {
   }, 180_000);
 
   it("exports prompt text only with telemetry.log_content", async () => {
-    const fake = await startFakeModel();
-    cleanups.push(() => fake.close());
-    const receiver = await startOtlpReceiver();
-    cleanups.push(() => receiver.close());
+    const { fake, receiver } = await rig();
     scriptFanIn(fake, 0);
     const env = warrenEnv({
       databaseUrl: database().url,
@@ -209,11 +283,98 @@ describe("OpenTelemetry export", () => {
     expect(String(forks[0]!.attributes["gen_ai.tool.call.arguments"])).toContain(SECRET);
   }, 120_000);
 
+  it("links the run that takes mail in to the span that sent it (a child's final answer)", async () => {
+    const { fake, receiver } = await rig();
+    // The root forks and ends its turn; the child's answer is mailed for it and wakes the root.
+    fake.script([
+      {
+        agent: "root",
+        reply: {
+          toolCalls: [{ name: "fork", arguments: { name: "c1", prompt: "go", context: "fresh" } }],
+        },
+      },
+      { agent: "root", reply: { text: "forked" } },
+      { agent: "root", reply: { text: "thanks" } },
+      { agent: "c1", reply: { delayMs: 300, text: "c1 result" } },
+    ]);
+    const env = exportingEnv(fake, receiver);
+    const run = await runWarren(["-p", "fan out", "--json", "--timeout", "60"], env);
+    expect(run.code, run.stderr).toBe(0);
+    expect(fake.requests).toHaveLength(4);
+    const [child] = byName(receiver.spans, "invoke_agent c1");
+    expect(child).toBeDefined();
+    const links = byName(receiver.spans, "invoke_agent root").flatMap((r) => r.links);
+    expect(links).toEqual([
+      {
+        traceId: child!.traceId,
+        spanId: child!.spanId,
+        attributes: { "warren.mail.id": expect.any(Number) },
+      },
+    ]);
+  }, 60_000);
+
+  it("exports every metric, and denied calls and model errors as log events without content", async () => {
+    const { fake, receiver } = await rig();
+    // A call a person approves (a wait), one the person refuses, then a model error ends the turn.
+    fake.script([
+      {
+        agent: "root",
+        reply: { toolCalls: [{ name: "bash", arguments: { command: "echo hi" } }] },
+      },
+      {
+        agent: "root",
+        reply: { toolCalls: [{ name: "bash", arguments: { command: `rm -rf ${SECRET}` } }] },
+      },
+      { agent: "root", reply: { status: 400, text: "the model refused" } },
+    ]);
+    const env = warrenEnv({
+      databaseUrl: database().url,
+      modelUrl: fake.baseURL,
+      extra: {
+        WARREN_CONFIG: configFile({
+          prices: { "fake-model": { input: 1, output: 2 } },
+          telemetry: { endpoint: receiver.url, protocol: "http/json" },
+        }),
+      },
+    });
+    const proc = startWarren(["-p", "go", "--json", "--timeout", "60", "--approve", "ask"], env);
+    cleanups.push(() => stopProc(proc));
+    const db = database().db;
+    const pending = (after: number) =>
+      until("an approval request", async () => (await listPending(db)).find((p) => p.id > after));
+    const allowed = await pending(0);
+    await answerApproval(db, allowed.id, { allow: true, by: "person (test)" });
+    const refused = await pending(allowed.id);
+    await answerApproval(db, refused.id, { allow: false, by: "person (test)" });
+    const run = await proc.done;
+    expect(run.stdout).toContain("the model refused");
+    const names = new Set(metricsOf(receiver).map((m) => m.name));
+    for (const name of [
+      "gen_ai.client.token.usage",
+      "warren.cost",
+      "warren.model.requests",
+      "warren.tool.calls",
+      "warren.approval.wait",
+      "warren.agents",
+    ]) {
+      expect(names, name).toContain(name);
+    }
+    const outcomes = metricsOf(receiver)
+      .filter((m) => m.name === "warren.tool.calls")
+      .flatMap((m) => m.points.map((p) => p.attributes.outcome));
+    expect(outcomes).toEqual(expect.arrayContaining(["ok", "NOT_ALLOWED"]));
+    const events = logsOf(receiver);
+    const denied = events.find((e) => e.attributes["event.name"] === "warren.tool.denied");
+    expect(denied?.body).toBe("bash was not allowed");
+    expect(denied?.traceId).toBe(byName(receiver.spans, "execute_tool bash")[1]?.traceId);
+    const failed = events.find((e) => e.attributes["event.name"] === "warren.model.error");
+    expect(failed?.body).toContain("the model refused");
+    // The refused command names the secret: neither its arguments nor the reason went out.
+    expect(JSON.stringify(receiver.json)).not.toContain(SECRET);
+  }, 60_000);
+
   it("gives bash the call's span as TRACEPARENT", async () => {
-    const fake = await startFakeModel();
-    cleanups.push(() => fake.close());
-    const receiver = await startOtlpReceiver();
-    cleanups.push(() => receiver.close());
+    const { fake, receiver } = await rig();
     fake.script([
       {
         agent: "root",
@@ -221,15 +382,7 @@ describe("OpenTelemetry export", () => {
       },
       { agent: "root", reply: { text: "done" } },
     ]);
-    const env = warrenEnv({
-      databaseUrl: database().url,
-      modelUrl: fake.baseURL,
-      extra: {
-        WARREN_CONFIG: configFile({}),
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-        OTEL_EXPORTER_OTLP_PROTOCOL: "http/json",
-      },
-    });
+    const env = exportingEnv(fake, receiver);
     const run = await runWarren(["-p", "run it", "--json"], env);
     expect(run.code, run.stderr).toBe(0);
     const [bash] = byName(receiver.spans, "execute_tool bash");
@@ -239,10 +392,7 @@ describe("OpenTelemetry export", () => {
   }, 60_000);
 
   it("sends http/protobuf by default", async () => {
-    const fake = await startFakeModel();
-    cleanups.push(() => fake.close());
-    const receiver = await startOtlpReceiver();
-    cleanups.push(() => receiver.close());
+    const { fake, receiver } = await rig();
     fake.script({ agent: "root", reply: { text: "hello" } });
     const env = warrenEnv({
       databaseUrl: database().url,
