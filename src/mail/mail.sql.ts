@@ -1,23 +1,14 @@
 // The mail table: every message between agents (or from the person), consumed but never deleted.
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  bigserial,
-  boolean,
-  check,
-  index,
-  pgTable,
-  text,
-  timestamp,
-  uuid,
-} from "drizzle-orm/pg-core";
+import { bigint, boolean, check, index, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { serialId, timestamptz, timestamptzNow } from "../db/columns.js";
 
 export type MailKind = "mail" | "input";
 
 export const mail = pgTable(
   "mail",
   {
-    id: bigserial("id", { mode: "number" }).primaryKey(),
+    id: serialId(),
     tree_id: uuid("tree_id").notNull(),
     /** null = the person at the keyboard */
     from_id: uuid("from_id"),
@@ -33,8 +24,8 @@ export const mail = pgTable(
      * parent nothing in that turn (runtime/final-answer.ts), or a `send {final: true}`.
      */
     final: boolean("final").notNull().default(false),
-    created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    consumed_at: timestamp("consumed_at", { withTimezone: true }),
+    created_at: timestamptzNow("created_at"),
+    consumed_at: timestamptz("consumed_at"),
     consumed_by_event: bigint("consumed_by_event", { mode: "number" }),
   },
   (t) => [
