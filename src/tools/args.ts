@@ -20,6 +20,16 @@ export type ObjectSchema = {
   additionalProperties: false;
 };
 
+/** A string argument that may not be empty. */
+export function nonEmptyString(description: string): Property {
+  return { type: "string", minLength: 1, description };
+}
+
+/** The `path` argument of the tools that read or write one file. */
+export const FILE_PATH = nonEmptyString(
+  "File path, relative to your working directory or absolute.",
+);
+
 /** A flat object schema (the work tools'), as offered to the model and checked by checkArgs. */
 export function objectSchema(
   properties: Record<string, Property>,

@@ -3,7 +3,7 @@
 // itself dies (kill -9 included): a watchdog in the group holds a lifeline pipe to this process.
 import { constants } from "node:os";
 import { runConfined, type Confined } from "../sandbox/run.js";
-import { checkArgs, objectSchema } from "./args.js";
+import { checkArgs, nonEmptyString, objectSchema } from "./args.js";
 import { errorMessage, fail, ok, type Tool, type ToolOutcome } from "./tool.js";
 
 const DEFAULT_TIMEOUT_S = 120;
@@ -19,7 +19,7 @@ const EXIT_GRACE_MS = 250;
 
 const parameters = objectSchema(
   {
-    command: { type: "string", minLength: 1, description: "The command, run with `bash -c`." },
+    command: nonEmptyString("The command, run with `bash -c`."),
     timeout: {
       type: "number",
       minimum: 1,

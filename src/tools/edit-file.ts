@@ -3,23 +3,17 @@ import type { FileHandle } from "node:fs/promises";
 import { openChecked, readAtMost, rewrite } from "./open-checked.js";
 import { isBinary } from "./binary.js";
 import { guarded, type FileToolContext } from "./paths.js";
-import { checkArgs, objectSchema } from "./args.js";
+import { checkArgs, FILE_PATH, nonEmptyString, objectSchema } from "./args.js";
 import { fail, ok, type Tool, type ToolOutcome } from "./tool.js";
 
 const MAX_FILE_BYTES = 50 * 1024 * 1024;
 
 const parameters = objectSchema(
   {
-    path: {
-      type: "string",
-      minLength: 1,
-      description: "File path, relative to your working directory or absolute.",
-    },
-    old_string: {
-      type: "string",
-      minLength: 1,
-      description: "Exact text to replace, whitespace included; it must occur exactly once.",
-    },
+    path: FILE_PATH,
+    old_string: nonEmptyString(
+      "Exact text to replace, whitespace included; it must occur exactly once.",
+    ),
     new_string: { type: "string", description: "The replacement text." },
   },
   ["path", "old_string", "new_string"],

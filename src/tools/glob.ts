@@ -14,7 +14,7 @@ import {
   isInside,
   type FileToolContext,
 } from "./paths.js";
-import { checkArgs, objectSchema } from "./args.js";
+import { checkArgs, nonEmptyString, objectSchema } from "./args.js";
 import { fail, ok, type Tool, type ToolOutcome } from "./tool.js";
 
 const MAX_FILES = 1000;
@@ -118,16 +118,10 @@ function splitStaticPrefix(pattern: string): { base: string; rest: string } {
 
 const parameters = objectSchema(
   {
-    pattern: {
-      type: "string",
-      minLength: 1,
-      description: 'Glob such as "**/*.ts" or "src/{a,b}/*.json"; "*" stays within one directory.',
-    },
-    path: {
-      type: "string",
-      minLength: 1,
-      description: "Directory to search in (default: your working directory).",
-    },
+    pattern: nonEmptyString(
+      'Glob such as "**/*.ts" or "src/{a,b}/*.json"; "*" stays within one directory.',
+    ),
+    path: nonEmptyString("Directory to search in (default: your working directory)."),
   },
   ["pattern"],
 );

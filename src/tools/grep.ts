@@ -7,7 +7,7 @@ import { FILES_PER_TURN, hiddenRoot, MAX_VISITED, walkFiles, walkOptions } from 
 import { hiddenSet } from "./hidden.js";
 import { compileGlob, nextTurn, type GlobMatcher } from "./glob-match.js";
 import { allowedPath, confinement, displayPath, guarded, type FileToolContext } from "./paths.js";
-import { checkArgs, objectSchema } from "./args.js";
+import { checkArgs, nonEmptyString, objectSchema } from "./args.js";
 import { errorMessage, fail, ok, type Tool } from "./tool.js";
 
 const MAX_MATCHES = 500;
@@ -16,23 +16,12 @@ const MAX_FILE_BYTES = 5 * 1024 * 1024;
 
 const parameters = objectSchema(
   {
-    pattern: {
-      type: "string",
-      minLength: 1,
-      description: "JavaScript regular expression, matched per line.",
-    },
-    path: {
-      type: "string",
-      minLength: 1,
-      description: "File or directory to search (default: your working directory).",
-    },
-    glob: {
-      type: "string",
-      minLength: 1,
-      description:
-        'Only search files matching this glob, e.g. "*.ts" or "{*.ts,*.tsx}" (matched against the ' +
+    pattern: nonEmptyString("JavaScript regular expression, matched per line."),
+    path: nonEmptyString("File or directory to search (default: your working directory)."),
+    glob: nonEmptyString(
+      'Only search files matching this glob, e.g. "*.ts" or "{*.ts,*.tsx}" (matched against the ' +
         'file name; a glob containing "/" is matched against the path under the searched directory).',
-    },
+    ),
     ignore_case: { type: "boolean", description: "Match case-insensitively (default false)." },
   },
   ["pattern"],

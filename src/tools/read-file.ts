@@ -3,7 +3,7 @@
 import { openChecked, readAtMost } from "./open-checked.js";
 import { isBinary } from "./binary.js";
 import { guarded, type FileToolContext } from "./paths.js";
-import { checkArgs, objectSchema } from "./args.js";
+import { checkArgs, FILE_PATH, objectSchema } from "./args.js";
 import { fail, ok, type Tool } from "./tool.js";
 
 const MAX_LINES = 2000;
@@ -12,11 +12,7 @@ const MAX_FILE_BYTES = 50 * 1024 * 1024;
 
 const parameters = objectSchema(
   {
-    path: {
-      type: "string",
-      minLength: 1,
-      description: "File path, relative to your working directory or absolute.",
-    },
+    path: FILE_PATH,
     offset: {
       type: "integer",
       minimum: 1,

@@ -1,16 +1,12 @@
 // The write_file tool: writes a whole text file, creating missing parent directories.
 import { openChecked, rewrite } from "./open-checked.js";
 import { guarded, type FileToolContext } from "./paths.js";
-import { checkArgs, objectSchema } from "./args.js";
+import { checkArgs, FILE_PATH, objectSchema } from "./args.js";
 import { ok, type Tool } from "./tool.js";
 
 const parameters = objectSchema(
   {
-    path: {
-      type: "string",
-      minLength: 1,
-      description: "File path, relative to your working directory or absolute.",
-    },
+    path: FILE_PATH,
     content: { type: "string", description: "The complete new content of the file." },
   },
   ["path", "content"],
