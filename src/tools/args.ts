@@ -25,6 +25,11 @@ export function nonEmptyString(description: string): Property {
   return { type: "string", minLength: 1, description };
 }
 
+/** The `timeout` of a call that blocks (wait, task_claim): seconds, 0 to check without waiting. */
+export function waitTimeout(description: string): Property {
+  return { type: "number", minimum: 0, description };
+}
+
 /** The `path` argument of the tools that read or write one file. */
 export const FILE_PATH = nonEmptyString(
   "File path, relative to your working directory or absolute.",

@@ -1,16 +1,13 @@
 // task_add {title, detail?, depends_on?} → {task_id}: a task on the tree's board (SPEC §3). Added
 // with the call's keyed, fenced result (effects.ts): a replayed call adds nothing more.
-import { AgentError } from "../agents/errors.js";
 import { addTask } from "../tasks/board.js";
-import { lockCaller } from "../tasks/board.js";
-import { commitEffect } from "./effects.js";
 import type { Tool } from "./tool.js";
-import { failure, type AgentToolContext } from "./agent-context.js";
+import type { AgentToolContext } from "./agent-context.js";
 import { checkArgs, NOT_BLANK } from "./args.js";
+import { commitTaskWrite } from "./task-write.js";
 
-/** Bounds of a task's texts (a result is a tool result the claimers of its dependants read). */
+/** Bound of a task's title (its detail's: TASK_TEXT_MAX). */
 export const TASK_TITLE_MAX = 500;
-export const TASK_TEXT_MAX = 65536;
 
 const parameters = {
   type: "object",
@@ -51,24 +48,15 @@ export const taskAddTool: Tool<AgentToolContext> = {
     const title = checked.value.title.trim();
     const detail = checked.value.detail ?? null;
     const deps = checked.value.depends_on ?? [];
-    try {
-      // Bytes, not characters: a limit the schema's maxLength cannot state.
-      if (detail !== null && Buffer.byteLength(detail) > TASK_TEXT_MAX) {
-        throw new AgentError("LIMIT_EXCEEDED", `"detail" is over ${TASK_TEXT_MAX} bytes`);
-      }
-      return await commitEffect(ctx, "task_add", async (tx) => {
-        await lockCaller(tx, ctx.agent.id, ctx.fence);
-        const taskId = await addTask(tx, {
-          treeId: ctx.agent.tree_id,
-          createdBy: ctx.agent.id,
-          title,
-          detail,
-          dependsOn: deps.map((d) => d.trim()),
-        });
-        return { task_id: taskId };
+    return commitTaskWrite(ctx, "task_add", { detail }, async (tx) => {
+      const taskId = await addTask(tx, {
+        treeId: ctx.agent.tree_id,
+        createdBy: ctx.agent.id,
+        title,
+        detail,
+        dependsOn: deps.map((d) => d.trim()),
       });
-    } catch (err) {
-      return failure(err);
-    }
+      return { task_id: taskId };
+    });
   },
 };

@@ -16,7 +16,7 @@ import { claimTask, taskChannel } from "../tasks/board.js";
 import { commitOnce, recordedResult, resultStamp } from "./effects.js";
 import { fail, type Tool, type ToolOutcome } from "./tool.js";
 import { failure, type AgentToolContext } from "./agent-context.js";
-import { checkArgs } from "./args.js";
+import { checkArgs, waitTimeout } from "./args.js";
 
 /** Seconds a claim waits when the call names no timeout. */
 export const DEFAULT_CLAIM_TIMEOUT = 60;
@@ -24,11 +24,9 @@ export const DEFAULT_CLAIM_TIMEOUT = 60;
 const parameters = {
   type: "object",
   properties: {
-    timeout: {
-      type: "number",
-      minimum: 0,
-      description: `Seconds to wait for a task to become ready, 0 to 3600 (default ${DEFAULT_CLAIM_TIMEOUT}).`,
-    },
+    timeout: waitTimeout(
+      `Seconds to wait for a task to become ready, 0 to 3600 (default ${DEFAULT_CLAIM_TIMEOUT}).`,
+    ),
   },
   additionalProperties: false,
 };

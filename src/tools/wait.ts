@@ -7,16 +7,12 @@ import { outage } from "../db/warning.js";
 import { waitForMail } from "../mail/wait.js";
 import { fail, type Tool } from "./tool.js";
 import { failure, type AgentToolContext } from "./agent-context.js";
-import { checkArgs } from "./args.js";
+import { checkArgs, waitTimeout } from "./args.js";
 
 const parameters = {
   type: "object",
   properties: {
-    timeout: {
-      type: "number",
-      minimum: 0,
-      description: "Seconds to wait, 0 to 3600 (0 = just check).",
-    },
+    timeout: waitTimeout("Seconds to wait, 0 to 3600 (0 = just check)."),
     from_agents: {
       type: "array",
       items: { type: "string", minLength: 1 },
