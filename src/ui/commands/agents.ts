@@ -15,6 +15,7 @@ import { branchAgent } from "../../runtime/branch.js";
 import { RewindError } from "../../agents/rewind.js";
 import { DEFAULT_CHECKPOINTS } from "../../config/config.js";
 import {
+  commandTarget,
   noArgs,
   oneAgent,
   type CommandContext,
@@ -210,8 +211,8 @@ export const kill: CommandSpec<"kill"> = {
   parse: oneAgent("kill"),
   async run(ctx, command, typed) {
     const here = ctx.controller.state.currentId;
-    const target = command.agent ? await ctx.resolve(command.agent) : ctx.current();
-    if (!target) return ctx.complain("no agent to kill");
+    const target = await commandTarget(ctx, command);
+    if (!target) return;
     if (!target.parent_id) return ctx.complain("the root agent cannot be killed");
     await ctx.record(here, typed, { target: target.id });
     const killed = await killAgent(ctx.db, { targetId: target.id, byAgentId: null });
@@ -243,8 +244,8 @@ export const stop: CommandSpec<"stop"> = {
   parse: oneAgent("stop"),
   async run(ctx, command, typed) {
     const here = ctx.controller.state.currentId;
-    const target = command.agent ? await ctx.resolve(command.agent) : ctx.current();
-    if (!target) return ctx.complain("no agent to stop");
+    const target = await commandTarget(ctx, command);
+    if (!target) return;
     await ctx.record(here, typed, { target: target.id });
     await stopSubtree(ctx, target, (text, level) => ctx.reply(here, text, level));
   },
