@@ -3,7 +3,7 @@
 import type { Ajv, ValidateFunction } from "ajv";
 import { textProblem } from "../agents/text.js";
 import { describeErrors, newAjv, NOT_BLANK, typeName } from "../text/json-schema.js";
-import type { ErrorCode } from "./tool.js";
+import type { BaseToolContext, ErrorCode, Tool, ToolOutcome } from "./tool.js";
 
 export { NOT_BLANK };
 export { checkResult, compileOutputSchema } from "../text/json-schema.js";
@@ -104,4 +104,20 @@ export function checkArgs<T>(schema: object, args: unknown): Checked<T> {
   const problem = firstTextProblem(value, "");
   if (problem) return invalid(problem);
   return { ok: true, value: value as T };
+}
+
+/**
+ * A tool whose `run` gets its arguments checked (checkArgs against its `parameters`), typed as
+ * `A`: arguments that do not fit are the call's INVALID_ARGS result, and `run` is not called.
+ */
+export function checkedTool<A, C extends BaseToolContext>(
+  tool: Omit<Tool<C>, "run"> & { run(args: A, ctx: C): Promise<ToolOutcome> },
+): Tool<C> {
+  return {
+    ...tool,
+    run: async (args, ctx) => {
+      const checked = checkArgs<A>(tool.parameters, args);
+      return checked.ok ? tool.run(checked.value, ctx) : checked;
+    },
+  };
 }

@@ -3,8 +3,8 @@ import type { FileHandle } from "node:fs/promises";
 import { openChecked, readAtMost, rewrite } from "./open-checked.js";
 import { isBinary } from "./binary.js";
 import { guarded, type FileToolContext } from "./paths.js";
-import { checkArgs, FILE_PATH, nonEmptyString, objectSchema } from "./args.js";
-import { fail, ok, type Tool, type ToolOutcome } from "./tool.js";
+import { FILE_PATH, nonEmptyString, objectSchema, checkedTool } from "./args.js";
+import { fail, ok, type ToolOutcome } from "./tool.js";
 
 const MAX_FILE_BYTES = 50 * 1024 * 1024;
 
@@ -34,7 +34,7 @@ function occurrences(text: string, needle: string): number[] {
   return found;
 }
 
-export const editFileTool: Tool<FileToolContext> = {
+export const editFileTool = checkedTool<EditArgs, FileToolContext>({
   name: "edit_file",
   outside: true,
   description:
@@ -44,15 +44,13 @@ export const editFileTool: Tool<FileToolContext> = {
   parameters,
   run: (args, ctx) =>
     guarded(ctx.cwd, async () => {
-      const checked = checkArgs<EditArgs>(parameters, args);
-      if (!checked.ok) return checked;
-      const { old_string: oldString, new_string: newString } = checked.value;
+      const { old_string: oldString, new_string: newString } = args;
       if (oldString === newString) {
         return fail("INVALID_ARGS", "old_string and new_string are identical; nothing to change");
       }
       // A regular file only, and the one checked (open-checked.ts); read and written through
       // the same descriptor, so what is written is the file that was read.
-      const opened = await openChecked(ctx, checked.value.path, "update");
+      const opened = await openChecked(ctx, args.path, "update");
       if (!opened.ok) return opened;
       const { handle, shown } = opened.value;
       try {
@@ -61,7 +59,7 @@ export const editFileTool: Tool<FileToolContext> = {
         await handle.close();
       }
     }),
-};
+});
 
 async function editOpen(
   handle: FileHandle,

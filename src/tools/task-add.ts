@@ -1,9 +1,8 @@
 // task_add {title, detail?, depends_on?} → {task_id}: a task on the tree's board (SPEC §3). Added
 // with the call's keyed, fenced result (effects.ts): a replayed call adds nothing more.
 import { addTask } from "../tasks/board.js";
-import type { Tool } from "./tool.js";
 import type { AgentToolContext } from "./agent-context.js";
-import { checkArgs, NOT_BLANK } from "./args.js";
+import { NOT_BLANK, checkedTool } from "./args.js";
 import { commitTaskWrite } from "./task-write.js";
 
 /** Bound of a task's title (its detail's: TASK_TEXT_MAX). */
@@ -33,21 +32,19 @@ const parameters = {
   additionalProperties: false,
 };
 
-export const taskAddTool: Tool<AgentToolContext> = {
+export const taskAddTool = checkedTool<
+  { title: string; detail?: string; depends_on?: string[] },
+  AgentToolContext
+>({
   name: "task_add",
   description:
     "Add a task to your tree's shared task board. Any agent of the tree can claim it with " +
     "task_claim once every task in depends_on is done; the claimer gets those tasks' results.",
   parameters,
   async run(args, ctx) {
-    const checked = checkArgs<{ title: string; detail?: string; depends_on?: string[] }>(
-      parameters,
-      args,
-    );
-    if (!checked.ok) return checked;
-    const title = checked.value.title.trim();
-    const detail = checked.value.detail ?? null;
-    const deps = checked.value.depends_on ?? [];
+    const title = args.title.trim();
+    const detail = args.detail ?? null;
+    const deps = args.depends_on ?? [];
     return commitTaskWrite(ctx, "task_add", { detail }, async (tx) => {
       const taskId = await addTask(tx, {
         treeId: ctx.agent.tree_id,
@@ -59,4 +56,4 @@ export const taskAddTool: Tool<AgentToolContext> = {
       return { task_id: taskId };
     });
   },
-};
+});

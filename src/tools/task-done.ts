@@ -2,9 +2,8 @@
 // with the call's keyed, fenced result (effects.ts): done once, and never by a stale worker.
 import { finishTask } from "../tasks/board.js";
 import { resultStamp } from "./effects.js";
-import type { Tool } from "./tool.js";
 import type { AgentToolContext } from "./agent-context.js";
-import { checkArgs } from "./args.js";
+import { checkedTool } from "./args.js";
 import { commitTaskWrite } from "./task-write.js";
 
 const parameters = {
@@ -21,21 +20,19 @@ const parameters = {
   additionalProperties: false,
 };
 
-export const taskDoneTool: Tool<AgentToolContext> = {
+export const taskDoneTool = checkedTool<
+  { task_id: string; result: string; failed?: boolean },
+  AgentToolContext
+>({
   name: "task_done",
   description:
     "Finish a task you claimed with task_claim: its result goes to the tasks that depend on " +
     "it. With failed: true the task fails and the tasks depending on it are blocked.",
   parameters,
   async run(args, ctx) {
-    const checked = checkArgs<{ task_id: string; result: string; failed?: boolean }>(
-      parameters,
-      args,
-    );
-    if (!checked.ok) return checked;
-    const taskId = checked.value.task_id.trim();
-    const failed = checked.value.failed === true;
-    const result = checked.value.result;
+    const taskId = args.task_id.trim();
+    const failed = args.failed === true;
+    const result = args.result;
     return commitTaskWrite(ctx, "task_done", { result }, async (tx) => {
       const state = await finishTask(tx, {
         treeId: ctx.agent.tree_id,
@@ -48,4 +45,4 @@ export const taskDoneTool: Tool<AgentToolContext> = {
       return { task_id: taskId, state };
     });
   },
-};
+});

@@ -5,9 +5,9 @@ import { resolveAgentRefs } from "../agents/refs.js";
 import { withRetry } from "../db/retry.js";
 import { outage } from "../db/warning.js";
 import { waitForMail } from "../mail/wait.js";
-import { fail, type Tool } from "./tool.js";
+import { fail } from "./tool.js";
 import { failure, type AgentToolContext } from "./agent-context.js";
-import { checkArgs, waitTimeout } from "./args.js";
+import { waitTimeout, checkedTool } from "./args.js";
 
 const parameters = {
   type: "object",
@@ -24,7 +24,7 @@ const parameters = {
   additionalProperties: false,
 };
 
-export const waitTool: Tool<AgentToolContext> = {
+export const waitTool = checkedTool<{ timeout: number; from_agents?: string[] }, AgentToolContext>({
   name: "wait",
   description:
     "Wait for mail. Without from_agents: returns the oldest message from anyone, or " +
@@ -34,9 +34,7 @@ export const waitTool: Tool<AgentToolContext> = {
     "the timeout); it returns as soon as none is running.",
   parameters,
   async run(args, ctx) {
-    const checked = checkArgs<{ timeout: number; from_agents?: string[] }>(parameters, args);
-    if (!checked.ok) return checked;
-    const { timeout, from_agents: from } = checked.value;
+    const { timeout, from_agents: from } = args;
     // The configured ceiling is a limit, not a shape: LIMIT_EXCEEDED, not INVALID_ARGS.
     if (timeout > ctx.limits.maxWaitSeconds) {
       return fail(
@@ -100,4 +98,4 @@ export const waitTool: Tool<AgentToolContext> = {
       return failure(err);
     }
   },
-};
+});
