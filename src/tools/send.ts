@@ -30,10 +30,13 @@ const parameters = {
   additionalProperties: false,
 };
 
-export const sendTool = checkedTool<
-  { to: string; message: string; final?: boolean },
-  AgentToolContext
->({
+interface SendArgs {
+  to: string;
+  message: string;
+  final?: boolean;
+}
+
+export const sendTool = checkedTool<SendArgs, AgentToolContext>({
   name: "send",
   description:
     'Mail a message to another agent of your tree, by name (or "parent"). An idle recipient ' +

@@ -32,10 +32,13 @@ const parameters = {
   additionalProperties: false,
 };
 
-export const taskAddTool = checkedTool<
-  { title: string; detail?: string; depends_on?: string[] },
-  AgentToolContext
->({
+interface TaskAddArgs {
+  title: string;
+  detail?: string;
+  depends_on?: string[];
+}
+
+export const taskAddTool = checkedTool<TaskAddArgs, AgentToolContext>({
   name: "task_add",
   description:
     "Add a task to your tree's shared task board. Any agent of the tree can claim it with " +

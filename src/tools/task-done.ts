@@ -20,10 +20,13 @@ const parameters = {
   additionalProperties: false,
 };
 
-export const taskDoneTool = checkedTool<
-  { task_id: string; result: string; failed?: boolean },
-  AgentToolContext
->({
+interface TaskDoneArgs {
+  task_id: string;
+  result: string;
+  failed?: boolean;
+}
+
+export const taskDoneTool = checkedTool<TaskDoneArgs, AgentToolContext>({
   name: "task_done",
   description:
     "Finish a task you claimed with task_claim: its result goes to the tasks that depend on " +

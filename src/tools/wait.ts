@@ -24,7 +24,12 @@ const parameters = {
   additionalProperties: false,
 };
 
-export const waitTool = checkedTool<{ timeout: number; from_agents?: string[] }, AgentToolContext>({
+interface WaitArgs {
+  timeout: number;
+  from_agents?: string[];
+}
+
+export const waitTool = checkedTool<WaitArgs, AgentToolContext>({
   name: "wait",
   description:
     "Wait for mail. Without from_agents: returns the oldest message from anyone, or " +
