@@ -16,6 +16,7 @@ import { RewindError } from "../../agents/rewind.js";
 import { DEFAULT_CHECKPOINTS } from "../../config/config.js";
 import {
   commandTarget,
+  complainOn,
   noArgs,
   oneAgent,
   type CommandContext,
@@ -182,7 +183,7 @@ async function branchAt(
   typed: string,
 ): Promise<void> {
   const here = ctx.controller.state.currentId;
-  try {
+  return complainOn(ctx, RewindError, async () => {
     const branch = await branchAgent(ctx.db, ctx.config, agent, at, {
       ...(command.childName ? { name: command.childName } : {}),
       ...(command.prompt ? { prompt: command.prompt } : {}),
@@ -198,10 +199,7 @@ async function branchAt(
         command.prompt ? "; it is running" : ": type its first message"
       }`,
     );
-  } catch (err) {
-    if (err instanceof RewindError) return ctx.complain(err.message);
-    throw err;
-  }
+  });
 }
 
 export const kill: CommandSpec<"kill"> = {

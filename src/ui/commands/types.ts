@@ -96,6 +96,20 @@ export function oneAgent<N extends OneAgentName>(name: N) {
       : ({ name, ...(args[0] ? { agent: args[0] } : {}) } as CommandOf<N>);
 }
 
+/** Runs `body`; an `expected` error is the person's one line, anything else goes on up. */
+export async function complainOn(
+  ctx: Pick<CommandContext, "complain">,
+  expected: abstract new (...args: never[]) => Error,
+  body: () => Promise<void>,
+): Promise<void> {
+  try {
+    await body();
+  } catch (err) {
+    if (err instanceof expected) return ctx.complain(err.message);
+    throw err;
+  }
+}
+
 /** The agent a oneAgent command names, else the viewed one; with neither, says so: undefined. */
 export async function commandTarget(
   ctx: Pick<CommandContext, "resolve" | "current" | "complain">,

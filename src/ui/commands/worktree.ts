@@ -3,6 +3,7 @@ import { displayName } from "../../agents/refs.js";
 import { diffAgent, discardAgent, mergeAgent, WorktreeError } from "../../agents/worktree-ops.js";
 import {
   commandTarget,
+  complainOn,
   oneAgent,
   type CommandContext,
   type CommandOf,
@@ -13,14 +14,8 @@ import {
 const DIFF_LINES = 200;
 
 /** A worktree error is the person's one line; anything else goes on up. */
-async function guarded(ctx: CommandContext, body: () => Promise<void>): Promise<void> {
-  try {
-    await body();
-  } catch (err) {
-    if (err instanceof WorktreeError) return ctx.complain(err.message);
-    throw err;
-  }
-}
+const guarded = (ctx: CommandContext, body: () => Promise<void>) =>
+  complainOn(ctx, WorktreeError, body);
 
 export const diff: CommandSpec<"diff"> = {
   name: "diff",
