@@ -9,9 +9,9 @@ import {
   jsonb,
   pgTable,
   text,
-  timestamp,
   uuid,
 } from "drizzle-orm/pg-core";
+import { timestamptz, timestamptzNow } from "../db/columns.js";
 
 import type { SandboxMode } from "../sandbox/settings.js";
 import type { ApproveMode, Policy } from "../policy/policy.js";
@@ -106,14 +106,14 @@ export const agents = pgTable(
     /** Of output_tokens, those spent on hidden reasoning (`reasoning_tokens`). */
     reasoning_tokens: bigint("reasoning_tokens", { mode: "number" }).notNull().default(0),
     turns: integer("turns").notNull().default(0),
-    created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    ended_at: timestamp("ended_at", { withTimezone: true }),
-    reaped_at: timestamp("reaped_at", { withTimezone: true }),
-    last_activity_at: timestamp("last_activity_at", { withTimezone: true }).notNull().defaultNow(),
+    created_at: timestamptzNow("created_at"),
+    ended_at: timestamptz("ended_at"),
+    reaped_at: timestamptz("reaped_at"),
+    last_activity_at: timestamptzNow("last_activity_at"),
     /** Set when the agent first starts work after being idle; wall-seconds budgets count from it. */
-    busy_since: timestamp("busy_since", { withTimezone: true }),
+    busy_since: timestamptz("busy_since"),
     lease_owner: text("lease_owner"),
-    lease_expires_at: timestamp("lease_expires_at", { withTimezone: true }),
+    lease_expires_at: timestamptz("lease_expires_at"),
     /**
      * The fencing token: raised by one on every claim. A turn stamps its writes with the epoch it
      * claimed, and the database refuses a stamp that is not the current one (the triggers of
@@ -136,7 +136,7 @@ export const agents = pgTable(
     approve: text("approve").$type<ApproveMode>(),
     /** The event that started the last counted turn: a resumed turn is not counted twice. */
     turn_counted_event: bigint("turn_counted_event", { mode: "number" }),
-    interrupt_requested_at: timestamp("interrupt_requested_at", { withTimezone: true }),
+    interrupt_requested_at: timestamptz("interrupt_requested_at"),
     /** What the agent is doing now, for people: "thinking", "bash: ls -la", "waiting for 3 agents". */
     activity: text("activity"),
     /** While the agent waits on several agents: the live per-agent fan-in state (status layer). */

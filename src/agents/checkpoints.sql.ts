@@ -2,20 +2,13 @@
 // SPEC §11; migration 0032). One row per turn that may change files, keyed by the event that
 // started the turn, so a resumed turn finds its checkpoint instead of taking a second one.
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  bigserial,
-  pgTable,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from "drizzle-orm/pg-core";
+import { bigint, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { serialId, timestamptzNow } from "../db/columns.js";
 
 export const checkpoints = pgTable(
   "checkpoints",
   {
-    id: bigserial("id", { mode: "number" }).primaryKey(),
+    id: serialId(),
     agent_id: uuid("agent_id").notNull(),
     tree_id: uuid("tree_id").notNull(),
     /** The `user` or `mail_in` event that started the turn. */
@@ -36,7 +29,7 @@ export const checkpoints = pgTable(
       .default(sql`'{}'`),
     /** What the turn changed, relative to `dir`: filled when the next checkpoint is taken. */
     files: text("files").array(),
-    taken_at: timestamp("taken_at", { withTimezone: true }).notNull().defaultNow(),
+    taken_at: timestamptzNow("taken_at"),
   },
   (t) => [uniqueIndex("checkpoints_turn_idx").on(t.agent_id, t.start_event)],
 );

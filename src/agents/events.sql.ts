@@ -1,16 +1,7 @@
 // The events table: an agent's transcript, one row per thing shown in scrollback.
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  bigserial,
-  index,
-  jsonb,
-  pgTable,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from "drizzle-orm/pg-core";
+import { bigint, index, jsonb, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { serialId, timestamptz, timestamptzNow } from "../db/columns.js";
 
 export const EVENT_KINDS = [
   "user",
@@ -57,7 +48,7 @@ export const searchedKind = sql.raw(`kind in (${SEARCHED_KINDS.map((k) => `'${k}
 export const events = pgTable(
   "events",
   {
-    id: bigserial("id", { mode: "number" }).primaryKey(),
+    id: serialId(),
     agent_id: uuid("agent_id").notNull(),
     /** The agent's tree (filled from the agent by the events_tree_id trigger when not given). */
     tree_id: uuid("tree_id")
@@ -66,7 +57,7 @@ export const events = pgTable(
     kind: text("kind").$type<EventKind>().notNull(),
     content: text("content").notNull().default(""),
     data: jsonb("data").$type<Record<string, unknown>>(),
-    created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
+    created_at: timestamptzNow("created_at"),
     /**
      * The write's idempotency key, unique per agent (events_key_idx): a write that a retry may
      * repeat carries one (event-keys.ts), so the second attempt is refused by the database and
@@ -79,7 +70,7 @@ export const events = pgTable(
      * Set by a rewind (src/agents/rewind.ts): the event belongs to a turn that was undone. Kept
      * for people (folded in the scrollback), out of every model request (migration 0032).
      */
-    rewound_at: timestamp("rewound_at", { withTimezone: true }),
+    rewound_at: timestamptz("rewound_at"),
   },
   (t) => [
     index("events_agent_idx").on(t.agent_id, t.id),

@@ -1,16 +1,8 @@
 // The approvals table: one row per tool call the policy marks `ask` (SPEC §3), answered by a
 // person from any TUI or the command line; the first answer wins.
 import { sql } from "drizzle-orm";
-import {
-  bigserial,
-  check,
-  index,
-  pgTable,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from "drizzle-orm/pg-core";
+import { check, index, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { serialId, timestamptz, timestamptzNow } from "../db/columns.js";
 
 export const APPROVAL_STATUSES = ["pending", "allowed", "denied", "cancelled"] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
@@ -18,7 +10,7 @@ export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 export const approvals = pgTable(
   "approvals",
   {
-    id: bigserial("id", { mode: "number" }).primaryKey(),
+    id: serialId(),
     tree_id: uuid("tree_id").notNull(),
     agent_id: uuid("agent_id").notNull(),
     /** The call's result key (event-keys.ts): one request per tool call, whoever asks again. */
@@ -35,10 +27,10 @@ export const approvals = pgTable(
     /** Why it was denied (the model sees it). */
     reason: text("reason"),
     answered_by: text("answered_by"),
-    created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    answered_at: timestamp("answered_at", { withTimezone: true }),
+    created_at: timestamptzNow("created_at"),
+    answered_at: timestamptz("answered_at"),
     /** When an allowed call began to run: it runs once, whoever resumes the turn (markStarted). */
-    started_at: timestamp("started_at", { withTimezone: true }),
+    started_at: timestamptz("started_at"),
   },
   (t) => [
     uniqueIndex("approvals_call_idx").on(t.agent_id, t.call_key),

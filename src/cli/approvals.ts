@@ -8,7 +8,7 @@ import { shownTreeRule } from "../policy/tree-rules.js";
 import { escapeLine, visibleText } from "../text/escape.js";
 import {
   expectPositionals,
-  parseCommand,
+  parseCommandLine,
   parseCommandArgs,
   TREE_OPTION,
   JSON_OPTION,
@@ -27,12 +27,11 @@ function oneLine(text: string): string {
 }
 
 export const runApprovals: RunCommand = async (args, io) => {
-  const { values, positionals } = parseCommand("approvals", args, {
+  const { values } = parseCommandLine("approvals", [], args, {
     ...TREE_OPTION,
     all: { type: "boolean", default: false },
     ...JSON_OPTION,
   });
-  expectPositionals(positionals, "approvals", { required: [] });
   if (values.all && values.tree !== undefined) {
     throw new UsageError("--all and --tree exclude each other", "approvals");
   }

@@ -82,6 +82,18 @@ export function parseCommand<O extends NonNullable<ParseArgsConfig["options"]>>(
   return parseCommandArgs(command, { args, allowPositionals: true as const, options });
 }
 
+/** parseCommand for a subcommand whose positionals are exactly `required` (their names in errors). */
+export function parseCommandLine<O extends NonNullable<ParseArgsConfig["options"]>>(
+  command: string,
+  required: string[],
+  args: string[],
+  options: O,
+) {
+  const parsed = parseCommand(command, args, options);
+  expectPositionals(parsed.positionals, command, { required });
+  return parsed;
+}
+
 /**
  * node's parseArgs messages in a line of ours: "Unknown option '--x'. To specify a positional
  * argument starting with a '-', …" → "unknown option --x"; "Option '-p, --prompt <value>'

@@ -3,6 +3,13 @@
 import { SEARCH_LIMIT } from "../search/limit.js";
 import type { Command } from "./command.js";
 
+// The option lines most commands share, in their 12 columns.
+const TREE_AGENT =
+  "  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)";
+const HELP = "  -h, --help  show this help";
+/** The options of a command on one agent that takes no other. */
+const AGENT_OPTIONS = `Options:\n${TREE_AGENT}\n${HELP}`;
+
 export const COMMANDS: Command[] = [
   {
     name: "ls",
@@ -21,7 +28,7 @@ Options:
   --totals    print only the tree's totals
   --json      print a JSON array of agent objects (with --totals: one totals object);
               each has cost_usd (null when its model has no price)
-  -h, --help  show this help`,
+${HELP}`,
     load: () => import("./ls.js").then((m) => m.runLs),
   },
   {
@@ -33,10 +40,10 @@ Show an agent's transcript. AGENT is a name, full id or unique id prefix (4+ cha
 within the tree (default: the most recent one), or a full id or unique prefix in any tree.
 
 Options:
-  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
+${TREE_AGENT}
   --full      do not shorten long tool results and arguments
   --json      print a JSON array of event objects
-  -h, --help  show this help`,
+${HELP}`,
     load: () => import("./log.js").then((m) => m.runLog),
   },
   {
@@ -53,7 +60,7 @@ unquoted.
 Options:
   --tree ID   search this tree (a root's id or a unique prefix of it; default: the most recent)
   --json      print a JSON array of {agent_id, agent_name, event_id, kind, created_at, line}
-  -h, --help  show this help`,
+${HELP}`,
     load: () => import("./search.js").then((m) => m.runSearch),
   },
   {
@@ -66,9 +73,7 @@ can have. An idle agent wakes
 and starts a turn with it. Several MESSAGE words are joined with spaces; "-" reads
 the message from stdin. AGENT is resolved as for \`warren log\`.
 
-Options:
-  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
-  -h, --help  show this help`,
+${AGENT_OPTIONS}`,
     load: () => import("./send.js").then((m) => m.runSend),
   },
   {
@@ -85,7 +90,7 @@ Options:
   --tree ID   the tree: a root's id or a unique prefix of it (4+ characters)
   --json      print {tree_id, tasks: [{task_id, title, state, claimed_by, claimed_by_name,
               result, depends_on}]}
-  -h, --help  show this help`,
+${HELP}`,
     load: () => import("./tasks.js").then((m) => m.runTasks),
   },
   {
@@ -101,7 +106,7 @@ Options:
   --tree ID   the tree: a root's id or a unique prefix of it
   --all       every tree
   --json      one JSON array
-  -h, --help  show this help`,
+${HELP}`,
     load: () => import("./approvals.js").then((m) => m.runApprovals),
   },
   {
@@ -138,9 +143,7 @@ each records that it was interrupted, and all stay alive (idle), taking mail aft
 Agents with no turn running are left as they are. To end agents, use \`warren kill\`.
 AGENT is resolved as for \`warren log\`.
 
-Options:
-  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
-  -h, --help  show this help`,
+${AGENT_OPTIONS}`,
     load: () => import("./stop.js").then((m) => m.runStop),
   },
   {
@@ -152,9 +155,7 @@ Kill an agent and every descendant: their model streams and tools stop at once a
 they stay visible (dead) until reaped. The root agent cannot be killed.
 AGENT is resolved as for \`warren log\`.
 
-Options:
-  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
-  -h, --help  show this help`,
+${AGENT_OPTIONS}`,
     load: () => import("./kill.js").then((m) => m.runKill),
   },
   {
@@ -166,9 +167,7 @@ Show what an agent forked with isolation "worktree" changed against the commit i
 from: a diffstat, then the patch; uncommitted and untracked files included. AGENT is
 resolved as for \`warren log\`.
 
-Options:
-  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
-  -h, --help  show this help`,
+${AGENT_OPTIONS}`,
     load: () => import("./worktree.js").then((m) => m.runDiff),
   },
   {
@@ -182,9 +181,7 @@ A working tree with uncommitted changes is refused; a conflict aborts the merge,
 files and changes nothing (the branch keeps the work). Once a dead agent's branch is merged,
 its worktree and branch are removed. Refused while the agent is running.
 
-Options:
-  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
-  -h, --help  show this help`,
+${AGENT_OPTIONS}`,
     load: () => import("./worktree.js").then((m) => m.runMerge),
   },
   {
@@ -197,8 +194,8 @@ everything it changed. Asks for --yes. Refused while the agent is running or wai
 
 Options:
   --yes, -y   confirm: the work is lost
-  --tree ID   resolve AGENT within this tree (a root's id or a unique prefix of it)
-  -h, --help  show this help`,
+${TREE_AGENT}
+${HELP}`,
     load: () => import("./worktree.js").then((m) => m.runDiscard),
   },
   {
@@ -257,7 +254,7 @@ from \`warren ls\`. Their transcripts stay in the database (\`ls --all\`, \`expo
 
 Options:
   --tree ID   the tree: a root's id or a unique prefix of it
-  -h, --help  show this help`,
+${HELP}`,
     load: () => import("./reap.js").then((m) => m.runReap),
   },
   {
@@ -310,7 +307,7 @@ must be allowed again. Then fetches their tools as list does.
 Options:
   --cached    list: show the stored lists without asking the servers
   --json      list: print a JSON array of {name, transport, target, state, error, fetched_at, tools}
-  -h, --help  show this help`,
+${HELP}`,
     load: () => import("./mcp.js").then((m) => m.runMcp),
   },
   {
@@ -333,7 +330,7 @@ applies them (in a running TUI, /trust applies them at once).
 Options:
   --list      the files trusted (and .mcp.json files allowed), with when
   --revoke    forget the trusted files below DIR (default: this directory)
-  -h, --help  show this help`,
+${HELP}`,
     load: () => import("./trust.js").then((m) => m.runTrust),
   },
   {
@@ -351,7 +348,7 @@ Without DATABASE_URL warren uses an embedded PostgreSQL under $WARREN_HOME
 
 Options:
   --json      with status: print one JSON object
-  -h, --help  show this help`,
+${HELP}`,
     load: () => import("./db.js").then((m) => m.runDb),
   },
   {
@@ -372,7 +369,7 @@ required ("sandbox": "on") and unavailable; 0 otherwise.
 
 Options:
   --json      print one JSON object: {database, sandbox, model_server}, each {ok, text}
-  -h, --help  show this help`,
+${HELP}`,
     load: () => import("./doctor.js").then((m) => m.runDoctor),
   },
   {
@@ -384,7 +381,7 @@ Apply the committed migrations to the database in use (DATABASE_URL or the embed
 server), under an advisory lock so concurrent starts migrate once.
 
 Options:
-  -h, --help  show this help`,
+${HELP}`,
     load: () => import("./migrate.js").then((m) => m.runMigrate),
   },
 ];

@@ -6,7 +6,7 @@
 import { loadConfig } from "../config/config.js";
 import { BUILTIN_NAMES } from "../ui/commands/table.js";
 import { ON_THE_COMMAND_LINE, setupSources, sourceText } from "../runtime/setup-sources.js";
-import { parseCommand, JSON_OPTION, expectPositionals, type RunCommand } from "./command.js";
+import { parseCommandLine, JSON_OPTION, type RunCommand } from "./command.js";
 import {
   databaseHealth,
   modelServerHealth,
@@ -15,8 +15,7 @@ import {
 } from "../runtime/health.js";
 
 export const runDoctor: RunCommand = async (args, io) => {
-  const { values, positionals } = parseCommand("doctor", args, JSON_OPTION);
-  expectPositionals(positionals, "doctor", { required: [] });
+  const { values } = parseCommandLine("doctor", [], args, JSON_OPTION);
   const config = loadConfig(io.env);
   const lines: HealthLine[] = await Promise.all([
     databaseHealth(io.env),

@@ -6,19 +6,15 @@ import { AgentError } from "../agents/errors.js";
 import { RewindError } from "../agents/rewind.js";
 import { DEFAULT_CHECKPOINTS, loadConfig } from "../config/config.js";
 import { shownName } from "../text/format.js";
-import { CliError, parseCommandArgs, UsageError, type RunCommand } from "./command.js";
+import { CliError, parseCommand, TREE_OPTION, UsageError, type RunCommand } from "./command.js";
 import { resolveAgent, withDatabase } from "./scope.js";
 
 export const runFork: RunCommand = async (args, io) => {
-  const { values, positionals } = parseCommandArgs("fork", {
-    args,
-    allowPositionals: true,
-    options: {
-      tree: { type: "string" },
-      at: { type: "string" },
-      worktree: { type: "boolean" },
-      name: { type: "string" },
-    },
+  const { values, positionals } = parseCommand("fork", args, {
+    ...TREE_OPTION,
+    at: { type: "string" },
+    worktree: { type: "boolean" },
+    name: { type: "string" },
   });
   if (positionals.length === 0) throw new UsageError("missing AGENT", "fork");
   if (values.at === undefined) throw new UsageError("missing --at N", "fork");

@@ -1,24 +1,17 @@
 // `warren log AGENT`: an agent's transcript, rendered like the TUI's scrollback or as JSON.
 import { listEvents } from "../agents/events.js";
 import { paintState } from "./agent-table.js";
-import {
-  expectPositionals,
-  parseCommand,
-  TREE_OPTION,
-  JSON_OPTION,
-  type RunCommand,
-} from "./command.js";
+import { parseCommandLine, TREE_OPTION, JSON_OPTION, type RunCommand } from "./command.js";
 import { jsonText, shortId, shownName } from "../text/format.js";
 import { resolveAgent, withDatabase } from "./scope.js";
 import { renderTranscript } from "./transcript.js";
 
 export const runLog: RunCommand = async (args, io) => {
-  const { values, positionals } = parseCommand("log", args, {
+  const { values, positionals } = parseCommandLine("log", ["AGENT"], args, {
     ...TREE_OPTION,
     full: { type: "boolean", default: false },
     ...JSON_OPTION,
   });
-  expectPositionals(positionals, "log", { required: ["AGENT"] });
   await withDatabase(io.env, async (db) => {
     const agent = await resolveAgent(db, positionals[0]!, values.tree);
     const events = await listEvents(db, agent.id);

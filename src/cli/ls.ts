@@ -8,25 +8,17 @@ import { listTree } from "../agents/tree.js";
 import { loadConfig } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { renderAgentTable, totalsLine, treeSummary } from "./agent-table.js";
-import {
-  expectPositionals,
-  parseCommand,
-  TREE_OPTION,
-  JSON_OPTION,
-  type RunCommand,
-  type Io,
-} from "./command.js";
+import { parseCommandLine, TREE_OPTION, JSON_OPTION, type RunCommand, type Io } from "./command.js";
 import { jsonText } from "../text/format.js";
 import { treeOrLatest, withDatabase } from "./scope.js";
 
 export const runLs: RunCommand = async (args, io) => {
-  const { values, positionals } = parseCommand("ls", args, {
+  const { values } = parseCommandLine("ls", [], args, {
     ...TREE_OPTION,
     all: { type: "boolean", default: false },
     totals: { type: "boolean", default: false },
     ...JSON_OPTION,
   });
-  expectPositionals(positionals, "ls", { required: [] });
   const config = loadConfig(io.env);
   await withDatabase(io.env, (db) =>
     printTree(db, io, values.tree, {

@@ -2,21 +2,14 @@
 import { listTasks } from "../tasks/board.js";
 import { renderTaskBoard } from "../tasks/render.js";
 import { jsonText } from "../text/format.js";
-import {
-  expectPositionals,
-  parseCommand,
-  TREE_OPTION,
-  JSON_OPTION,
-  type RunCommand,
-} from "./command.js";
+import { parseCommandLine, TREE_OPTION, JSON_OPTION, type RunCommand } from "./command.js";
 import { treeOrLatest, withDatabase } from "./scope.js";
 
 export const runTasks: RunCommand = async (args, io) => {
-  const { values, positionals } = parseCommand("tasks", args, {
+  const { values } = parseCommandLine("tasks", [], args, {
     ...TREE_OPTION,
     ...JSON_OPTION,
   });
-  expectPositionals(positionals, "tasks", { required: [] });
   await withDatabase(io.env, async (db) => {
     const root = await treeOrLatest(db, values.tree);
     const tasks = root ? await listTasks(db, root.id) : [];

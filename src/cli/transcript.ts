@@ -15,16 +15,33 @@ export interface TranscriptOptions {
 const RESULT_LIMIT = { maxLines: 12, maxChars: 1500 };
 const ARGS_LIMIT = 160;
 
+type Hue = Exclude<keyof Colors, "enabled">;
+
+/** Kinds shown as a glyph and their content, both in one colour (`plain`: the content unpainted). */
+const GLYPHS = new Map<string, { glyph: string; hue: Hue; plain?: true }>([
+  ["user", { glyph: "❯", hue: "bold" }],
+  ["capture", { glyph: "✎ capture", hue: "magenta" }],
+  ["command", { glyph: "»", hue: "dim" }],
+  ["system", { glyph: "·", hue: "dim" }],
+  ["fork", { glyph: "↳", hue: "green", plain: true }],
+  ["killed", { glyph: "✗", hue: "red" }],
+  ["interrupted", { glyph: "⚠", hue: "yellow" }],
+  ["error", { glyph: "⚠", hue: "red" }],
+]);
+
 export function renderTranscript(events: EventRow[], options: TranscriptOptions): string[] {
   return events.flatMap((event) => renderEvent(event, options));
 }
 
 /** The lines of one event: a glyph, then the content; continuation lines are indented. */
 export function renderEvent(event: EventRow, { color, full }: TranscriptOptions): string[] {
+  const shown = GLYPHS.get(event.kind);
+  if (shown) {
+    const paint = color[shown.hue];
+    return block(paint(shown.glyph), event.content, shown.plain ? undefined : paint);
+  }
   const data = event.data ?? {};
   switch (event.kind) {
-    case "user":
-      return block(color.bold("❯"), event.content, color.bold);
     case "assistant":
       // An answer that only called tools has no text: its calls follow as their own lines.
       return event.content.trim() === "" ? [] : block(color.blue("●"), event.content);
@@ -39,12 +56,6 @@ export function renderEvent(event: EventRow, { color, full }: TranscriptOptions)
       const prefix = label ? `${color.dim(`${escapeLine(label)}:`)} ` : "";
       return block(color.yellow("←"), prefix + text, color.dim);
     }
-    case "capture":
-      return block(color.magenta("✎ capture"), event.content, color.magenta);
-    case "command":
-      return block(color.dim("»"), event.content, color.dim);
-    case "system":
-      return block(color.dim("·"), event.content, color.dim);
     case "mail_in":
       return renderMailIn(event, color);
     case "mail_out": {
@@ -56,14 +67,6 @@ export function renderEvent(event: EventRow, { color, full }: TranscriptOptions)
         stringOrUndefined(data.message) ?? event.content,
       );
     }
-    case "fork":
-      return block(color.green("↳"), event.content);
-    case "killed":
-      return block(color.red("✗"), event.content, color.red);
-    case "interrupted":
-      return block(color.yellow("⚠"), event.content, color.yellow);
-    case "error":
-      return block(color.red("⚠"), event.content, color.red);
     default:
       // A kind this build does not know yet (a newer writer): show it plainly rather than hide it.
       return block(color.dim(`[${escapeLine(String(event.kind))}]`), event.content);

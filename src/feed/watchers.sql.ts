@@ -1,7 +1,8 @@
 // The feed_watchers table: one row per open feed (a TUI on a tree), kept alive by the feed. The
 // feed triggers NOTIFY only trees someone watches, so headless runs and workers pay nothing.
 import { sql } from "drizzle-orm";
-import { index, pgTable, timestamp, uuid } from "drizzle-orm/pg-core";
+import { index, pgTable, uuid } from "drizzle-orm/pg-core";
+import { timestamptz } from "../db/columns.js";
 
 export const feedWatchers = pgTable(
   "feed_watchers",
@@ -9,7 +10,7 @@ export const feedWatchers = pgTable(
     id: uuid("id").primaryKey(),
     tree_id: uuid("tree_id").notNull(),
     /** Refreshed while the feed is open; a crashed feed's row simply expires. */
-    expires_at: timestamp("expires_at", { withTimezone: true }).notNull(),
+    expires_at: timestamptz("expires_at").notNull(),
     /** The agents whose streaming text this feed reads (the viewed one): only theirs is written. */
     streams: uuid("streams")
       .array()

@@ -1,24 +1,14 @@
 // The mail table: every message between agents (or from the person), consumed but never deleted.
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  bigserial,
-  boolean,
-  check,
-  index,
-  jsonb,
-  pgTable,
-  text,
-  timestamp,
-  uuid,
-} from "drizzle-orm/pg-core";
+import { bigint, boolean, check, index, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { serialId, timestamptz, timestamptzNow } from "../db/columns.js";
 
 export type MailKind = "mail" | "input";
 
 export const mail = pgTable(
   "mail",
   {
-    id: bigserial("id", { mode: "number" }).primaryKey(),
+    id: serialId(),
     tree_id: uuid("tree_id").notNull(),
     /** null = the person at the keyboard */
     from_id: uuid("from_id"),
@@ -44,8 +34,8 @@ export const mail = pgTable(
      * answer this is), so the span that takes it in links back to it; null: telemetry was off.
      */
     trace_context: text("trace_context"),
-    created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    consumed_at: timestamp("consumed_at", { withTimezone: true }),
+    created_at: timestamptzNow("created_at"),
+    consumed_at: timestamptz("consumed_at"),
     consumed_by_event: bigint("consumed_by_event", { mode: "number" }),
   },
   (t) => [

@@ -9,7 +9,8 @@
 // deleted per wait would leave a dead index entry per wait for every send's lookup to step over
 // until a vacuum. A second wait of the same agent blocking at once takes the registration over;
 // the first is then woken by the send's NOTIFY like any unregistered wait and takes mail itself.
-import { bigint, jsonb, pgTable, text, timestamp, uuid } from "drizzle-orm/pg-core";
+import { bigint, jsonb, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { timestamptzNow } from "../db/columns.js";
 
 export const mailWaits = pgTable("mail_waits", {
   agent_id: uuid("agent_id").primaryKey(),
@@ -25,5 +26,5 @@ export const mailWaits = pgTable("mail_waits", {
   /** The lease the wait runs under (null: not leased): a handoff needs it still current. */
   lease_owner: text("lease_owner"),
   epoch: bigint("epoch", { mode: "number" }),
-  registered_at: timestamp("registered_at", { withTimezone: true }).notNull().defaultNow(),
+  registered_at: timestamptzNow("registered_at"),
 });

@@ -164,16 +164,10 @@ export function decide(
 }
 
 /** decide, after loading the shell parser in this thread if it is not yet. */
-export async function decideCall(
-  base: Policy | undefined,
-  chain: readonly Policy[],
-  tool: string,
-  args: unknown,
-  cwd?: string,
-  settings?: readonly SettingsRule[],
-): Promise<PolicyAnswer> {
+export async function decideCall(...call: Parameters<typeof decide>): Promise<PolicyAnswer> {
+  const [, , tool] = call;
   if (tool === "bash" && !shellParserLoaded()) await loadShellParser();
-  return decide(base, chain, tool, args, cwd, settings);
+  return decide(...call);
 }
 
 /**

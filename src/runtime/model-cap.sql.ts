@@ -1,20 +1,12 @@
 // The model-cap tables (migration 0026): one row per capped model server (its cap, and how long
 // a 429 paused it), and one per agent holding or waiting for one of its slots (model-cap.ts).
-import {
-  bigint,
-  boolean,
-  index,
-  integer,
-  pgTable,
-  text,
-  timestamp,
-  uuid,
-} from "drizzle-orm/pg-core";
+import { bigint, boolean, index, integer, pgTable, text, uuid } from "drizzle-orm/pg-core";
+import { timestamptz, timestamptzNow } from "../db/columns.js";
 
 export const modelServers = pgTable("model_servers", {
   key: text("key").primaryKey(),
   cap: integer("cap").notNull(),
-  paused_until: timestamp("paused_until", { withTimezone: true }),
+  paused_until: timestamptz("paused_until"),
 });
 
 export const modelSlots = pgTable(
@@ -27,8 +19,8 @@ export const modelSlots = pgTable(
     /** The lease epoch it was taken under: the row counts only while the agent's lease is that. */
     epoch: bigint("epoch", { mode: "number" }).notNull(),
     granted: boolean("granted").notNull().default(false),
-    queued_at: timestamp("queued_at", { withTimezone: true }).notNull().defaultNow(),
-    granted_at: timestamp("granted_at", { withTimezone: true }),
+    queued_at: timestamptzNow("queued_at"),
+    granted_at: timestamptz("granted_at"),
   },
   (t) => [index("model_slots_server_idx").on(t.server, t.granted, t.ticket)],
 );

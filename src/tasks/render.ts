@@ -16,22 +16,27 @@ export function renderTaskBoard(tasks: readonly TaskEntry[], width = 100): strin
 
 function taskLine(task: TaskEntry, width: number): string {
   const head = `${task.state.padEnd(STATE_WIDTH)}  ${shortId(task.task_id)}  `;
-  const who =
-    task.claimed_by === null
-      ? ""
-      : `${task.state === "claimed" ? "held by" : "by"} ${escapeLine(task.claimed_by_name ?? "?")} ${shortId(task.claimed_by)}`;
-  const after =
-    task.state === "pending" || task.state === "blocked"
-      ? task.depends_on.length
-        ? `after ${task.depends_on.map(shortId).join(", ")}`
-        : ""
-      : task.result !== null
-        ? `→ ${escapeLine(oneLine(task.result, 60))}`
-        : "";
+  const who = taskHolder(task, escapeLine);
+  const after = taskOutcome(task, (result) => `→ ${escapeLine(oneLine(result, 60))}`);
   const tail = [who, after].filter(Boolean).join("  ");
   const room = Math.max(10, width - head.length - (tail ? tail.length + 2 : 0));
   const title = escapeLine(oneLine(task.title, room));
   return `${head}${title}${tail ? `  ${tail}` : ""}`;
+}
+
+/** Who holds the task or finished it, "held by NAME ID8" or "by NAME ID8" (`name` shows the name); "" for no one. */
+export function taskHolder(task: TaskEntry, name: (text: string) => string): string {
+  if (task.claimed_by === null) return "";
+  const holds = task.state === "claimed" ? "held by" : "by";
+  return `${holds} ${name(task.claimed_by_name ?? "?")} ${shortId(task.claimed_by)}`;
+}
+
+/** What an open task waits for ("after ID8, …"), or a finished one's result as `shown`; "" for neither. */
+export function taskOutcome(task: TaskEntry, shown: (result: string) => string): string {
+  if (task.state === "pending" || task.state === "blocked") {
+    return task.depends_on.length ? `after ${task.depends_on.map(shortId).join(", ")}` : "";
+  }
+  return task.result !== null ? shown(task.result) : "";
 }
 
 /** "3 tasks: 1 done, 1 claimed, 1 pending", states in board order. */

@@ -2,17 +2,8 @@
 // completed by tool calls whose keys it records; the claim and the completion commit with the
 // call's keyed, lease-fenced tool_result (src/tasks/board.ts), so each happens once.
 import { sql } from "drizzle-orm";
-import {
-  bigint,
-  check,
-  index,
-  jsonb,
-  pgTable,
-  text,
-  timestamp,
-  uniqueIndex,
-  uuid,
-} from "drizzle-orm/pg-core";
+import { bigint, check, index, jsonb, pgTable, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import { timestamptz, timestamptzNow } from "../db/columns.js";
 
 export const TASK_STATES = ["pending", "claimed", "done", "failed"] as const;
 export type TaskState = (typeof TASK_STATES)[number];
@@ -42,9 +33,9 @@ export const tasks = pgTable(
     /** The event key of the task_done call that finished it. */
     done_key: text("done_key"),
     result: text("result"),
-    created_at: timestamp("created_at", { withTimezone: true }).notNull().defaultNow(),
-    claimed_at: timestamp("claimed_at", { withTimezone: true }),
-    done_at: timestamp("done_at", { withTimezone: true }),
+    created_at: timestamptzNow("created_at"),
+    claimed_at: timestamptz("claimed_at"),
+    done_at: timestamptz("done_at"),
   },
   (t) => [
     index("tasks_tree_idx").on(t.tree_id, t.created_at),
@@ -86,7 +77,7 @@ export const taskWaits = pgTable(
     /** The lease the claim runs under (null: not leased): a handoff needs it still current. */
     lease_owner: text("lease_owner"),
     epoch: bigint("epoch", { mode: "number" }),
-    registered_at: timestamp("registered_at", { withTimezone: true }).notNull().defaultNow(),
+    registered_at: timestamptzNow("registered_at"),
   },
   (t) => [index("task_waits_tree_idx").on(t.tree_id)],
 );

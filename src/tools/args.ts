@@ -3,7 +3,7 @@
 import type { Ajv, ValidateFunction } from "ajv";
 import { textProblem } from "../agents/text.js";
 import { describeErrors, newAjv, NOT_BLANK, typeName } from "../text/json-schema.js";
-import type { ErrorCode } from "./tool.js";
+import type { BaseToolContext, ErrorCode, Tool, ToolOutcome } from "./tool.js";
 
 export { NOT_BLANK };
 export { checkResult, compileOutputSchema } from "../text/json-schema.js";
@@ -19,6 +19,21 @@ export type ObjectSchema = {
   required: string[];
   additionalProperties: false;
 };
+
+/** A string argument that may not be empty. */
+export function nonEmptyString(description: string): Property {
+  return { type: "string", minLength: 1, description };
+}
+
+/** The `timeout` of a call that blocks (wait, task_claim): seconds, 0 to check without waiting. */
+export function waitTimeout(description: string): Property {
+  return { type: "number", minimum: 0, description };
+}
+
+/** The `path` argument of the tools that read or write one file. */
+export const FILE_PATH = nonEmptyString(
+  "File path, relative to your working directory or absolute.",
+);
 
 /** A flat object schema (the work tools'), as offered to the model and checked by checkArgs. */
 export function objectSchema(
@@ -89,4 +104,20 @@ export function checkArgs<T>(schema: object, args: unknown): Checked<T> {
   const problem = firstTextProblem(value, "");
   if (problem) return invalid(problem);
   return { ok: true, value: value as T };
+}
+
+/**
+ * A tool whose `run` gets its arguments checked (checkArgs against its `parameters`), typed as
+ * `A`: arguments that do not fit are the call's INVALID_ARGS result, and `run` is not called.
+ */
+export function checkedTool<A, C extends BaseToolContext>(
+  tool: Omit<Tool<C>, "run"> & { run(args: A, ctx: C): Promise<ToolOutcome> },
+): Tool<C> {
+  return {
+    ...tool,
+    run: async (args, ctx) => {
+      const checked = checkArgs<A>(tool.parameters, args);
+      return checked.ok ? tool.run(checked.value, ctx) : checked;
+    },
+  };
 }

@@ -3,8 +3,8 @@
 // itself dies (kill -9 included): a watchdog in the group holds a lifeline pipe to this process.
 import { constants } from "node:os";
 import { runConfined, type Confined } from "../sandbox/run.js";
-import { checkArgs, objectSchema } from "./args.js";
-import { errorMessage, fail, ok, type Tool, type ToolOutcome } from "./tool.js";
+import { nonEmptyString, objectSchema, checkedTool } from "./args.js";
+import { errorMessage, fail, ok, type ToolOutcome, type BaseToolContext } from "./tool.js";
 
 const DEFAULT_TIMEOUT_S = 120;
 const MAX_TIMEOUT_S = 600;
@@ -19,7 +19,7 @@ const EXIT_GRACE_MS = 250;
 
 const parameters = objectSchema(
   {
-    command: { type: "string", minLength: 1, description: "The command, run with `bash -c`." },
+    command: nonEmptyString("The command, run with `bash -c`."),
     timeout: {
       type: "number",
       minimum: 1,
@@ -120,7 +120,7 @@ function runBash(confined: Confined) {
   });
 }
 
-export const bashTool: Tool = {
+export const bashTool = checkedTool<BashArgs, BaseToolContext>({
   name: "bash",
   outside: true,
   description:
@@ -129,9 +129,7 @@ export const bashTool: Tool = {
     "command and everything it started are killed when the timeout passes.",
   parameters,
   async run(args, ctx) {
-    const checked = checkArgs<BashArgs>(parameters, args);
-    if (!checked.ok) return checked;
-    const { command, timeout = DEFAULT_TIMEOUT_S } = checked.value;
+    const { command, timeout = DEFAULT_TIMEOUT_S } = args;
     if (ctx.signal.aborted) return ok({ exit_code: null, output: "", interrupted: true });
     try {
       // In a warm sandbox of this agent's where it can, else in bubblewrap per call where it
@@ -154,4 +152,4 @@ export const bashTool: Tool = {
       return fail("INTERNAL", `could not run bash: ${errorMessage(err)}`);
     }
   },
-};
+});

@@ -3,23 +3,17 @@ import type { FileHandle } from "node:fs/promises";
 import { openChecked, readAtMost, rewrite } from "./open-checked.js";
 import { isBinary } from "./binary.js";
 import { guarded, type FileToolContext } from "./paths.js";
-import { checkArgs, objectSchema } from "./args.js";
-import { fail, ok, type Tool, type ToolOutcome } from "./tool.js";
+import { FILE_PATH, nonEmptyString, objectSchema, checkedTool } from "./args.js";
+import { fail, ok, type ToolOutcome } from "./tool.js";
 
 const MAX_FILE_BYTES = 50 * 1024 * 1024;
 
 const parameters = objectSchema(
   {
-    path: {
-      type: "string",
-      minLength: 1,
-      description: "File path, relative to your working directory or absolute.",
-    },
-    old_string: {
-      type: "string",
-      minLength: 1,
-      description: "Exact text to replace, whitespace included; it must occur exactly once.",
-    },
+    path: FILE_PATH,
+    old_string: nonEmptyString(
+      "Exact text to replace, whitespace included; it must occur exactly once.",
+    ),
     new_string: { type: "string", description: "The replacement text." },
   },
   ["path", "old_string", "new_string"],
@@ -40,7 +34,7 @@ function occurrences(text: string, needle: string): number[] {
   return found;
 }
 
-export const editFileTool: Tool<FileToolContext> = {
+export const editFileTool = checkedTool<EditArgs, FileToolContext>({
   name: "edit_file",
   outside: true,
   description:
@@ -50,15 +44,13 @@ export const editFileTool: Tool<FileToolContext> = {
   parameters,
   run: (args, ctx) =>
     guarded(ctx.cwd, async () => {
-      const checked = checkArgs<EditArgs>(parameters, args);
-      if (!checked.ok) return checked;
-      const { old_string: oldString, new_string: newString } = checked.value;
+      const { old_string: oldString, new_string: newString } = args;
       if (oldString === newString) {
         return fail("INVALID_ARGS", "old_string and new_string are identical; nothing to change");
       }
       // A regular file only, and the one checked (open-checked.ts); read and written through
       // the same descriptor, so what is written is the file that was read.
-      const opened = await openChecked(ctx, checked.value.path, "update");
+      const opened = await openChecked(ctx, args.path, "update");
       if (!opened.ok) return opened;
       const { handle, shown } = opened.value;
       try {
@@ -67,7 +59,7 @@ export const editFileTool: Tool<FileToolContext> = {
         await handle.close();
       }
     }),
-};
+});
 
 async function editOpen(
   handle: FileHandle,

@@ -3,10 +3,10 @@
 import type { Budget } from "../agents/agents.sql.js";
 import { forkCall } from "../agents/fork-batch.js";
 import { commitOnce, resultStamp } from "./effects.js";
-import { fail, type Tool } from "./tool.js";
+import { fail } from "./tool.js";
 import { isLeaseLost } from "../agents/errors.js";
 import { failure, type AgentToolContext } from "./agent-context.js";
-import { checkArgs, compileOutputSchema, NOT_BLANK } from "./args.js";
+import { compileOutputSchema, NOT_BLANK, checkedTool } from "./args.js";
 import { isolatedFork, type Isolated } from "./fork-worktree.js";
 
 const BUDGET_KEYS = ["turns", "tool_calls", "tokens", "wall_seconds"] as const;
@@ -67,7 +67,7 @@ const parameters = {
   additionalProperties: false,
 };
 
-export const forkTool: Tool<AgentToolContext> = {
+export const forkTool = checkedTool<ForkArgs, AgentToolContext>({
   name: "fork",
   description:
     "Start a child agent that works on `prompt` while you go on. It sends its result to you by " +
@@ -76,11 +76,9 @@ export const forkTool: Tool<AgentToolContext> = {
     "child's name and agent_id.",
   parameters,
   async run(args, ctx) {
-    const checked = checkArgs<ForkArgs>(parameters, args);
-    if (!checked.ok) return checked;
-    const { name, prompt, profile, context, budget, isolation } = checked.value;
+    const { name, prompt, profile, context, budget, isolation } = args;
     // Checked now, so a schema ajv cannot compile is the fork's error, not the child's.
-    const outputSchema = checked.value.output_schema;
+    const outputSchema = args.output_schema;
     if (outputSchema !== undefined) {
       const compiled = compileOutputSchema(outputSchema);
       if (!compiled.ok) return fail("INVALID_ARGS", `/output_schema: ${compiled.error}`);
@@ -159,4 +157,4 @@ export const forkTool: Tool<AgentToolContext> = {
       return failure(err);
     }
   },
-};
+});

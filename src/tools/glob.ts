@@ -14,8 +14,8 @@ import {
   isInside,
   type FileToolContext,
 } from "./paths.js";
-import { checkArgs, objectSchema } from "./args.js";
-import { fail, ok, type Tool, type ToolOutcome } from "./tool.js";
+import { nonEmptyString, objectSchema, checkedTool } from "./args.js";
+import { fail, ok, type ToolOutcome } from "./tool.js";
 
 const MAX_FILES = 1000;
 /** Files looked at before giving up, so a walk of a huge tree stays bounded (grep's too). */
@@ -118,16 +118,10 @@ function splitStaticPrefix(pattern: string): { base: string; rest: string } {
 
 const parameters = objectSchema(
   {
-    pattern: {
-      type: "string",
-      minLength: 1,
-      description: 'Glob such as "**/*.ts" or "src/{a,b}/*.json"; "*" stays within one directory.',
-    },
-    path: {
-      type: "string",
-      minLength: 1,
-      description: "Directory to search in (default: your working directory).",
-    },
+    pattern: nonEmptyString(
+      'Glob such as "**/*.ts" or "src/{a,b}/*.json"; "*" stays within one directory.',
+    ),
+    path: nonEmptyString("Directory to search in (default: your working directory)."),
   },
   ["pattern"],
 );
@@ -137,7 +131,7 @@ interface GlobArgs {
   path?: string;
 }
 
-export const globTool: Tool<FileToolContext> = {
+export const globTool = checkedTool<GlobArgs, FileToolContext>({
   name: "glob",
   description:
     'List files whose paths match a glob pattern (use "**/" to search subdirectories), sorted, ' +
@@ -145,14 +139,12 @@ export const globTool: Tool<FileToolContext> = {
   parameters,
   run: (args, ctx) =>
     guarded(ctx.cwd, async () => {
-      const checked = checkArgs<GlobArgs>(parameters, args);
-      if (!checked.ok) return checked;
-      const { base, rest } = splitStaticPrefix(checked.value.pattern);
+      const { base, rest } = splitStaticPrefix(args.pattern);
       const matcher = compileGlob(rest);
       if (!matcher.ok) return matcher;
-      const searchRoot = await allowedPath(ctx, checked.value.path ?? ".");
+      const searchRoot = await allowedPath(ctx, args.path ?? ".");
       if (!searchRoot.ok) return searchRoot;
-      const secret = await hiddenRoot(ctx, checked.value.path ?? ".", searchRoot.value);
+      const secret = await hiddenRoot(ctx, args.path ?? ".", searchRoot.value);
       if (secret) return secret;
       if (!(await stat(searchRoot.value)).isDirectory()) {
         return fail("INVALID_ARGS", `${displayPath(ctx.cwd, searchRoot.value)} is not a directory`);
@@ -160,7 +152,7 @@ export const globTool: Tool<FileToolContext> = {
       // The pattern's literal directories ("../", "/etc/") are a path like any other.
       const root = await allowedPath(ctx, path.resolve(searchRoot.value, base));
       if (!root.ok) return root;
-      const hiddenBase = await hiddenRoot(ctx, checked.value.pattern, root.value);
+      const hiddenBase = await hiddenRoot(ctx, args.pattern, root.value);
       if (hiddenBase) return hiddenBase;
       const walk = await walkOptions(ctx);
       const files: string[] = [];
@@ -178,4 +170,4 @@ export const globTool: Tool<FileToolContext> = {
       const truncated = incomplete || ctx.signal.aborted || files.length > MAX_FILES;
       return ok({ files: files.slice(0, MAX_FILES), ...(truncated && { truncated: true }) });
     }),
-};
+});

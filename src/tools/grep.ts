@@ -7,8 +7,8 @@ import { FILES_PER_TURN, hiddenRoot, MAX_VISITED, walkFiles, walkOptions } from 
 import { hiddenSet } from "./hidden.js";
 import { compileGlob, nextTurn, type GlobMatcher } from "./glob-match.js";
 import { allowedPath, confinement, displayPath, guarded, type FileToolContext } from "./paths.js";
-import { checkArgs, objectSchema } from "./args.js";
-import { errorMessage, fail, ok, type Tool } from "./tool.js";
+import { nonEmptyString, objectSchema, checkedTool } from "./args.js";
+import { errorMessage, fail, ok } from "./tool.js";
 
 const MAX_MATCHES = 500;
 const MAX_LINE_CHARS = 500;
@@ -16,23 +16,12 @@ const MAX_FILE_BYTES = 5 * 1024 * 1024;
 
 const parameters = objectSchema(
   {
-    pattern: {
-      type: "string",
-      minLength: 1,
-      description: "JavaScript regular expression, matched per line.",
-    },
-    path: {
-      type: "string",
-      minLength: 1,
-      description: "File or directory to search (default: your working directory).",
-    },
-    glob: {
-      type: "string",
-      minLength: 1,
-      description:
-        'Only search files matching this glob, e.g. "*.ts" or "{*.ts,*.tsx}" (matched against the ' +
+    pattern: nonEmptyString("JavaScript regular expression, matched per line."),
+    path: nonEmptyString("File or directory to search (default: your working directory)."),
+    glob: nonEmptyString(
+      'Only search files matching this glob, e.g. "*.ts" or "{*.ts,*.tsx}" (matched against the ' +
         'file name; a glob containing "/" is matched against the path under the searched directory).',
-    },
+    ),
     ignore_case: { type: "boolean", description: "Match case-insensitively (default false)." },
   },
   ["pattern"],
@@ -156,7 +145,7 @@ function matchInWorker(
   });
 }
 
-export const grepTool: Tool<FileToolContext> = {
+export const grepTool = checkedTool<GrepArgs, FileToolContext>({
   name: "grep",
   description:
     "Search file contents for a JavaScript regular expression; returns matching lines as " +
@@ -164,9 +153,7 @@ export const grepTool: Tool<FileToolContext> = {
   parameters,
   run: (args, ctx) =>
     guarded(ctx.cwd, async () => {
-      const checked = checkArgs<GrepArgs>(parameters, args);
-      if (!checked.ok) return checked;
-      const { pattern, glob, ignore_case: ignoreCase = false } = checked.value;
+      const { pattern, glob, ignore_case: ignoreCase = false } = args;
       let regex: RegExp;
       try {
         regex = new RegExp(pattern, ignoreCase ? "i" : "");
@@ -179,10 +166,10 @@ export const grepTool: Tool<FileToolContext> = {
         if (!compiled.ok) return compiled;
         filter = compiled.value;
       }
-      const allowed = await allowedPath(ctx, checked.value.path ?? ".");
+      const allowed = await allowedPath(ctx, args.path ?? ".");
       if (!allowed.ok) return allowed;
       const root = allowed.value;
-      const secret = await hiddenRoot(ctx, checked.value.path ?? ".", root);
+      const secret = await hiddenRoot(ctx, args.path ?? ".", root);
       if (secret) return secret;
       const files: [string, string][] = [];
       let incomplete = false;
@@ -223,4 +210,4 @@ export const grepTool: Tool<FileToolContext> = {
       const truncated = incomplete || matches.length > MAX_MATCHES || ctx.signal.aborted;
       return ok({ matches: matches.slice(0, MAX_MATCHES), ...(truncated && { truncated: true }) });
     }),
-};
+});

@@ -2,9 +2,8 @@
 import { resolveAgentRef } from "../agents/refs.js";
 import { killAgentIn } from "../agents/tree.js";
 import { commitEffect } from "./effects.js";
-import type { Tool } from "./tool.js";
 import { failure, type AgentToolContext } from "./agent-context.js";
-import { checkArgs } from "./args.js";
+import { checkedTool } from "./args.js";
 
 const parameters = {
   type: "object",
@@ -19,16 +18,14 @@ const parameters = {
   additionalProperties: false,
 };
 
-export const killTool: Tool<AgentToolContext> = {
+export const killTool = checkedTool<{ agent_id: string }, AgentToolContext>({
   name: "kill",
   description:
     "Stop one of your descendants (children, their children, …) and everything below it, at " +
     "once. Returns the ids of the agents killed.",
   parameters,
   async run(args, ctx) {
-    const checked = checkArgs<{ agent_id: string }>(parameters, args);
-    if (!checked.ok) return checked;
-    const ref = checked.value.agent_id;
+    const ref = args.agent_id;
     try {
       // The cascade and this call's result commit together, fenced by the lease (effects.ts).
       return await commitEffect(ctx, "kill", async (tx) => {
@@ -49,4 +46,4 @@ export const killTool: Tool<AgentToolContext> = {
       return failure(err);
     }
   },
-};
+});

@@ -3,8 +3,8 @@
 import { openChecked, readAtMost } from "./open-checked.js";
 import { isBinary } from "./binary.js";
 import { guarded, type FileToolContext } from "./paths.js";
-import { checkArgs, objectSchema } from "./args.js";
-import { fail, ok, type Tool } from "./tool.js";
+import { FILE_PATH, objectSchema, checkedTool } from "./args.js";
+import { fail, ok } from "./tool.js";
 
 const MAX_LINES = 2000;
 const MAX_CHARS = 100_000;
@@ -12,11 +12,7 @@ const MAX_FILE_BYTES = 50 * 1024 * 1024;
 
 const parameters = objectSchema(
   {
-    path: {
-      type: "string",
-      minLength: 1,
-      description: "File path, relative to your working directory or absolute.",
-    },
+    path: FILE_PATH,
     offset: {
       type: "integer",
       minimum: 1,
@@ -42,7 +38,7 @@ function splitLines(text: string): string[] {
   return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
 }
 
-export const readFileTool: Tool<FileToolContext> = {
+export const readFileTool = checkedTool<ReadArgs, FileToolContext>({
   name: "read_file",
   description:
     `Read a text file. Returns its content (at most ${MAX_LINES} lines or ${MAX_CHARS} characters ` +
@@ -50,11 +46,9 @@ export const readFileTool: Tool<FileToolContext> = {
   parameters,
   run: (args, ctx) =>
     guarded(ctx.cwd, async () => {
-      const checked = checkArgs<ReadArgs>(parameters, args);
-      if (!checked.ok) return checked;
-      const { offset = 1, limit = MAX_LINES } = checked.value;
+      const { offset = 1, limit = MAX_LINES } = args;
       // A regular file only, and the one checked (open-checked.ts): never a FIFO or a swap.
-      const opened = await openChecked(ctx, checked.value.path, "read");
+      const opened = await openChecked(ctx, args.path, "read");
       if (!opened.ok) return opened;
       const { handle, shown } = opened.value;
       const bytes = await readAtMost(handle, MAX_FILE_BYTES).finally(() => handle.close());
@@ -100,4 +94,4 @@ export const readFileTool: Tool<FileToolContext> = {
         ...(more && { next_offset: next + 1 }),
       });
     }),
-};
+});

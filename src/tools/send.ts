@@ -3,9 +3,8 @@ import { resolveAgentRef } from "../agents/refs.js";
 import { AgentError } from "../agents/errors.js";
 import { sendMailIn } from "../mail/send-fenced.js";
 import { commitOnce, resultStamp } from "./effects.js";
-import type { Tool } from "./tool.js";
 import { failure, type AgentToolContext } from "./agent-context.js";
-import { checkArgs, checkResult } from "./args.js";
+import { checkResult, checkedTool } from "./args.js";
 import { traceparentFor } from "../telemetry/spans.js";
 
 const parameters = {
@@ -32,16 +31,20 @@ const parameters = {
   additionalProperties: false,
 };
 
-export const sendTool: Tool<AgentToolContext> = {
+interface SendArgs {
+  to: string;
+  message: string;
+  final?: boolean;
+}
+
+export const sendTool = checkedTool<SendArgs, AgentToolContext>({
   name: "send",
   description:
     'Mail a message to another agent of your tree, by name (or "parent"). An idle recipient ' +
     "wakes up with it; a busy one gets it when it calls wait or ends its turn.",
   parameters,
   async run(args, ctx) {
-    const checked = checkArgs<{ to: string; message: string; final?: boolean }>(parameters, args);
-    if (!checked.ok) return checked;
-    const { to, message, final } = checked.value;
+    const { to, message, final } = args;
     try {
       // "parent" and ids need no read: the statement checks the recipient's tree and state.
       const toId =
@@ -101,7 +104,7 @@ export const sendTool: Tool<AgentToolContext> = {
       return failure(err);
     }
   },
-};
+});
 
 function parentOf(ctx: AgentToolContext): string {
   if (!ctx.agent.parent_id) throw new AgentError("UNKNOWN_AGENT", "the root agent has no parent");

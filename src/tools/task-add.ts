@@ -1,16 +1,12 @@
 // task_add {title, detail?, depends_on?} → {task_id}: a task on the tree's board (SPEC §3). Added
 // with the call's keyed, fenced result (effects.ts): a replayed call adds nothing more.
-import { AgentError } from "../agents/errors.js";
 import { addTask } from "../tasks/board.js";
-import { lockCaller } from "../tasks/board.js";
-import { commitEffect } from "./effects.js";
-import type { Tool } from "./tool.js";
-import { failure, type AgentToolContext } from "./agent-context.js";
-import { checkArgs, NOT_BLANK } from "./args.js";
+import type { AgentToolContext } from "./agent-context.js";
+import { NOT_BLANK, checkedTool } from "./args.js";
+import { commitTaskWrite } from "./task-write.js";
 
-/** Bounds of a task's texts (a result is a tool result the claimers of its dependants read). */
+/** Bound of a task's title (its detail's: TASK_TEXT_MAX). */
 export const TASK_TITLE_MAX = 500;
-export const TASK_TEXT_MAX = 65536;
 
 const parameters = {
   type: "object",
@@ -36,39 +32,31 @@ const parameters = {
   additionalProperties: false,
 };
 
-export const taskAddTool: Tool<AgentToolContext> = {
+interface TaskAddArgs {
+  title: string;
+  detail?: string;
+  depends_on?: string[];
+}
+
+export const taskAddTool = checkedTool<TaskAddArgs, AgentToolContext>({
   name: "task_add",
   description:
     "Add a task to your tree's shared task board. Any agent of the tree can claim it with " +
     "task_claim once every task in depends_on is done; the claimer gets those tasks' results.",
   parameters,
   async run(args, ctx) {
-    const checked = checkArgs<{ title: string; detail?: string; depends_on?: string[] }>(
-      parameters,
-      args,
-    );
-    if (!checked.ok) return checked;
-    const title = checked.value.title.trim();
-    const detail = checked.value.detail ?? null;
-    const deps = checked.value.depends_on ?? [];
-    try {
-      // Bytes, not characters: a limit the schema's maxLength cannot state.
-      if (detail !== null && Buffer.byteLength(detail) > TASK_TEXT_MAX) {
-        throw new AgentError("LIMIT_EXCEEDED", `"detail" is over ${TASK_TEXT_MAX} bytes`);
-      }
-      return await commitEffect(ctx, "task_add", async (tx) => {
-        await lockCaller(tx, ctx.agent.id, ctx.fence);
-        const taskId = await addTask(tx, {
-          treeId: ctx.agent.tree_id,
-          createdBy: ctx.agent.id,
-          title,
-          detail,
-          dependsOn: deps.map((d) => d.trim()),
-        });
-        return { task_id: taskId };
+    const title = args.title.trim();
+    const detail = args.detail ?? null;
+    const deps = args.depends_on ?? [];
+    return commitTaskWrite(ctx, "task_add", { detail }, async (tx) => {
+      const taskId = await addTask(tx, {
+        treeId: ctx.agent.tree_id,
+        createdBy: ctx.agent.id,
+        title,
+        detail,
+        dependsOn: deps.map((d) => d.trim()),
       });
-    } catch (err) {
-      return failure(err);
-    }
+      return { task_id: taskId };
+    });
   },
-};
+});

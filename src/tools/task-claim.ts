@@ -14,9 +14,9 @@ import { RECHECK_MS } from "../mail/recheck.js";
 import { WakeLoop } from "../bus/wake-loop.js";
 import { claimTask, taskChannel } from "../tasks/board.js";
 import { commitOnce, recordedResult, resultStamp } from "./effects.js";
-import { fail, type Tool, type ToolOutcome } from "./tool.js";
+import { fail, type ToolOutcome } from "./tool.js";
 import { failure, type AgentToolContext } from "./agent-context.js";
-import { checkArgs } from "./args.js";
+import { waitTimeout, checkedTool } from "./args.js";
 
 /** Seconds a claim waits when the call names no timeout. */
 export const DEFAULT_CLAIM_TIMEOUT = 60;
@@ -24,16 +24,14 @@ export const DEFAULT_CLAIM_TIMEOUT = 60;
 const parameters = {
   type: "object",
   properties: {
-    timeout: {
-      type: "number",
-      minimum: 0,
-      description: `Seconds to wait for a task to become ready, 0 to 3600 (default ${DEFAULT_CLAIM_TIMEOUT}).`,
-    },
+    timeout: waitTimeout(
+      `Seconds to wait for a task to become ready, 0 to 3600 (default ${DEFAULT_CLAIM_TIMEOUT}).`,
+    ),
   },
   additionalProperties: false,
 };
 
-export const taskClaimTool: Tool<AgentToolContext> = {
+export const taskClaimTool = checkedTool<{ timeout?: number }, AgentToolContext>({
   name: "task_claim",
   description:
     "Claim the oldest task on your tree's board that is ready (every dependency done); you get " +
@@ -42,9 +40,7 @@ export const taskClaimTool: Tool<AgentToolContext> = {
     "the task with task_done.",
   parameters,
   async run(args, ctx) {
-    const checked = checkArgs<{ timeout?: number }>(parameters, args ?? {});
-    if (!checked.ok) return checked;
-    const timeout = checked.value.timeout ?? DEFAULT_CLAIM_TIMEOUT;
+    const timeout = args.timeout ?? DEFAULT_CLAIM_TIMEOUT;
     // The configured ceiling is a limit, not a shape: LIMIT_EXCEEDED, not INVALID_ARGS.
     if (timeout > ctx.limits.maxWaitSeconds) {
       return fail(
@@ -59,7 +55,7 @@ export const taskClaimTool: Tool<AgentToolContext> = {
       return failure(err);
     }
   },
-};
+});
 
 const NOT_YET: ToolOutcome = { ok: true, value: "not yet" };
 

@@ -1,12 +1,10 @@
 // task_done {task_id, result, failed?}: the caller finishes a task it claimed (SPEC §3). Recorded
 // with the call's keyed, fenced result (effects.ts): done once, and never by a stale worker.
-import { AgentError } from "../agents/errors.js";
-import { finishTask, lockCaller } from "../tasks/board.js";
-import { commitEffect, resultStamp } from "./effects.js";
-import { TASK_TEXT_MAX } from "./task-add.js";
-import type { Tool } from "./tool.js";
-import { failure, type AgentToolContext } from "./agent-context.js";
-import { checkArgs } from "./args.js";
+import { finishTask } from "../tasks/board.js";
+import { resultStamp } from "./effects.js";
+import type { AgentToolContext } from "./agent-context.js";
+import { checkedTool } from "./args.js";
+import { commitTaskWrite } from "./task-write.js";
 
 const parameters = {
   type: "object",
@@ -22,40 +20,32 @@ const parameters = {
   additionalProperties: false,
 };
 
-export const taskDoneTool: Tool<AgentToolContext> = {
+interface TaskDoneArgs {
+  task_id: string;
+  result: string;
+  failed?: boolean;
+}
+
+export const taskDoneTool = checkedTool<TaskDoneArgs, AgentToolContext>({
   name: "task_done",
   description:
     "Finish a task you claimed with task_claim: its result goes to the tasks that depend on " +
     "it. With failed: true the task fails and the tasks depending on it are blocked.",
   parameters,
   async run(args, ctx) {
-    const checked = checkArgs<{ task_id: string; result: string; failed?: boolean }>(
-      parameters,
-      args,
-    );
-    if (!checked.ok) return checked;
-    const taskId = checked.value.task_id.trim();
-    const failed = checked.value.failed === true;
-    const result = checked.value.result;
-    try {
-      // Bytes, not characters: a limit the schema's maxLength cannot state.
-      if (Buffer.byteLength(result) > TASK_TEXT_MAX) {
-        throw new AgentError("LIMIT_EXCEEDED", `"result" is over ${TASK_TEXT_MAX} bytes`);
-      }
-      return await commitEffect(ctx, "task_done", async (tx) => {
-        await lockCaller(tx, ctx.agent.id, ctx.fence);
-        const state = await finishTask(tx, {
-          treeId: ctx.agent.tree_id,
-          agentId: ctx.agent.id,
-          taskId,
-          result,
-          failed,
-          key: `${ctx.agent.id}:${resultStamp(ctx).key}`,
-        });
-        return { task_id: taskId, state };
+    const taskId = args.task_id.trim();
+    const failed = args.failed === true;
+    const result = args.result;
+    return commitTaskWrite(ctx, "task_done", { result }, async (tx) => {
+      const state = await finishTask(tx, {
+        treeId: ctx.agent.tree_id,
+        agentId: ctx.agent.id,
+        taskId,
+        result,
+        failed,
+        key: `${ctx.agent.id}:${resultStamp(ctx).key}`,
       });
-    } catch (err) {
-      return failure(err);
-    }
+      return { task_id: taskId, state };
+    });
   },
-};
+});

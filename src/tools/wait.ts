@@ -7,18 +7,14 @@ import { outage } from "../db/warning.js";
 import { waitForMail } from "../mail/wait.js";
 import { mailTraces } from "../mail/trace-links.js";
 import { linkToolToMail, telemetryOn } from "../telemetry/spans.js";
-import { fail, type Tool } from "./tool.js";
+import { fail } from "./tool.js";
 import { failure, type AgentToolContext } from "./agent-context.js";
-import { checkArgs } from "./args.js";
+import { waitTimeout, checkedTool } from "./args.js";
 
 const parameters = {
   type: "object",
   properties: {
-    timeout: {
-      type: "number",
-      minimum: 0,
-      description: "Seconds to wait, 0 to 3600 (0 = just check).",
-    },
+    timeout: waitTimeout("Seconds to wait, 0 to 3600 (0 = just check)."),
     from_agents: {
       type: "array",
       items: { type: "string", minLength: 1 },
@@ -30,7 +26,12 @@ const parameters = {
   additionalProperties: false,
 };
 
-export const waitTool: Tool<AgentToolContext> = {
+interface WaitArgs {
+  timeout: number;
+  from_agents?: string[];
+}
+
+export const waitTool = checkedTool<WaitArgs, AgentToolContext>({
   name: "wait",
   description:
     "Wait for mail. Without from_agents: returns the oldest message from anyone, or " +
@@ -41,9 +42,7 @@ export const waitTool: Tool<AgentToolContext> = {
     'carries "final": true, and "result" (the parsed value) when the child has an output_schema.',
   parameters,
   async run(args, ctx) {
-    const checked = checkArgs<{ timeout: number; from_agents?: string[] }>(parameters, args);
-    if (!checked.ok) return checked;
-    const { timeout, from_agents: from } = checked.value;
+    const { timeout, from_agents: from } = args;
     // The configured ceiling is a limit, not a shape: LIMIT_EXCEEDED, not INVALID_ARGS.
     if (timeout > ctx.limits.maxWaitSeconds) {
       return fail(
@@ -108,7 +107,7 @@ export const waitTool: Tool<AgentToolContext> = {
       return failure(err);
     }
   },
-};
+});
 
 /**
  * Telemetry on: this call's span links to the spans that sent the mail it took (span links), one

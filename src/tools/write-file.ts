@@ -1,16 +1,12 @@
 // The write_file tool: writes a whole text file, creating missing parent directories.
 import { openChecked, rewrite } from "./open-checked.js";
 import { guarded, type FileToolContext } from "./paths.js";
-import { checkArgs, objectSchema } from "./args.js";
-import { ok, type Tool } from "./tool.js";
+import { FILE_PATH, objectSchema, checkedTool } from "./args.js";
+import { ok } from "./tool.js";
 
 const parameters = objectSchema(
   {
-    path: {
-      type: "string",
-      minLength: 1,
-      description: "File path, relative to your working directory or absolute.",
-    },
+    path: FILE_PATH,
     content: { type: "string", description: "The complete new content of the file." },
   },
   ["path", "content"],
@@ -21,7 +17,7 @@ interface WriteArgs {
   content: string;
 }
 
-export const writeFileTool: Tool<FileToolContext> = {
+export const writeFileTool = checkedTool<WriteArgs, FileToolContext>({
   name: "write_file",
   outside: true,
   description:
@@ -30,14 +26,12 @@ export const writeFileTool: Tool<FileToolContext> = {
   parameters,
   run: (args, ctx) =>
     guarded(ctx.cwd, async () => {
-      const checked = checkArgs<WriteArgs>(parameters, args);
-      if (!checked.ok) return checked;
       // A regular file only, and the one checked (open-checked.ts): created with O_EXCL, or
       // opened without following a symlink swapped in, never a FIFO that would block.
-      const opened = await openChecked(ctx, checked.value.path, "write");
+      const opened = await openChecked(ctx, args.path, "write");
       if (!opened.ok) return opened;
       const { handle, shown } = opened.value;
-      const bytes = await rewrite(handle, checked.value.content).finally(() => handle.close());
+      const bytes = await rewrite(handle, args.content).finally(() => handle.close());
       return ok({ path: shown, bytes });
     }),
-};
+});

@@ -10,7 +10,6 @@ import {
   renderStatusBar,
   renderStatusLayer,
   treeTokens,
-  type ApprovalMarks,
   type Line,
   type NavInfo,
   type Theme,
@@ -25,19 +24,15 @@ import { paint, ROLE, type Style } from "./views/theme.js";
  * (the room the layout gives the layer), a longer wait shows its first agents and a last line
  * counting the rest, so a fan-in of 200 builds only what fits on the screen.
  */
-export function renderWaitLayer(
-  current: AgentRow,
-  agentsById: ReadonlyMap<string, AgentRow>,
-  now: number,
-  width: number,
-  theme: Theme,
-  approvals?: ApprovalMarks,
-  rows?: number,
-): Line[] {
+export function renderWaitLayer(current: AgentRow, ...layer: StatusLayerView): Line[] {
   const waiting = current.wait_status;
   if (!waiting || waiting.length === 0) return [];
-  return renderStatusLayer(waiting, agentsById, now, width, theme, approvals, rows);
+  return renderStatusLayer(waiting, ...layer);
 }
+
+/** renderStatusLayer's parameters after the entries: the agents, clock, width, theme, marks, rows. */
+type StatusLayerView =
+  Parameters<typeof renderStatusLayer> extends [unknown, ...infer View] ? View : never;
 
 export interface BarsInput {
   agents: readonly AgentRow[];

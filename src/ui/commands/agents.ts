@@ -15,6 +15,8 @@ import { branchAgent } from "../../runtime/branch.js";
 import { RewindError } from "../../agents/rewind.js";
 import { DEFAULT_CHECKPOINTS } from "../../config/config.js";
 import {
+  commandTarget,
+  complainOn,
   noArgs,
   oneAgent,
   type CommandContext,
@@ -181,7 +183,7 @@ async function branchAt(
   typed: string,
 ): Promise<void> {
   const here = ctx.controller.state.currentId;
-  try {
+  return complainOn(ctx, RewindError, async () => {
     const branch = await branchAgent(ctx.db, ctx.config, agent, at, {
       ...(command.childName ? { name: command.childName } : {}),
       ...(command.prompt ? { prompt: command.prompt } : {}),
@@ -197,10 +199,7 @@ async function branchAt(
         command.prompt ? "; it is running" : ": type its first message"
       }`,
     );
-  } catch (err) {
-    if (err instanceof RewindError) return ctx.complain(err.message);
-    throw err;
-  }
+  });
 }
 
 export const kill: CommandSpec<"kill"> = {
@@ -210,8 +209,8 @@ export const kill: CommandSpec<"kill"> = {
   parse: oneAgent("kill"),
   async run(ctx, command, typed) {
     const here = ctx.controller.state.currentId;
-    const target = command.agent ? await ctx.resolve(command.agent) : ctx.current();
-    if (!target) return ctx.complain("no agent to kill");
+    const target = await commandTarget(ctx, command);
+    if (!target) return;
     if (!target.parent_id) return ctx.complain("the root agent cannot be killed");
     await ctx.record(here, typed, { target: target.id });
     const killed = await killAgent(ctx.db, { targetId: target.id, byAgentId: null });
@@ -243,8 +242,8 @@ export const stop: CommandSpec<"stop"> = {
   parse: oneAgent("stop"),
   async run(ctx, command, typed) {
     const here = ctx.controller.state.currentId;
-    const target = command.agent ? await ctx.resolve(command.agent) : ctx.current();
-    if (!target) return ctx.complain("no agent to stop");
+    const target = await commandTarget(ctx, command);
+    if (!target) return;
     await ctx.record(here, typed, { target: target.id });
     await stopSubtree(ctx, target, (text, level) => ctx.reply(here, text, level));
   },

@@ -94,10 +94,36 @@ export function noArgs<N extends CommandName>(name: N) {
       : ({ name } as CommandOf<N>);
 }
 
+type OneAgentName = "kill" | "stop" | "diff" | "merge" | "discard";
+
 /** A command with at most one agent argument. */
-export function oneAgent<N extends "kill" | "stop" | "diff" | "merge" | "discard">(name: N) {
+export function oneAgent<N extends OneAgentName>(name: N) {
   return (args: string[], _rest: string, usage: string): Parsed<N> =>
     args.length > 1
       ? { error: `/${name} takes at most one agent (${usage})` }
       : ({ name, ...(args[0] ? { agent: args[0] } : {}) } as CommandOf<N>);
+}
+
+/** Runs `body`; an `expected` error is the person's one line, anything else goes on up. */
+export async function complainOn(
+  ctx: Pick<CommandContext, "complain">,
+  expected: abstract new (...args: never[]) => Error,
+  body: () => Promise<void>,
+): Promise<void> {
+  try {
+    await body();
+  } catch (err) {
+    if (err instanceof expected) return ctx.complain(err.message);
+    throw err;
+  }
+}
+
+/** The agent a oneAgent command names, else the viewed one; with neither, says so: undefined. */
+export async function commandTarget(
+  ctx: Pick<CommandContext, "resolve" | "current" | "complain">,
+  command: CommandOf<OneAgentName>,
+): Promise<AgentRow | undefined> {
+  const target = command.agent ? await ctx.resolve(command.agent) : ctx.current();
+  if (!target) ctx.complain(`no agent to ${command.name}`);
+  return target;
 }

@@ -1,26 +1,21 @@
 // /diff, /merge and /discard: a worktree child's work, seen, merged into its parent or dropped.
 import { displayName } from "../../agents/refs.js";
 import { diffAgent, discardAgent, mergeAgent, WorktreeError } from "../../agents/worktree-ops.js";
-import { oneAgent, type CommandContext, type CommandOf, type CommandSpec } from "./types.js";
+import {
+  commandTarget,
+  complainOn,
+  oneAgent,
+  type CommandContext,
+  type CommandOf,
+  type CommandSpec,
+} from "./types.js";
 
 /** Diff output shown in the scrollback at most; the rest is named with the command that shows it. */
 const DIFF_LINES = 200;
 
-type WorktreeCommand = CommandOf<"diff" | "merge" | "discard">;
-
-async function target(ctx: CommandContext, command: WorktreeCommand) {
-  return command.agent ? await ctx.resolve(command.agent) : ctx.current();
-}
-
 /** A worktree error is the person's one line; anything else goes on up. */
-async function guarded(ctx: CommandContext, body: () => Promise<void>): Promise<void> {
-  try {
-    await body();
-  } catch (err) {
-    if (err instanceof WorktreeError) return ctx.complain(err.message);
-    throw err;
-  }
-}
+const guarded = (ctx: CommandContext, body: () => Promise<void>) =>
+  complainOn(ctx, WorktreeError, body);
 
 export const diff: CommandSpec<"diff"> = {
   name: "diff",
@@ -29,8 +24,8 @@ export const diff: CommandSpec<"diff"> = {
   parse: oneAgent("diff"),
   run: (ctx, command) =>
     guarded(ctx, async () => {
-      const agent = await target(ctx, command);
-      if (!agent) return ctx.complain("no agent to diff");
+      const agent = await commandTarget(ctx, command);
+      if (!agent) return;
       const text = (await diffAgent(agent)).replace(/\n$/, "");
       const lines = text.split("\n");
       const shown =
@@ -50,8 +45,8 @@ async function finish(
   command: CommandOf<"merge" | "discard">,
   typed: string,
 ): Promise<void> {
-  const agent = await target(ctx, command);
-  if (!agent) return ctx.complain(`no agent to ${command.name}`);
+  const agent = await commandTarget(ctx, command);
+  if (!agent) return;
   if (command.name === "discard" && ctx.session.discardAsked !== agent.id) {
     ctx.session.discardAsked = agent.id;
     return ctx.say(

@@ -170,9 +170,8 @@ export function renderAgentPanel(
   const shown: Row[] = [];
   for (let k = start; k < Math.min(order.length, start + rowsShown); k++) {
     const agent = agents[index[k]!]!;
-    shown.push(
-      cachedRow(agent, depth[k]!, agent.id === selectedId, now, width, approvals, costOf?.(agent)),
-    );
+    const view = { depth: depth[k]!, selected: agent.id === selectedId, now, width, approvals };
+    shown.push(cachedRow(agent, { ...view, costUsd: costOf?.(agent) }));
   }
   if (title === undefined) {
     return { lines: shown.map((row) => paintedRow(row, theme, width, false)), order };
@@ -224,18 +223,21 @@ export function framed(rows: Row[], title: string, width: number, height: number
   ];
 }
 
+/** What an agent's row shows besides the agent: its place, the clock, the width, its marks. */
+interface RowView {
+  depth: number;
+  selected: boolean;
+  now: number;
+  width: number;
+  approvals: ApprovalMarks | undefined;
+  costUsd: number | undefined;
+}
+
 /** Built rows by agent row (a changed agent is a new row object) and what else they show. */
 const builtRows = new WeakMap<AgentRow, { key: string; row: Row }>();
 
-function cachedRow(
-  agent: AgentRow,
-  depth: number,
-  selected: boolean,
-  now: number,
-  width: number,
-  approvals?: ApprovalMarks,
-  costUsd?: number,
-): Row {
+function cachedRow(agent: AgentRow, view: RowView): Row {
+  const { depth, selected, now, width, approvals, costUsd } = view;
   const idle = msSince(agent.last_activity_at, now);
   const key = [
     depth,
@@ -249,20 +251,13 @@ function cachedRow(
   ].join(" ");
   const known = builtRows.get(agent);
   if (known?.key === key) return known.row;
-  const row = panelRow(agent, depth, selected, now, width, approvals, costUsd);
+  const row = panelRow(agent, view);
   builtRows.set(agent, { key, row });
   return row;
 }
 
-function panelRow(
-  agent: AgentRow,
-  depth: number,
-  selected: boolean,
-  now: number,
-  width: number,
-  approvals?: ApprovalMarks,
-  costUsd?: number,
-): Row {
+function panelRow(agent: AgentRow, view: RowView): Row {
+  const { depth, selected, now, width, approvals, costUsd } = view;
   const state = stateGlyph(agent);
   const idle = msSince(agent.last_activity_at, now);
   const silent = agent.state === "running" && idle > SILENT_MS;

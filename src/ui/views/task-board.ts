@@ -1,7 +1,7 @@
 // The task board (/tasks) in the panel's frame: one row per task — state, short id, title, who
 // holds or finished it, its result or what it waits for — kept live by the TUI's task watch.
 import type { TaskEntry, TaskShownState } from "../../tasks/board.js";
-import { taskSummary } from "../../tasks/render.js";
+import { taskHolder, taskOutcome, taskSummary } from "../../tasks/render.js";
 import { oneLine, shortId } from "../../text/format.js";
 import { framed } from "./agent-panel.js";
 import { GLYPH } from "./glyphs.js";
@@ -41,18 +41,8 @@ export function renderTaskBoard(
 }
 
 function taskRow(task: TaskEntry, width: number): Row {
-  const who =
-    task.claimed_by === null
-      ? ""
-      : `${task.state === "claimed" ? "held by" : "by"} ${oneLine(task.claimed_by_name ?? "?", 20)} ${shortId(task.claimed_by)}`;
-  const tail =
-    task.state === "pending" || task.state === "blocked"
-      ? task.depends_on.length
-        ? `after ${task.depends_on.map(shortId).join(", ")}`
-        : ""
-      : task.result !== null
-        ? `${GLYPH.next} ${oneLine(task.result, 40)}`
-        : "";
+  const who = taskHolder(task, (name) => oneLine(name, 20));
+  const tail = taskOutcome(task, (result) => `${GLYPH.next} ${oneLine(result, 40)}`);
   const row: Row = [
     { text: ` ${task.state.padEnd(8)}`, style: STATE_STYLE[task.state] },
     { text: `${shortId(task.task_id)} `, style: ROLE.faint },
