@@ -53,7 +53,7 @@ function exportingEnv(fake: FakeModel, receiver: OtlpReceiver): NodeJS.ProcessEn
 }
 
 /** Root forks every child (fresh), waits for all, answers; each child sends its result home. */
-function scriptFanIn(fake: FakeModel, childDelayMs: number): void {
+function scriptFanIn(fake: FakeModel, childDelayMs: number, rootHoldMs = 0): void {
   fake.script([
     {
       agent: "root",
@@ -69,7 +69,10 @@ function scriptFanIn(fake: FakeModel, childDelayMs: number): void {
       match: (req) =>
         lastRole(req) === "tool" &&
         !req.messages.some((m) => m.tool_calls?.some((c) => c.function.name === "wait")),
+      // The root's turn holds `-p`'s one slot until this answer comes: the workers have that long
+      // to claim the children it forked, however loaded the machine (a waiting root frees it).
       reply: {
+        delayMs: rootHoldMs,
         toolCalls: [{ name: "wait", arguments: { timeout: 60, from_agents: CHILDREN } }],
       },
     },
@@ -166,7 +169,7 @@ function logsOf(
 describe("OpenTelemetry export", () => {
   it("exports a fan-in across two worker processes as one trace, children under the fork spans", async () => {
     const { fake, receiver } = await rig();
-    scriptFanIn(fake, 300);
+    scriptFanIn(fake, 300, 3000);
     const env = () =>
       warrenEnv({
         databaseUrl: database().url,
