@@ -1,12 +1,15 @@
 // A checkpoint of a working directory inside a git repository (issue 43): the files git would not
-// ignore, tracked and untracked, written as a tree through a temporary index (GIT_INDEX_FILE), so
-// the repository's own index, HEAD and branches are left as they are; kept as a commit under a
-// hidden ref, like Codex's ghost commits. Every run is the hardened one of repository.ts: no
-// hooks, fsmonitor, signing or repository-defined filter drivers.
+// ignore, tracked and untracked, added with git itself to a temporary index (GIT_INDEX_FILE), so
+// the repository's own index, HEAD and branches are left as they are, and committed in a vault:
+// a bare git directory of the agent's own under warren's home, which the sandbox hides, whose
+// objects borrow the repository's (objects/info/alternates). Its HEAD names one ref; each
+// checkpoint's commit has the previous one as its parent, so that ref keeps them all. Every run is
+// the hardened one of repository.ts: no hooks, fsmonitor, signing or repository-defined drivers.
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Repository } from "./repository.js";
+import { initBare, type Repository } from "./repository.js";
 
 /** Who warren's checkpoint commits are by: never the person's identity, never a config lookup. */
 const IDENTITY = {
@@ -16,122 +19,256 @@ const IDENTITY = {
   GIT_COMMITTER_EMAIL: "warren@localhost",
 };
 
-export interface Snapshot {
-  tree: string;
-  /** Changed or new files left out for their size, relative to the top of the working tree. */
-  skipped: string[];
+/** Settings of every commit in a vault: no background gc or maintenance, no reflog. */
+const QUIET = [
+  "-c",
+  "gc.auto=0",
+  "-c",
+  "maintenance.auto=false",
+  "-c",
+  "core.logAllRefUpdates=false",
+];
+
+/** Where an agent's checkpoints are kept. */
+export interface Vault {
+  /** Its git directory, under warren's home. */
+  dir: string;
+  /** The ref its HEAD names: the newest checkpoint, the older ones its ancestors. */
+  ref: string;
+}
+
+/** The vault's ref of `agentId`'s checkpoints. */
+export const vaultRef = (agentId: string) => `refs/warren/checkpoints/${agentId}`;
+
+/** The environment that has git read and write objects in the vault (and read the repository's). */
+const inVault = (vault: Vault, env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+  ...env,
+  GIT_OBJECT_DIRECTORY: path.join(vault.dir, "objects"),
+});
+
+/**
+ * The vault at `dir` for `git`'s repository, made the first time: `git init --bare` of the
+ * repository's object format, its objects borrowing the repository's, its HEAD naming `ref`.
+ * Made aside and renamed into place, so a vault that exists is whole.
+ */
+export async function openVault(git: Repository, dir: string, agentId: string): Promise<Vault> {
+  const vault = { dir, ref: vaultRef(agentId) };
+  if (fs.existsSync(path.join(dir, "HEAD"))) return vault;
+  fs.mkdirSync(path.dirname(dir), { recursive: true, mode: 0o700 });
+  const aside = `${dir}.new-${randomUUID()}`;
+  try {
+    await initBare(aside, await git.ok(["rev-parse", "--show-object-format"]));
+    fs.writeFileSync(
+      path.join(aside, "objects", "info", "alternates"),
+      `${path.join(git.common, "objects")}\n`,
+    );
+    await git.runIn(aside, ["symbolic-ref", "HEAD", vault.ref]);
+    fs.renameSync(aside, dir);
+  } catch (err) {
+    if (!fs.existsSync(path.join(dir, "HEAD"))) throw err;
+  } finally {
+    fs.rmSync(aside, { recursive: true, force: true });
+  }
+  return vault;
 }
 
 /** A pathspec that names exactly `file` from the top of the working tree (no glob, no magic). */
 const literal = (file: string, exclude = false) =>
   `:(top,literal${exclude ? ",exclude" : ""})${file}`;
 
-/**
- * Runs `body` with a temporary index outside the repository (warren writes inside `.git` only
- * through git), seeded from the repository's own index when `seed`: git then hashes only files
- * whose stat data changed since the index last saw them.
- */
-async function withTempIndex<T>(
-  git: Repository,
-  seed: boolean | string,
-  body: (env: NodeJS.ProcessEnv) => Promise<T>,
-  keep?: string,
-): Promise<T> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "warren-checkpoint-"));
-  const index = path.join(dir, "index");
-  try {
-    const from = typeof seed === "string" && fs.existsSync(seed) ? seed : seed ? git.index : null;
-    if (from && fs.existsSync(from)) {
-      fs.copyFileSync(from, index);
-      // The copy keeps the index's mtime: git compares it with the files' to spot "racy" entries.
-      const st = fs.statSync(from);
-      fs.utimesSync(index, st.atime, st.mtime);
-    }
-    const result = await body({ GIT_INDEX_FILE: index });
-    if (keep) {
-      // The agent's own index for its next checkpoint: only files changed since are hashed.
-      fs.mkdirSync(path.dirname(keep), { recursive: true, mode: 0o700 });
-      fs.renameSync(index, keep);
-    }
-    return result;
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 /** The NUL-separated list git printed, without the empty tail. */
 function nulList(text: string): string[] {
   return text.split("\0").filter((p) => p !== "");
 }
 
+/** The NUL-separated list a git run prints, untrimmed (a name may begin with a space). */
+async function listed(
+  git: Repository,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  gitDir?: string,
+): Promise<string[]> {
+  const r = gitDir ? await git.runIn(gitDir, args, env) : await git.run(args, env);
+  if (r.code !== 0) throw new Error(r.stderr.split("\n")[0] || `git ${args[0]} failed`);
+  return nulList(r.stdout);
+}
+
+/** Whether `file` (relative to `top`) is a regular file larger than `max` bytes. */
+const largeIn = (top: string, max: number) => (file: string) => {
+  const st = fs.lstatSync(path.join(top, file), { throwIfNoEntry: false });
+  return !!st?.isFile() && st.size > max;
+};
+
+/** Which file an index is: git replaces it (a new inode) whenever it writes it. */
+function identity(file: string): string {
+  const st = fs.statSync(file, { bigint: true });
+  return `${st.ino}:${st.mtimeNs}:${st.size}`;
+}
+
 /**
- * The tree of the working directory as it is now (files over `maxFileBytes` left out). `index`:
- * an index of the agent's own, outside the repository, kept from its previous checkpoint (else
- * the repository's is the seed), so git hashes only what changed since. `base`: the previous
- * checkpoint's tree (else HEAD): what changed against it is listed (`changed`), and only those
- * files can be new large ones, so the working tree is scanned once (by `git add -A`).
- * `knownLarge`: files skipped last time, left out of the add while they are still large.
+ * Runs `body` with a temporary index outside the repository (warren writes inside `.git` only
+ * through git), a copy of `seed` when there is one: git then hashes only files whose stat data
+ * changed since that index last saw them.
  */
-export function snapshotTree(
+async function withTempIndex<T>(
+  seed: string | null,
+  body: (index: string, env: NodeJS.ProcessEnv) => Promise<T>,
+): Promise<T> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "warren-checkpoint-"));
+  const index = path.join(dir, "index");
+  try {
+    if (seed && fs.existsSync(seed)) {
+      fs.copyFileSync(seed, index);
+      // The copy keeps the index's mtime: git compares it with the files' to spot "racy" entries.
+      const st = fs.statSync(seed);
+      fs.utimesSync(index, st.atime, st.mtime);
+    }
+    return await body(index, { GIT_INDEX_FILE: index });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The vault's own index, kept from its last checkpoint, and what it holds. */
+const keptIndex = (vault: Vault) => path.join(vault.dir, "warren-index");
+const keptState = (vault: Vault) => path.join(vault.dir, "warren-index.json");
+
+interface KeptState {
+  /** The working tree it is an index of. */
+  top: string;
+  /** The checkpoint whose tree it holds. */
+  commit: string;
+}
+
+function readKept(vault: Vault, top: string): KeptState | undefined {
+  try {
+    const state = JSON.parse(fs.readFileSync(keptState(vault), "utf8")) as KeptState;
+    return state.top === top && fs.existsSync(keptIndex(vault)) ? state : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The vault's HEAD: its commit, tree and parent, and the files that differ from the parent. */
+async function described(git: Repository, vault: Vault) {
+  const args = ["diff-tree", "-r", "-z", "--no-renames", "--name-only", "--root"];
+  const [header = "", ...rest] = await listed(git, [...args, "--format=%H %T %P", "HEAD"], {}, vault.dir);
+  const [commit, tree, parent] = header.trim().split(" ");
+  // The header ends in NUL, and the list begins with a newline of its own.
+  const changed = rest.map((f, i) => (i === 0 ? f.replace(/^\n/, "") : f));
+  return { commit: commit!, tree: tree!, parent: parent || undefined, changed };
+}
+
+export interface Taken {
+  commit: string;
+  tree: string;
+  /** Changed or new files left out for their size, relative to the top of the working tree. */
+  skipped: string[];
+  /** The files that differ from `previous` (null: there is none). */
+  changed: string[] | null;
+}
+
+/**
+ * Checkpoints the working tree now, files over `maxFileBytes` left out: `git add -A` to a copy of
+ * the vault's own index (else the repository's), then one `git commit` in the vault (tree,
+ * commit and ref at once), then one `git diff-tree` for its ids and the files that differ from
+ * its parent. `previous`: the agent's last checkpoint of this working tree; when git did not
+ * even rewrite the index the directory is as it was then, and `unchanged` is returned (no
+ * commit; `skipped` as now). `knownLarge`: files skipped last time, left out of the add while they are still
+ * large; a newly large file can only be among the changed ones.
+ */
+export async function checkpointTree(
   git: Repository,
+  vault: Vault,
   maxFileBytes: number,
-  options: { index?: string; base?: string; knownLarge?: string[] } = {},
-): Promise<Snapshot & { changed: string[] }> {
-  const large = (file: string) => {
-    const st = fs.lstatSync(path.join(git.top, file), { throwIfNoEntry: false });
-    return !!st?.isFile() && st.size > maxFileBytes;
-  };
-  return withTempIndex(
-    git,
-    options.index ?? true,
-    async (env) => {
-      const still = (options.knownLarge ?? []).filter(large);
-      const excluded = still.map((f) => literal(f, true));
-      await git.ok(["add", "-A", "--", ":/", ...excluded], undefined, env);
-      const base = options.base ?? git.head;
-      const changed = base
-        ? nulList(
-            await git.ok(
-              ["diff-index", "--cached", "-z", "--no-renames", "--name-only", base, "--"],
-              undefined,
-              env,
-            ),
-          )
-        : nulList(await git.ok(["ls-files", "-z", "--cached"], undefined, env));
-      const skipped = [...new Set([...still, ...changed.filter(large)])];
-      if (skipped.length > 0) {
-        // A large tracked file would otherwise keep its older version from the seed index.
-        const named = skipped.map((f) => literal(f));
-        await git.ok(["rm", "-q", "--cached", "--ignore-unmatch", "--", ...named], undefined, env);
-      }
-      const tree = await git.ok(["write-tree"], undefined, env);
-      return {
-        tree,
-        skipped: skipped.sort(),
-        changed: changed.filter((f) => !skipped.includes(f)),
-      };
-    },
-    options.index,
-  );
+  options: { message: string; previous?: string; knownLarge: string[] },
+): Promise<Taken | { unchanged: true; skipped: string[] }> {
+  const large = largeIn(git.top, maxFileBytes);
+  const kept = readKept(vault, git.top);
+  return withTempIndex(kept ? keptIndex(vault) : git.index, async (index, env) => {
+    const still = options.knownLarge.filter(large);
+    const seen = fs.existsSync(index) ? identity(index) : null;
+    const add = ["add", "-A", "--", ":/", ...still.map((f) => literal(f, true))];
+    await git.ok(add, undefined, inVault(vault, env));
+    if (kept && kept.commit === options.previous && identity(index) === seen) {
+      return { unchanged: true, skipped: still.sort() };
+    }
+    // Seeded from the repository's index, a large tracked file would keep its version there.
+    if (!kept && still.length > 0) await forget(git, vault, env, still);
+    const commit = (amend: boolean) =>
+      git.ok(
+        [
+          ...QUIET,
+          "commit",
+          "-q",
+          "--allow-empty",
+          "--no-verify",
+          "--cleanup=verbatim",
+          ...(amend ? ["--amend"] : []),
+          "-m",
+          options.message,
+        ],
+        undefined,
+        { ...env, ...IDENTITY },
+        vault.dir,
+      );
+    await commit(false);
+    let head = await described(git, vault);
+    // What changed since the previous checkpoint (or, for the first, since HEAD): only those
+    // files can be newly large.
+    const base = options.previous ?? git.head;
+    const since =
+      base === head.parent || !base ? head.changed : await changedBetween(git, vault, base, head.commit);
+    const newlyLarge = since.filter(large);
+    if (newlyLarge.length > 0) {
+      await forget(git, vault, env, newlyLarge);
+      await commit(true);
+      head = await described(git, vault);
+    }
+    fs.renameSync(index, keptIndex(vault));
+    const state: KeptState = { top: git.top, commit: head.commit };
+    fs.writeFileSync(keptState(vault), JSON.stringify(state));
+    return {
+      commit: head.commit,
+      tree: head.tree,
+      skipped: [...new Set([...still, ...newlyLarge])].sort(),
+      changed: options.previous ? since.filter((f) => !newlyLarge.includes(f)) : null,
+    };
+  });
 }
 
-/** A commit of `tree` (HEAD its parent, when there is one) kept reachable by `ref`. */
-export async function commitCheckpoint(
+/** Takes `files` out of the temporary index (left out of the checkpoint). */
+async function forget(git: Repository, vault: Vault, env: NodeJS.ProcessEnv, files: string[]) {
+  const named = files.map((f) => literal(f));
+  await git.ok(["rm", "-q", "--cached", "--ignore-unmatch", "--", ...named], undefined, inVault(vault, env));
+}
+
+/** The files that differ between two trees (or commits) of the vault, relative to the top. */
+export async function changedBetween(
   git: Repository,
-  tree: string,
-  ref: string,
-  message: string,
-): Promise<string> {
-  const parent = git.head ? ["-p", git.head] : [];
-  const commit = await git.ok(["commit-tree", tree, ...parent, "-m", message], undefined, IDENTITY);
-  await git.ok(["update-ref", ref, commit]);
-  return commit;
+  vault: Vault,
+  from: string,
+  to: string,
+): Promise<string[]> {
+  const args = ["diff-tree", "-r", "-z", "--no-renames", "--name-only", from, to];
+  return listed(git, args, inVault(vault));
 }
 
-/** The files that differ between two trees (or commits), relative to the top. */
-export async function changedBetween(git: Repository, from: string, to: string): Promise<string[]> {
-  const out = await git.ok(["diff-tree", "-r", "-z", "--no-renames", "--name-only", from, to]);
-  return nulList(out);
+/**
+ * The tree of the working directory as it is now, in the vault, for a restore to compare: files
+ * over `maxFileBytes` that changed since HEAD are left out, as a checkpoint leaves them out.
+ */
+async function treeNow(git: Repository, vault: Vault, maxFileBytes: number): Promise<string> {
+  const large = largeIn(git.top, maxFileBytes);
+  return withTempIndex(git.index, async (_index, env) => {
+    await git.ok(["add", "-A", "--", ":/"], undefined, inVault(vault, env));
+    const changed = git.head
+      ? ["diff-index", "--cached", "-z", "--no-renames", "--name-only", git.head, "--"]
+      : ["ls-files", "-z", "--cached"];
+    const skipped = (await listed(git, changed, inVault(vault, env))).filter(large);
+    if (skipped.length > 0) await forget(git, vault, env, skipped);
+    return git.ok(["write-tree"], undefined, inVault(vault, env));
+  });
 }
 
 /** What a restore did, relative to the top of the working tree. */
@@ -149,19 +286,22 @@ export interface Restored {
  */
 export async function restoreTree(
   git: Repository,
+  vault: Vault,
   commit: string,
   maxFileBytes: number,
   afterRemove?: () => void | Promise<void>,
 ): Promise<Restored> {
-  const gone = await git.run(["cat-file", "-e", `${commit}^{tree}`]);
+  const gone = await git.run(["cat-file", "-e", `${commit}^{tree}`], inVault(vault));
   if (gone.code !== 0) {
     throw new Error(
-      `the checkpoint's commit ${commit.slice(0, 12)} is no longer in ${git.common} (deleted or garbage-collected)`,
+      `the checkpoint's commit ${commit.slice(0, 12)} is no longer in ${vault.dir} or ${git.common} (deleted or garbage-collected)`,
     );
   }
-  const now = await snapshotTree(git, maxFileBytes);
-  const diff = nulList(
-    await git.ok(["diff-tree", "-r", "-z", "--no-renames", "--name-status", now.tree, commit]),
+  const now = await treeNow(git, vault, maxFileBytes);
+  const diff = await listed(
+    git,
+    ["diff-tree", "-r", "-z", "--no-renames", "--name-status", now, commit],
+    inVault(vault),
   );
   const write: string[] = [];
   const remove: string[] = [];
@@ -174,11 +314,11 @@ export async function restoreTree(
   for (const file of remove) removeFile(git.top, file);
   await afterRemove?.();
   if (write.length > 0) {
-    await withTempIndex(git, false, async (env) => {
-      await git.ok(["read-tree", commit], undefined, env);
+    await withTempIndex(null, async (_index, env) => {
+      await git.ok(["read-tree", commit], undefined, inVault(vault, env));
       for (let i = 0; i < write.length; i += 500) {
         const chunk = write.slice(i, i + 500);
-        await git.ok(["checkout-index", "-f", "-q", "--", ...chunk], undefined, env);
+        await git.ok(["checkout-index", "-f", "-q", "--", ...chunk], undefined, inVault(vault, env));
       }
     });
   }
