@@ -2,8 +2,8 @@
 // ignore, tracked and untracked, added with git itself to a temporary index (GIT_INDEX_FILE), so
 // the repository's own index, HEAD and branches are left as they are, and committed in a vault:
 // a bare git directory of the agent's own under warren's home, which the sandbox hides, whose
-// objects borrow the repository's (objects/info/alternates). Its HEAD names one ref; each
-// checkpoint's commit has the previous one as its parent, so that ref keeps them all. Every run is
+// objects borrow the repository's (objects/info/alternates). One ref there; each checkpoint's
+// commit has the previous one as its parent, so that ref keeps them all. Every run is
 // the hardened one of repository.ts: no hooks, fsmonitor, signing or repository-defined drivers.
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
@@ -18,16 +18,6 @@ const IDENTITY = {
   GIT_COMMITTER_NAME: "warren",
   GIT_COMMITTER_EMAIL: "warren@localhost",
 };
-
-/** Settings of every commit in a vault: no background gc or maintenance, no reflog. */
-const QUIET = [
-  "-c",
-  "gc.auto=0",
-  "-c",
-  "maintenance.auto=false",
-  "-c",
-  "core.logAllRefUpdates=false",
-];
 
 /** Where an agent's checkpoints are kept. */
 export interface Vault {
@@ -149,98 +139,106 @@ function readKept(vault: Vault, top: string): KeptState | undefined {
   }
 }
 
-/** The vault's HEAD: its commit, tree and parent, and the files that differ from the parent. */
-async function described(git: Repository, vault: Vault) {
-  const args = ["diff-tree", "-r", "-z", "--no-renames", "--name-only", "--root"];
-  const [header = "", ...rest] = await listed(git, [...args, "--format=%H %T %P", "HEAD"], {}, vault.dir);
-  const [commit, tree, parent] = header.trim().split(" ");
-  // The header ends in NUL, and the list begins with a newline of its own.
-  const changed = rest.map((f, i) => (i === 0 ? f.replace(/^\n/, "") : f));
-  return { commit: commit!, tree: tree!, parent: parent || undefined, changed };
-}
-
 export interface Taken {
   commit: string;
   tree: string;
   /** Changed or new files left out for their size, relative to the top of the working tree. */
   skipped: string[];
-  /** The files that differ from `previous` (null: there is none). */
+  /** The files that differ from `previous` (null: there is none, or it is gone). */
   changed: string[] | null;
 }
 
 /**
  * Checkpoints the working tree now, files over `maxFileBytes` left out: `git add -A` to a copy of
- * the vault's own index (else the repository's), then one `git commit` in the vault (tree,
- * commit and ref at once), then one `git diff-tree` for its ids and the files that differ from
- * its parent. `previous`: the agent's last checkpoint of this working tree; when git did not
- * even rewrite the index the directory is as it was then, and `unchanged` is returned (no
- * commit; `skipped` as now). `knownLarge`: files skipped last time, left out of the add while they are still
- * large; a newly large file can only be among the changed ones.
+ * the vault's own index (else the repository's); then at once `write-tree` and the files that
+ * differ from `previous` (else HEAD), of which only can a file be newly large; then
+ * `commit-tree` (its parent the vault's last checkpoint, else HEAD) and `update-ref` of the
+ * vault's ref. `previous`: the agent's last checkpoint of this working tree; when git did not
+ * even rewrite the index, the directory is as it was then and `unchanged` is returned (no
+ * commit; `skipped` as now). `knownLarge`: files skipped last time, left out of the add while
+ * they are still large. The same tree as `previous` is `unchanged` too.
  */
 export async function checkpointTree(
   git: Repository,
   vault: Vault,
   maxFileBytes: number,
-  options: { message: string; previous?: string; knownLarge: string[] },
+  options: { message: string; previous?: { commit: string; tree: string }; knownLarge: string[] },
 ): Promise<Taken | { unchanged: true; skipped: string[] }> {
   const large = largeIn(git.top, maxFileBytes);
   const kept = readKept(vault, git.top);
-  return withTempIndex(kept ? keptIndex(vault) : git.index, async (index, env) => {
+  return withTempIndex(kept ? keptIndex(vault) : git.index, async (index, indexEnv) => {
+    const env = inVault(vault, indexEnv);
     const still = options.knownLarge.filter(large);
     const seen = fs.existsSync(index) ? identity(index) : null;
-    const add = ["add", "-A", "--", ":/", ...still.map((f) => literal(f, true))];
-    await git.ok(add, undefined, inVault(vault, env));
-    if (kept && kept.commit === options.previous && identity(index) === seen) {
+    await git.ok(["add", "-A", "--", ":/", ...still.map((f) => literal(f, true))], undefined, env);
+    const previous = options.previous;
+    if (kept && kept.commit === previous?.commit && identity(index) === seen) {
       return { unchanged: true, skipped: still.sort() };
     }
     // Seeded from the repository's index, a large tracked file would keep its version there.
-    if (!kept && still.length > 0) await forget(git, vault, env, still);
-    const commit = (amend: boolean) =>
-      git.ok(
-        [
-          ...QUIET,
-          "commit",
-          "-q",
-          "--allow-empty",
-          "--no-verify",
-          "--cleanup=verbatim",
-          ...(amend ? ["--amend"] : []),
-          "-m",
-          options.message,
-        ],
-        undefined,
-        { ...env, ...IDENTITY },
-        vault.dir,
-      );
-    await commit(false);
-    let head = await described(git, vault);
-    // What changed since the previous checkpoint (or, for the first, since HEAD): only those
-    // files can be newly large.
-    const base = options.previous ?? git.head;
-    const since =
-      base === head.parent || !base ? head.changed : await changedBetween(git, vault, base, head.commit);
-    const newlyLarge = since.filter(large);
+    if (!kept && still.length > 0) await forget(git, env, still);
+    // write-tree rewrites the index only by renaming a new one in: the diff reads either whole.
+    let [tree, since] = await Promise.all([
+      git.ok(["write-tree"], undefined, env),
+      changedSince(git, env, previous?.commit),
+    ]);
+    const newlyLarge = since.files.filter(large);
     if (newlyLarge.length > 0) {
-      await forget(git, vault, env, newlyLarge);
-      await commit(true);
-      head = await described(git, vault);
+      await forget(git, env, newlyLarge);
+      tree = await git.ok(["write-tree"], undefined, env);
     }
-    fs.renameSync(index, keptIndex(vault));
-    const state: KeptState = { top: git.top, commit: head.commit };
-    fs.writeFileSync(keptState(vault), JSON.stringify(state));
+    const keep = (commit: string) => {
+      fs.renameSync(index, keptIndex(vault));
+      const state: KeptState = { top: git.top, commit };
+      fs.writeFileSync(keptState(vault), JSON.stringify(state));
+    };
+    if (previous && tree === previous.tree) {
+      // Rewritten for its stat data alone ("racy" entries hashed again): the same files.
+      keep(previous.commit);
+      return { unchanged: true, skipped: [...new Set([...still, ...newlyLarge])].sort() };
+    }
+    const parent = kept?.commit ?? git.head;
+    const commit = await git.ok(
+      ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", options.message],
+      undefined,
+      inVault(vault, IDENTITY),
+    );
+    await git.ok(["update-ref", vault.ref, commit], undefined, {}, vault.dir);
+    keep(commit);
     return {
-      commit: head.commit,
-      tree: head.tree,
+      commit,
+      tree,
       skipped: [...new Set([...still, ...newlyLarge])].sort(),
-      changed: options.previous ? since.filter((f) => !newlyLarge.includes(f)) : null,
+      changed: since.fromPrevious ? since.files.filter((f) => !newlyLarge.includes(f)) : null,
     };
   });
 }
 
+/**
+ * The files of the temporary index that differ from `previous` (`fromPrevious`), else (none, or
+ * it is gone) from HEAD, else all of them: wherever a newly large file can be.
+ */
+async function changedSince(
+  git: Repository,
+  env: NodeJS.ProcessEnv,
+  previous: string | undefined,
+): Promise<{ files: string[]; fromPrevious: boolean }> {
+  const against = (base: string) =>
+    listed(git, ["diff-index", "--cached", "-z", "--no-renames", "--name-only", base, "--"], env);
+  if (previous) {
+    const files = await against(previous).catch(() => null);
+    if (files) return { files, fromPrevious: true };
+  }
+  const files = await (git.head
+    ? against(git.head)
+    : listed(git, ["ls-files", "-z", "--cached"], env));
+  return { files, fromPrevious: false };
+}
+
 /** Takes `files` out of the temporary index (left out of the checkpoint). */
-async function forget(git: Repository, vault: Vault, env: NodeJS.ProcessEnv, files: string[]) {
+async function forget(git: Repository, env: NodeJS.ProcessEnv, files: string[]) {
   const named = files.map((f) => literal(f));
-  await git.ok(["rm", "-q", "--cached", "--ignore-unmatch", "--", ...named], undefined, inVault(vault, env));
+  await git.ok(["rm", "-q", "--cached", "--ignore-unmatch", "--", ...named], undefined, env);
 }
 
 /** The files that differ between two trees (or commits) of the vault, relative to the top. */
@@ -266,7 +264,7 @@ async function treeNow(git: Repository, vault: Vault, maxFileBytes: number): Pro
       ? ["diff-index", "--cached", "-z", "--no-renames", "--name-only", git.head, "--"]
       : ["ls-files", "-z", "--cached"];
     const skipped = (await listed(git, changed, inVault(vault, env))).filter(large);
-    if (skipped.length > 0) await forget(git, vault, env, skipped);
+    if (skipped.length > 0) await forget(git, inVault(vault, env), skipped);
     return git.ok(["write-tree"], undefined, inVault(vault, env));
   });
 }
@@ -318,7 +316,11 @@ export async function restoreTree(
       await git.ok(["read-tree", commit], undefined, inVault(vault, env));
       for (let i = 0; i < write.length; i += 500) {
         const chunk = write.slice(i, i + 500);
-        await git.ok(["checkout-index", "-f", "-q", "--", ...chunk], undefined, inVault(vault, env));
+        await git.ok(
+          ["checkout-index", "-f", "-q", "--", ...chunk],
+          undefined,
+          inVault(vault, env),
+        );
       }
     });
   }

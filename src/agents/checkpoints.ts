@@ -120,7 +120,9 @@ export async function takeCheckpoint(
     const vault = await vaultOf(git, agent.id, options.env);
     const snap = await checkpointTree(git, vault, options.maxFileBytes, {
       message: `warren checkpoint: ${agent.name} (${agent.id}) before the turn of event ${startEvent}`,
-      ...(prevGit ? { previous: prevGit.commit_sha! } : {}),
+      ...(prevGit?.tree_sha
+        ? { previous: { commit: prevGit.commit_sha!, tree: prevGit.tree_sha } }
+        : {}),
       knownLarge: previous?.skipped ?? [],
     });
     taken =

@@ -35,7 +35,7 @@ const TOO_BIG_RECHECK_MS = 10 * 60_000;
  * a git repository other than the tree's (where warren's git does not run) gets none.
  */
 export async function checkpointBeforeTurn(
-  deps: TurnDeps,
+  deps: Pick<TurnDeps, "db" | "config" | "fence" | "onWarning">,
   agent: AgentRow,
   startEvent: number,
 ): Promise<void> {

@@ -9,11 +9,7 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
 import { appendEvent } from "../../src/agents/events.js";
-import {
-  takeCheckpoint,
-  checkpointRepository,
-  vaultOf,
-} from "../../src/agents/checkpoints.js";
+import { takeCheckpoint, checkpointRepository, vaultOf } from "../../src/agents/checkpoints.js";
 import { restoreTree } from "../../src/agents/checkpoint-git.js";
 import {
   STORE_MAX_FILES,
@@ -88,8 +84,14 @@ describe("checkpoints in a git repository", () => {
     expect(g(dir, `--git-dir=${vault.dir}`, "rev-parse", row!.ref!)).toBe(row!.commit_sha);
     expect(g(dir, "for-each-ref", "refs/warren/")).toBe("");
     expect(row?.skipped).toEqual(["big.bin"]);
-    const listed = g(dir, `--git-dir=${vault.dir}`, "ls-tree", "-r", "--name-only", row!.commit_sha!)
-      .split("\n");
+    const listed = g(
+      dir,
+      `--git-dir=${vault.dir}`,
+      "ls-tree",
+      "-r",
+      "--name-only",
+      row!.commit_sha!,
+    ).split("\n");
     expect(listed.sort()).toEqual(
       [".gitignore", "gone.txt", "sub/deep.txt", "tracked.txt", "untracked.txt"].sort(),
     );
@@ -151,10 +153,11 @@ describe("checkpoints in a git repository", () => {
       sql`select start_event, files from checkpoints where agent_id = ${root.id} order by start_event`,
     );
     expect(rows.rows.map((r) => r.files)).toEqual([[], ["a.txt", "tracked.txt"], null]);
-    // Only the changed checkpoint made a commit: the vault's ref has the first as its parent.
+    // Only the changed checkpoint made a commit: the vault's ref has the first as its parent, and
+    // the first the repository's HEAD.
     const vault = await vaultOf((await checkpointRepository(db, root, dir))!, root.id);
     expect(g(dir, `--git-dir=${vault.dir}`, "rev-list", c3!.ref!)).toBe(
-      `${c3!.commit_sha}\n${c1!.commit_sha}`,
+      `${c3!.commit_sha}\n${c1!.commit_sha}\n${g(dir, "rev-parse", "HEAD")}`,
     );
   });
 
