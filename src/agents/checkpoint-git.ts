@@ -179,13 +179,13 @@ export async function checkpointTree(
     if (!kept && still.length > 0) await forget(git, env, still);
     // write-tree rewrites the index only by renaming a new one in: the diff reads either whole.
     let [tree, since] = await Promise.all([
-      git.ok(["write-tree"], undefined, env),
+      writeTree(git, env),
       changedSince(git, env, previous?.commit),
     ]);
     const newlyLarge = since.files.filter(large);
     if (newlyLarge.length > 0) {
       await forget(git, env, newlyLarge);
-      tree = await git.ok(["write-tree"], undefined, env);
+      tree = await writeTree(git, env);
     }
     const keep = (commit: string) => {
       fs.renameSync(index, keptIndex(vault));
@@ -213,6 +213,16 @@ export async function checkpointTree(
     };
   });
 }
+
+/**
+ * The tree of the temporary index. Its blobs are not looked up again (`--missing-ok`; through
+ * the vault's alternates that costs more than the rest of a checkpoint): each was just hashed by
+ * `git add` or was in the previous checkpoint's index. One deleted since from the repository
+ * (by a `git gc` after a history rewrite, or by hand) makes a restore of that file fail in one
+ * line, as it would have without this.
+ */
+const writeTree = (git: Repository, env: NodeJS.ProcessEnv) =>
+  git.ok(["write-tree", "--missing-ok"], undefined, env);
 
 /**
  * The files of the temporary index that differ from `previous` (`fromPrevious`), else (none, or
