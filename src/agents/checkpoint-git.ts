@@ -302,7 +302,7 @@ export async function restoreTree(
   const gone = await git.run(["cat-file", "-e", `${commit}^{tree}`], inVault(vault));
   if (gone.code !== 0) {
     throw new Error(
-      `the checkpoint's commit ${commit.slice(0, 12)} is no longer in ${vault.dir} or ${git.common} (deleted or garbage-collected)`,
+      `the checkpoint's commit ${commit.slice(0, 12)} is in neither ${vault.dir} nor ${git.common} (deleted, garbage-collected, or taken under another WARREN_HOME)`,
     );
   }
   const now = await treeNow(git, vault, maxFileBytes);

@@ -77,7 +77,12 @@ describe("checkpoints cost an idle agent nothing", () => {
       { agent: "writer", match: () => true, reply: { text: "wrote nothing" } },
     ]);
     const idle = await createTree(db, { name: "idle", cwd: dir });
-    const reader = await createTree(db, { name: "reader", cwd: dir, profile: "reader", prompt: "look" });
+    const reader = await createTree(db, {
+      name: "reader",
+      cwd: dir,
+      profile: "reader",
+      prompt: "look",
+    });
     const writer = await createTree(db, { name: "writer", cwd: dir, prompt: "go" });
     await answered(reader.id, "read it");
     await answered(writer.id, "wrote nothing");

