@@ -178,15 +178,13 @@ export async function checkpointTree(
     // Seeded from the repository's index, a large tracked file would keep its version there.
     if (!kept && still.length > 0) await forget(git, env, still);
     // write-tree rewrites the index only by renaming a new one in: the diff reads either whole.
-    let [tree, since] = await Promise.all([
+    const [first, since] = await Promise.all([
       writeTree(git, env),
       changedSince(git, env, previous?.commit),
     ]);
     const newlyLarge = since.files.filter(large);
-    if (newlyLarge.length > 0) {
-      await forget(git, env, newlyLarge);
-      tree = await writeTree(git, env);
-    }
+    if (newlyLarge.length > 0) await forget(git, env, newlyLarge);
+    const tree = newlyLarge.length > 0 ? await writeTree(git, env) : first;
     const keep = (commit: string) => {
       fs.renameSync(index, keptIndex(vault));
       const state: KeptState = { top: git.top, commit };

@@ -12,7 +12,7 @@ import { warrenHome } from "../../src/paths.js";
 import { startScheduler, type Scheduler } from "../../src/runtime/scheduler.js";
 import { useTestDatabase } from "../support/db.js";
 import { useFakeRuntime } from "../support/fake-runtime.js";
-import { g } from "../support/git.js";
+import { committedRepo, g } from "../support/git.js";
 import { until } from "../support/until.js";
 
 const database = useTestDatabase();
@@ -36,13 +36,7 @@ afterAll(async () => {
 function repo(): string {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-idle-")));
   dirs.push(dir);
-  g(dir, "init", "-q", "-b", "main");
-  g(dir, "config", "user.email", "t@example.com");
-  g(dir, "config", "user.name", "t");
-  fs.writeFileSync(path.join(dir, "a.txt"), "a\n");
-  g(dir, "add", "-A");
-  g(dir, "commit", "-q", "-m", "init");
-  return dir;
+  return committedRepo(dir, { "a.txt": "a\n" });
 }
 
 async function checkpointsOf(agentId: string): Promise<number> {

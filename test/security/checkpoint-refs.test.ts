@@ -12,7 +12,7 @@ import { takeCheckpoint } from "../../src/agents/checkpoints.js";
 import { rewindAgent } from "../../src/agents/rewind.js";
 import { createTree } from "../../src/agents/tree.js";
 import { useTestDatabase } from "../support/db.js";
-import { g } from "../support/git.js";
+import { committedRepo, g } from "../support/git.js";
 import { bash, makeFixture, output, settingsFrom, type Fixture } from "./fixture.js";
 
 const database = useTestDatabase();
@@ -60,20 +60,14 @@ describe("the checkpoints, against the agent's own bash", () => {
   it("survive every deletion the sandbox allows: the rewind restores exactly", async () => {
     const { db } = database();
     const dir = fx.cwd;
-    g(dir, "init", "-q", "-b", "main");
-    g(dir, "config", "user.email", "t@example.com");
-    g(dir, "config", "user.name", "t");
-    fs.writeFileSync(path.join(dir, "tracked.txt"), "committed\n");
-    g(dir, "add", "-A");
-    g(dir, "commit", "-q", "-m", "init");
+    committedRepo(dir, { "tracked.txt": "committed\n" });
     // What the agent's first turn left: an edit and a new file, neither committed.
     fs.writeFileSync(path.join(dir, "tracked.txt"), "edited by turn 1\n");
     fs.writeFileSync(path.join(dir, "made.txt"), "made by turn 1\n");
     const root = await createTree(db, { name: "victim", cwd: dir });
     await appendEvent(db, root.id, "user", "turn 1");
-    const start = await appendEvent(db, root.id, "assistant", "done 1");
+    await appendEvent(db, root.id, "assistant", "done 1");
     const turn2 = await appendEvent(db, root.id, "user", "turn 2");
-    void start;
     const row = await takeCheckpoint(db, root, turn2.id, { maxFileBytes: 1 << 20 });
     expect(row?.commit_sha).toMatch(/^[0-9a-f]{40}$/);
     const before = files(dir);
