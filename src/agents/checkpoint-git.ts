@@ -130,13 +130,22 @@ interface KeptState {
   commit: string;
 }
 
-function readKept(vault: Vault, top: string): KeptState | undefined {
+function readState(vault: Vault): KeptState | undefined {
   try {
-    const state = JSON.parse(fs.readFileSync(keptState(vault), "utf8")) as KeptState;
-    return state.top === top && fs.existsSync(keptIndex(vault)) ? state : undefined;
+    return JSON.parse(fs.readFileSync(keptState(vault), "utf8")) as KeptState;
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The parent of the vault's next checkpoint: its newest (so its ref keeps every one), else HEAD.
+ * The state file says which without a git run; when it is gone, git is asked.
+ */
+async function parentOf(git: Repository, vault: Vault, state: KeptState | undefined) {
+  if (state) return state.commit;
+  const newest = await git.runIn(vault.dir, ["rev-parse", "--verify", "-q", vault.ref]);
+  return newest.code === 0 ? newest.stdout.trim() : git.head;
 }
 
 export interface Taken {
@@ -165,7 +174,9 @@ export async function checkpointTree(
   options: { message: string; previous?: { commit: string; tree: string }; knownLarge: string[] },
 ): Promise<Taken | { unchanged: true; skipped: string[] }> {
   const large = largeIn(git.top, maxFileBytes);
-  const kept = readKept(vault, git.top);
+  const state = readState(vault);
+  // The kept index is of one working tree (an agent's directory may move).
+  const kept = state?.top === git.top && fs.existsSync(keptIndex(vault)) ? state : undefined;
   return withTempIndex(kept ? keptIndex(vault) : git.index, async (index, indexEnv) => {
     const env = inVault(vault, indexEnv);
     const still = options.knownLarge.filter(large);
@@ -195,11 +206,16 @@ export async function checkpointTree(
       keep(previous.commit);
       return { unchanged: true, skipped: [...new Set([...still, ...newlyLarge])].sort() };
     }
-    const parent = kept?.commit ?? git.head;
-    const commit = await git.ok(
-      ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", options.message],
-      undefined,
-      inVault(vault, IDENTITY),
+    const commitOn = (parent: string | undefined) =>
+      git.ok(
+        ["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", options.message],
+        undefined,
+        inVault(vault, IDENTITY),
+      );
+    // A parent deleted from the repository (a checkpoint of before the vaults) must not stop
+    // every later checkpoint: the chain starts again from HEAD.
+    const commit = await commitOn(await parentOf(git, vault, state)).catch(() =>
+      commitOn(git.head),
     );
     await git.ok(["update-ref", vault.ref, commit], undefined, {}, vault.dir);
     keep(commit);
