@@ -228,15 +228,9 @@ export async function checkpointTree(
   });
 }
 
-/**
- * The tree of the temporary index. Its blobs are not looked up again (`--missing-ok`; through
- * the vault's alternates that costs more than the rest of a checkpoint): each was just hashed by
- * `git add` or was in the previous checkpoint's index. One deleted since from the repository
- * (by a `git gc` after a history rewrite, or by hand) makes a restore of that file fail in one
- * line, as it would have without this.
- */
+/** The tree of the temporary index (git checks that every blob it names is there). */
 const writeTree = (git: Repository, env: NodeJS.ProcessEnv) =>
-  git.ok(["write-tree", "--missing-ok"], undefined, env);
+  git.ok(["write-tree"], undefined, env);
 
 /**
  * The files of the temporary index that differ from `previous` (`fromPrevious`), else (none, or
