@@ -202,6 +202,19 @@ describe("checkpoints in a git repository", () => {
     expect(fs.readFileSync(path.join(dir, "tracked.txt"), "utf8")).toBe("one\n");
     expect(fs.existsSync(marker)).toBe(false);
   });
+  it("still restores a checkpoint taken before the vaults (its commit in the repository)", async () => {
+    const { db } = database();
+    const dir = repo();
+    fs.writeFileSync(path.join(dir, "tracked.txt"), "as the old checkpoint holds it\n");
+    const old = g(dir, "stash", "create");
+    const before = files(dir);
+    fs.writeFileSync(path.join(dir, "tracked.txt"), "changed since\n");
+    const root = await createTree(db, { name: "ck4", cwd: dir });
+    const git = (await checkpointRepository(db, root, dir))!;
+    const restored = await restoreTree(git, await vaultOf(git, root.id), old, BIG);
+    expect(restored.written).toEqual(["tracked.txt"]);
+    expect(files(dir)).toEqual(before);
+  });
 });
 
 describe("checkpoints outside a repository", () => {
