@@ -155,14 +155,16 @@ export interface Taken {
   skipped: string[];
   /** The files that differ from `previous` (null: there is none, or it is gone). */
   changed: string[] | null;
+  /** The vault's ref written: await it with the row. */
+  pinned: Promise<void>;
 }
 
 /**
  * Checkpoints the working tree now, files over `maxFileBytes` left out: `git add -A` to a copy of
  * the vault's own index (else the repository's); then at once `write-tree` and the files that
  * differ from `previous` (else HEAD), of which only can a file be newly large; then
- * `commit-tree` (its parent the vault's last checkpoint, else HEAD) and `update-ref` of the
- * vault's ref. `previous`: the agent's last checkpoint of this working tree; when git did not
+ * `commit-tree` (its parent the vault's last checkpoint, else HEAD), and `update-ref` of the
+ * vault's ref, left running (`pinned`). `previous`: the agent's last checkpoint of this working tree; when git did not
  * even rewrite the index, the directory is as it was then and `unchanged` is returned (no
  * commit; `skipped` as now). `knownLarge`: files skipped last time, left out of the add while
  * they are still large. The same tree as `previous` is `unchanged` too.
@@ -217,11 +219,15 @@ export async function checkpointTree(
     const commit = await commitOn(await parentOf(git, vault, state)).catch(() =>
       commitOn(git.head),
     );
-    await git.ok(["update-ref", vault.ref, commit], undefined, {}, vault.dir);
     keep(commit);
+    // The ref is written while the caller writes its row: until then the commit is kept by the
+    // next checkpoint's parent too, and nothing collects garbage in a vault.
+    const pinned = git.ok(["update-ref", vault.ref, commit], undefined, {}, vault.dir);
+    pinned.catch(() => undefined);
     return {
       commit,
       tree,
+      pinned: pinned.then(() => undefined),
       skipped: [...new Set([...still, ...newlyLarge])].sort(),
       changed: since.fromPrevious ? since.files.filter((f) => !newlyLarge.includes(f)) : null,
     };

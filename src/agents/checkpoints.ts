@@ -114,6 +114,8 @@ export async function takeCheckpoint(
     skipped: string[];
     /** What changed since the previous checkpoint: the previous turn's files. */
     since: string[] | null;
+    /** The vault's ref being written, awaited with the row. */
+    pinned?: Promise<void>;
   };
   if (git) {
     const prevGit = previous?.commit_sha && previous.dir === dir ? previous : undefined;
@@ -135,6 +137,7 @@ export async function takeCheckpoint(
             key: null,
             skipped: snap.skipped,
             since: snap.changed,
+            pinned: snap.pinned,
           };
   } else {
     const snap = storeSnapshot(dir, options.maxFileBytes, options.env);
@@ -148,7 +151,8 @@ export async function takeCheckpoint(
     taken = { ref: null, commit: null, tree: null, key: snap.key, skipped: snap.skipped, since };
   }
   // One statement: the row (only under the turn's lease) and the previous turn's files.
-  const rows = await q.execute<Row>(sql`
+  const [rows] = await Promise.all([
+    q.execute<Row>(sql`
     with ins as (
       insert into checkpoints (agent_id, tree_id, start_event, dir, ref, commit_sha, tree_sha,
                                store_key, skipped)
@@ -168,7 +172,9 @@ export async function takeCheckpoint(
     union all
     select * from checkpoints
      where agent_id = ${agent.id}::uuid and start_event = ${startEvent}
-       and not exists (select 1 from ins)`);
+       and not exists (select 1 from ins)`),
+    taken.pinned,
+  ]);
   const row = rows.rows[0];
   return row ? fromRow(row) : undefined;
 }
