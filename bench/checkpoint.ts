@@ -1,7 +1,8 @@
 // Checkpoints and rewind (issue 43). A checkpoint of a 5,000-file repository with 10 files
-// changed since the last one, through takeCheckpoint (temporary index, write-tree, commit-tree,
-// update-ref, its row), beside `git stash create` alone on the same repository and state,
-// alternating, each round in a rotated order. Goal: ≤ 1.5× `git stash create`. Then the turn list
+// changed since the last one, as a turn takes it (checkpointBeforeTurn: the repository opened and
+// checked, `git add -A` to a temporary index, `git commit` in the agent's vault, `git diff-tree`,
+// its row), beside `git stash create` alone on the same repository and state, alternating, each
+// round in a rotated order. Goal: ≤ 1.5× `git stash create`. Then the turn list
 // `warren rewind --list` reads, of an agent with 1,000 turns, beside a plain read of the same
 // agent's events. Goal: ≤ 100 ms.
 import { execFileSync } from "node:child_process";
@@ -10,7 +11,10 @@ import os from "node:os";
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { appendEvent } from "../src/agents/events.js";
-import { takeCheckpoint } from "../src/agents/checkpoints.js";
+import { checkpointsOf } from "../src/agents/checkpoints.js";
+import { loadConfig } from "../src/config/config.js";
+import { warrenHome } from "../src/paths.js";
+import { checkpointBeforeTurn } from "../src/runtime/checkpoint-turn.js";
 import { listTurns } from "../src/agents/rewind.js";
 import { createTree } from "../src/agents/tree.js";
 import { closeDb, createDb } from "../src/db/client.js";
@@ -30,6 +34,7 @@ export async function checkpointBench(context: BenchContext): Promise<BenchRow[]
   const { url, signal, log } = context;
   const db = createDb(url, { max: 2, applicationName: "warren-bench-checkpoint" });
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "warren-bench-ckpt-")));
+  let vault: string | undefined;
   try {
     git(dir, "init", "-q", "-b", "main");
     for (let i = 0; i < FILES; i++) {
@@ -39,6 +44,15 @@ export async function checkpointBench(context: BenchContext): Promise<BenchRow[]
     git(dir, "add", "-A");
     git(dir, "-c", "user.name=b", "-c", "user.email=b@x", "commit", "-q", "-m", "init");
     const root = await createTree(db, { name: "bench", cwd: dir });
+    vault = path.join(warrenHome(), "checkpoints", "git", root.id);
+    const config = loadConfig({ HOME: os.tmpdir(), WARREN_MODEL: "m" });
+    const deps: Parameters<typeof checkpointBeforeTurn>[0] = {
+      db,
+      config,
+      onWarning: (w) => {
+        throw new Error(`the checkpoint failed: ${JSON.stringify(w)}`);
+      },
+    };
     let round = 0;
     /** 10 files changed since the last checkpoint (or stash), as a turn would leave them. */
     const change = () => {
@@ -52,8 +66,17 @@ export async function checkpointBench(context: BenchContext): Promise<BenchRow[]
       change();
       const start = await appendEvent(db, root.id, "user", `turn ${round}`);
       const began = nowMs();
-      await takeCheckpoint(db, root, start.id, { maxFileBytes: 10 * 1024 * 1024 });
-      return nowMs() - began;
+      await checkpointBeforeTurn(deps, root, start.id);
+      const took = nowMs() - began;
+      // Each round's checkpoint is a new commit of its own: the bench measures real work.
+      const rows = await checkpointsOf(db, root.id);
+      if (
+        rows.at(-1)?.start_event !== start.id ||
+        rows.at(-1)?.commit_sha === rows.at(-2)?.commit_sha
+      ) {
+        throw new Error("the checkpoint took no new commit");
+      }
+      return took;
     };
     const stash = (): number => {
       change();
@@ -115,5 +138,6 @@ export async function checkpointBench(context: BenchContext): Promise<BenchRow[]
   } finally {
     await closeDb(db);
     fs.rmSync(dir, { recursive: true, force: true });
+    if (vault) fs.rmSync(vault, { recursive: true, force: true });
   }
 }

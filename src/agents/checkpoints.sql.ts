@@ -15,7 +15,11 @@ export const checkpoints = pgTable(
     start_event: bigint("start_event", { mode: "number" }).notNull(),
     /** The working directory it is of (the agent's cwd, or its worktree). */
     dir: text("dir").notNull(),
-    /** In a repository: the hidden ref that keeps the commit reachable, and the commit (git). */
+    /**
+     * In a repository: the ref that keeps the commit reachable, in the agent's vault under
+     * warren's home (checkpoint-git.ts; rows taken before the vaults: a ref in the repository),
+     * and the commit (git).
+     */
     ref: text("ref"),
     commit_sha: text("commit_sha"),
     /** The commit's tree: an unchanged directory shares the previous checkpoint's commit. */

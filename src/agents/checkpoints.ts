@@ -1,16 +1,18 @@
 // Checkpoints of an agent's working directory before its turns (issue 43, SPEC §11): taken once
 // per turn (the row is keyed by the event that started it), in the tree's repository with git
-// (checkpoint-git.ts) or, outside one, in warren's home (checkpoint-store.ts).
+// into the agent's vault under warren's home (checkpoint-git.ts) or, outside a repository, in
+// warren's home by content (checkpoint-store.ts).
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { warrenHome } from "../paths.js";
 import type { Queryable } from "../db/client.js";
 import type { AgentRow } from "./agents.sql.js";
 import type { CheckpointRow } from "./checkpoints.sql.js";
-import { commitCheckpoint, snapshotTree } from "./checkpoint-git.js";
+import { checkpointTree, openVault, type Vault } from "./checkpoint-git.js";
 import { storedPaths, storeSnapshot } from "./checkpoint-store.js";
 import { openRepository, RepositoryRefused, type Repository } from "./repository.js";
 import { treeRepository } from "./tree.js";
+import { repositoryRoot } from "../paths.js";
 
 export const DEFAULT_CHECKPOINT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 
@@ -19,19 +21,23 @@ export interface CheckpointOptions {
   env?: Record<string, string | undefined>;
 }
 
-/** The agent's own checkpoint index, under warren's home (which the sandbox hides). */
-function indexFile(agentId: string, env?: Record<string, string | undefined>): string {
-  return path.join(warrenHome(env ?? process.env), "checkpoints", "index", agentId);
+/**
+ * The agent's vault in `git`'s repository: its checkpoints' refs and objects, under warren's home
+ * (which the sandbox hides), so no command of the agent's can delete them.
+ */
+export function vaultOf(
+  git: Repository,
+  agentId: string,
+  env?: Record<string, string | undefined>,
+): Promise<Vault> {
+  const dir = path.join(warrenHome(env ?? process.env), "checkpoints", "git", agentId);
+  return openVault(git, dir, agentId);
 }
 
 /** The directory an agent's files are in: its worktree when isolated, else its cwd. */
 export function agentDir(agent: Pick<AgentRow, "worktree" | "cwd">): string {
   return agent.worktree?.path ?? agent.cwd ?? process.cwd();
 }
-
-/** The ref a checkpoint's commit is kept under. */
-export const checkpointRef = (agentId: string, startEvent: number) =>
-  `refs/warren/checkpoints/${agentId}/${startEvent}`;
 
 /**
  * The repository warren's git may run in for `dir` (the tree's recorded one), or null when `dir`
@@ -82,8 +88,9 @@ async function known(q: Queryable, agentId: string, startEvent: number) {
 /**
  * Takes the checkpoint of `agent`'s working directory before the turn that `startEvent` started,
  * once: a turn resumed after a crash finds its row. An unchanged directory shares the previous
- * checkpoint's commit (no new object, no new ref). The row is written only while `fence` holds
- * the lease. Returns the row (undefined: the lease is gone).
+ * checkpoint's commit (no new commit). The row is written only while `fence` holds the lease.
+ * Returns the row; undefined: the lease is gone, or the directory is in a git repository other
+ * than the tree's (warren's git does not run there).
  */
 export async function takeCheckpoint(
   q: Queryable,
@@ -92,10 +99,13 @@ export async function takeCheckpoint(
   options: CheckpointOptions,
   fence?: { epoch: number },
 ): Promise<CheckpointRow | undefined> {
-  const { mine, previous } = await known(q, agent.id, startEvent);
-  if (mine) return mine;
   const dir = agentDir(agent);
-  const git = await checkpointRepository(q, agent, dir);
+  const [{ mine, previous }, git] = await Promise.all([
+    known(q, agent.id, startEvent),
+    checkpointRepository(q, agent, dir),
+  ]);
+  if (mine) return mine;
+  if (!git && repositoryRoot(dir)) return undefined;
   let taken: {
     ref: string | null;
     commit: string | null;
@@ -104,31 +114,31 @@ export async function takeCheckpoint(
     skipped: string[];
     /** What changed since the previous checkpoint: the previous turn's files. */
     since: string[] | null;
+    /** The vault's ref being written, awaited with the row. */
+    pinned?: Promise<void>;
   };
   if (git) {
     const prevGit = previous?.commit_sha && previous.dir === dir ? previous : undefined;
-    const snap = await snapshotTree(git, options.maxFileBytes, {
-      index: indexFile(agent.id, options.env),
-      ...(prevGit?.tree_sha ? { base: prevGit.tree_sha } : {}),
+    const vault = await vaultOf(git, agent.id, options.env);
+    const snap = await checkpointTree(git, vault, options.maxFileBytes, {
+      message: `warren checkpoint: ${agent.name} (${agent.id}) before the turn of event ${startEvent}`,
+      ...(prevGit?.tree_sha
+        ? { previous: { commit: prevGit.commit_sha!, tree: prevGit.tree_sha } }
+        : {}),
       knownLarge: previous?.skipped ?? [],
     });
-    if (prevGit && prevGit.tree_sha === snap.tree) {
-      taken = {
-        ref: prevGit.ref,
-        commit: prevGit.commit_sha,
-        tree: snap.tree,
-        key: null,
-        skipped: snap.skipped,
-        since: [],
-      };
-    } else {
-      const ref = checkpointRef(agent.id, startEvent);
-      const message = `warren checkpoint: ${agent.name} (${agent.id}) before the turn of event ${startEvent}`;
-      const commit = await commitCheckpoint(git, snap.tree, ref, message);
-      // What changed since the previous checkpoint's tree: the previous turn's files.
-      const since = prevGit?.tree_sha ? snap.changed : null;
-      taken = { ref, commit, tree: snap.tree, key: null, skipped: snap.skipped, since };
-    }
+    taken =
+      "unchanged" in snap
+        ? { ...pick(prevGit!), key: null, skipped: snap.skipped, since: [] }
+        : {
+            ref: vault.ref,
+            commit: snap.commit,
+            tree: snap.tree,
+            key: null,
+            skipped: snap.skipped,
+            since: snap.changed,
+            pinned: snap.pinned,
+          };
   } else {
     const snap = storeSnapshot(dir, options.maxFileBytes, options.env);
     let since: string[] | null = null;
@@ -141,7 +151,8 @@ export async function takeCheckpoint(
     taken = { ref: null, commit: null, tree: null, key: snap.key, skipped: snap.skipped, since };
   }
   // One statement: the row (only under the turn's lease) and the previous turn's files.
-  const rows = await q.execute<Row>(sql`
+  const [rows] = await Promise.all([
+    q.execute<Row>(sql`
     with ins as (
       insert into checkpoints (agent_id, tree_id, start_event, dir, ref, commit_sha, tree_sha,
                                store_key, skipped)
@@ -161,10 +172,15 @@ export async function takeCheckpoint(
     union all
     select * from checkpoints
      where agent_id = ${agent.id}::uuid and start_event = ${startEvent}
-       and not exists (select 1 from ins)`);
+       and not exists (select 1 from ins)`),
+    taken.pinned,
+  ]);
   const row = rows.rows[0];
   return row ? fromRow(row) : undefined;
 }
+
+/** A checkpoint's git ids, for a row that shares them. */
+const pick = (row: CheckpointRow) => ({ ref: row.ref, commit: row.commit_sha, tree: row.tree_sha });
 
 /** The agent's checkpoints, oldest first. */
 export async function checkpointsOf(q: Queryable, agentId: string): Promise<CheckpointRow[]> {

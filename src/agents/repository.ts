@@ -6,6 +6,7 @@
 // `.git` planted later says.
 import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
+import path from "node:path";
 import { buildToolEnv } from "../sandbox/env.js";
 import { firstLine } from "../text/format.js";
 
@@ -91,8 +92,21 @@ export interface Repository {
   head: string | undefined;
   /** Runs git there, pinned to this repository (no discovery again); never throws on exit. */
   run(args: string[], env?: NodeJS.ProcessEnv): Promise<GitResult>;
-  /** Runs git there and returns its trimmed output; a failure throws `fail(its first line)`. */
-  ok(args: string[], fail?: (reason: string) => Error, env?: NodeJS.ProcessEnv): Promise<string>;
+  /**
+   * Runs git there (in `gitDir`, as `runIn`, when given) and returns its trimmed output; a
+   * failure throws `fail(its first line)`.
+   */
+  ok(
+    args: string[],
+    fail?: (reason: string) => Error,
+    env?: NodeJS.ProcessEnv,
+    gitDir?: string,
+  ): Promise<string>;
+  /**
+   * As `run`, with another git directory of warren's own (a checkpoint vault) for this working
+   * tree: the same hardening and the same drivers turned off.
+   */
+  runIn(gitDir: string, args: string[], env?: NodeJS.ProcessEnv): Promise<GitResult>;
 }
 
 /**
@@ -152,17 +166,34 @@ export async function openRepository(cwd: string, recorded: string | null): Prom
     common: found!,
     index,
     head: unborn ? undefined : head || undefined,
-    async run(args, env) {
+    run: (args, env) => repository.runIn(gitDir, args, env),
+    async runIn(dir, args, env) {
       drivers ??= repositoryDrivers(cwd, pinned);
-      return run(cwd, [...pinned, ...args], withSettings(gitEnv(env), await drivers));
+      const at = [`--git-dir=${dir}`, `--work-tree=${top}`];
+      return run(cwd, [...at, ...args], withSettings(gitEnv(env), await drivers));
     },
-    async ok(args, fail = (r) => new Error(r), env) {
-      const r = await repository.run(args, env);
+    async ok(args, fail = (r) => new Error(r), env, dir = gitDir) {
+      const r = await repository.runIn(dir, args, env);
       if (r.code !== 0) throw fail(firstLine(r.stderr || r.stdout) || `git ${args[0]} failed`);
       return r.stdout.trim();
     },
   };
   return repository;
+}
+
+/**
+ * Makes `dir` (absent) an empty bare repository of `objectFormat` with no template (no sample
+ * hooks): a git directory of warren's own, outside every working tree. Whatever GIT_DIR-like
+ * variables warren was started with are not followed.
+ */
+export async function initBare(dir: string, objectFormat: string): Promise<void> {
+  const env = gitEnv();
+  for (const key of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY"]) {
+    delete env[key];
+  }
+  const args = ["init", "--bare", "-q", "--template=", `--object-format=${objectFormat}`, dir];
+  const r = await run(path.dirname(dir), args, env);
+  if (r.code !== 0) throw new Error(firstLine(r.stderr) || "git init failed");
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   agentDir,
   checkpointRepository,
   checkpointsOf,
+  vaultOf,
   type CheckpointOptions,
 } from "./checkpoints.js";
 
@@ -179,6 +180,7 @@ export async function restoreFiles(
     restored = git
       ? await restoreTree(
           git,
+          await vaultOf(git, checkpoint.agent_id, options.env),
           checkpoint.commit_sha!,
           options.maxFileBytes,
           rewindTestHooks.afterRemove,

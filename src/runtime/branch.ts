@@ -9,7 +9,7 @@ import type { Db } from "../db/client.js";
 import type { AgentRow, WorktreeInfo } from "../agents/agents.sql.js";
 import { childCapabilities } from "../agents/capabilities.js";
 import { restoreTree } from "../agents/checkpoint-git.js";
-import { agentDir, checkpointsOf } from "../agents/checkpoints.js";
+import { agentDir, checkpointsOf, vaultOf } from "../agents/checkpoints.js";
 import { getAgent } from "../agents/refs.js";
 import { findTurn, RewindError } from "../agents/rewind.js";
 import { forkAgent, treeRepository } from "../agents/tree.js";
@@ -75,7 +75,8 @@ export async function branchAgent(
       );
       if (checkpoint?.commit_sha) {
         const git = await worktreeRepository(worktree, worktree.path);
-        await restoreTree(git, checkpoint.commit_sha, options.maxFileBytes);
+        const vault = await vaultOf(git, checkpoint.agent_id);
+        await restoreTree(git, vault, checkpoint.commit_sha, options.maxFileBytes);
       }
     } catch (err) {
       await removeWorktree(worktree).catch(() => undefined);

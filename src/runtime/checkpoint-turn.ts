@@ -9,8 +9,7 @@ import { DEFAULT_CHECKPOINTS } from "../config/config.js";
 import { isTransient } from "../db/retry.js";
 import { notice } from "../db/warning.js";
 import { isLeaseLost } from "../agents/errors.js";
-import { repositoryRoot } from "../paths.js";
-import { agentDir, checkpointRepository } from "../agents/checkpoints.js";
+import { agentDir } from "../agents/checkpoints.js";
 import type { TurnDeps } from "./run-deps.js";
 
 /** The tools that may change files in the working directory (an MCP server's may too). */
@@ -26,17 +25,17 @@ export function mayChangeFiles(deps: Pick<TurnDeps, "config">, agent: AgentRow):
   );
 }
 
+/** Directories outside git too big to copy, and when this process found so. */
+const tooBig = new Map<string, number>();
+const TOO_BIG_RECHECK_MS = 10 * 60_000;
+
 /**
  * Takes the checkpoint before the turn `startEvent` started, when the turn may change files. A
  * failure to take it does not stop the turn: people are told in one line. A working directory in
  * a git repository other than the tree's (where warren's git does not run) gets none.
  */
-/** Directories outside git too big to copy, and when this process found so. */
-const tooBig = new Map<string, number>();
-const TOO_BIG_RECHECK_MS = 10 * 60_000;
-
 export async function checkpointBeforeTurn(
-  deps: TurnDeps,
+  deps: Pick<TurnDeps, "db" | "config" | "fence" | "onWarning">,
   agent: AgentRow,
   startEvent: number,
 ): Promise<void> {
@@ -46,7 +45,6 @@ export async function checkpointBeforeTurn(
   const known = tooBig.get(dir);
   if (known !== undefined && Date.now() - known < TOO_BIG_RECHECK_MS) return;
   try {
-    if (repositoryRoot(dir) && !(await checkpointRepository(deps.db, agent, dir))) return;
     await takeCheckpoint(
       deps.db,
       agent,

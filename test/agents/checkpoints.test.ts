@@ -9,7 +9,7 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, describe, expect, it } from "vitest";
 import { appendEvent } from "../../src/agents/events.js";
-import { takeCheckpoint, checkpointRepository } from "../../src/agents/checkpoints.js";
+import { takeCheckpoint, checkpointRepository, vaultOf } from "../../src/agents/checkpoints.js";
 import { restoreTree } from "../../src/agents/checkpoint-git.js";
 import {
   STORE_MAX_FILES,
@@ -77,10 +77,21 @@ describe("checkpoints in a git repository", () => {
     const start = await appendEvent(db, root.id, "user", "turn 1");
     const row = await takeCheckpoint(db, root, start.id, { maxFileBytes: BIG });
     expect(row?.commit_sha).toMatch(/^[0-9a-f]{40}$/);
-    expect(row?.ref).toBe(`refs/warren/checkpoints/${root.id}/${start.id}`);
-    expect(g(dir, "rev-parse", row!.ref!)).toBe(row!.commit_sha);
+    // Kept in the agent's vault under warren's home, not in the repository.
+    expect(row?.ref).toBe(`refs/warren/checkpoints/${root.id}`);
+    const git = (await checkpointRepository(db, root, dir))!;
+    const vault = await vaultOf(git, root.id);
+    expect(g(dir, `--git-dir=${vault.dir}`, "rev-parse", row!.ref!)).toBe(row!.commit_sha);
+    expect(g(dir, "for-each-ref", "refs/warren/")).toBe("");
     expect(row?.skipped).toEqual(["big.bin"]);
-    const listed = g(dir, "ls-tree", "-r", "--name-only", row!.commit_sha!).split("\n");
+    const listed = g(
+      dir,
+      `--git-dir=${vault.dir}`,
+      "ls-tree",
+      "-r",
+      "--name-only",
+      row!.commit_sha!,
+    ).split("\n");
     expect(listed.sort()).toEqual(
       [".gitignore", "gone.txt", "sub/deep.txt", "tracked.txt", "untracked.txt"].sort(),
     );
@@ -105,8 +116,7 @@ describe("checkpoints in a git repository", () => {
     fs.writeFileSync(path.join(dir, "ignored.log"), "ignored v2\n");
     fs.writeFileSync(path.join(dir, "big.bin"), "y".repeat(BIG + 5));
 
-    const git = (await checkpointRepository(db, root, dir))!;
-    const restored = await restoreTree(git, row!.commit_sha!, BIG);
+    const restored = await restoreTree(git, vault, row!.commit_sha!, BIG);
     expect(restored.removed.sort()).toEqual(["created.txt", "newdir/inner/x.txt"]);
     expect(restored.written.sort()).toEqual(["gone.txt", "sub/deep.txt", "tracked.txt"]);
     const after = files(dir);
@@ -120,7 +130,7 @@ describe("checkpoints in a git repository", () => {
     expect(after["big.bin"]).toBe("y".repeat(BIG + 5));
     expect(fs.existsSync(path.join(dir, "newdir"))).toBe(false);
     // A second run (a crash half way, run again) finds nothing to do.
-    const second = await restoreTree(git, row!.commit_sha!, BIG);
+    const second = await restoreTree(git, vault, row!.commit_sha!, BIG);
     expect(second).toEqual({ written: [], removed: [] });
   });
 
@@ -143,9 +153,12 @@ describe("checkpoints in a git repository", () => {
       sql`select start_event, files from checkpoints where agent_id = ${root.id} order by start_event`,
     );
     expect(rows.rows.map((r) => r.files)).toEqual([[], ["a.txt", "tracked.txt"], null]);
-    // Only the changed checkpoint made a ref of its own.
-    const refs = g(dir, "for-each-ref", "--format=%(refname)", "refs/warren/").split("\n");
-    expect(refs).toHaveLength(2);
+    // Only the changed checkpoint made a commit: the vault's ref has the first as its parent, and
+    // the first the repository's HEAD.
+    const vault = await vaultOf((await checkpointRepository(db, root, dir))!, root.id);
+    expect(g(dir, `--git-dir=${vault.dir}`, "rev-list", c3!.ref!)).toBe(
+      `${c3!.commit_sha}\n${c1!.commit_sha}\n${g(dir, "rev-parse", "HEAD")}`,
+    );
   });
 
   it("never runs a planted hook, fsmonitor or filter driver", async () => {
@@ -185,9 +198,22 @@ describe("checkpoints in a git repository", () => {
     fs.writeFileSync(path.join(dir, "tracked.txt"), "changed\n");
     fs.writeFileSync(path.join(dir, "made.txt"), "made\n");
     const git = (await checkpointRepository(db, root, dir))!;
-    await restoreTree(git, row!.commit_sha!, BIG);
+    await restoreTree(git, await vaultOf(git, root.id), row!.commit_sha!, BIG);
     expect(fs.readFileSync(path.join(dir, "tracked.txt"), "utf8")).toBe("one\n");
     expect(fs.existsSync(marker)).toBe(false);
+  });
+  it("still restores a checkpoint taken before the vaults (its commit in the repository)", async () => {
+    const { db } = database();
+    const dir = repo();
+    fs.writeFileSync(path.join(dir, "tracked.txt"), "as the old checkpoint holds it\n");
+    const old = g(dir, "stash", "create");
+    const before = files(dir);
+    fs.writeFileSync(path.join(dir, "tracked.txt"), "changed since\n");
+    const root = await createTree(db, { name: "ck4", cwd: dir });
+    const git = (await checkpointRepository(db, root, dir))!;
+    const restored = await restoreTree(git, await vaultOf(git, root.id), old, BIG);
+    expect(restored.written).toEqual(["tracked.txt"]);
+    expect(files(dir)).toEqual(before);
   });
 });
 

@@ -18,6 +18,7 @@ import { useFakeRuntime } from "../support/fake-runtime.js";
 import { g } from "../support/git.js";
 import { until } from "../support/until.js";
 import { runWarren, warrenEnv } from "../support/warren.js";
+import { warrenHome } from "../../src/paths.js";
 
 const database = useTestDatabase();
 const runtime = useFakeRuntime(database);
@@ -147,7 +148,14 @@ async function threeTurns(name: string) {
   return { agent, dir, after1, after2, after3: files(dir) };
 }
 
-const env = () => warrenEnv({ databaseUrl: database().url, modelUrl: runtime.fake().baseURL });
+// The command line shares warren's home with the worker here (the checkpoints' vaults are there),
+// as a person's `warren rewind` shares it with their own warren.
+const env = () =>
+  warrenEnv({
+    databaseUrl: database().url,
+    modelUrl: runtime.fake().baseURL,
+    extra: { WARREN_HOME: warrenHome() },
+  });
 
 const withoutLogs = (f: Record<string, string>) =>
   Object.fromEntries(Object.entries(f).filter(([k]) => !k.endsWith(".log")));

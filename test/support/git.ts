@@ -22,3 +22,16 @@ export function gitShim(line: string): string {
   });
   return shim;
 }
+
+/** Makes `dir` a repository on `main` with `files` (name → content) in its first commit. */
+export function committedRepo(dir: string, files: Record<string, string>): string {
+  g(dir, "init", "-q", "-b", "main");
+  g(dir, "config", "user.email", "t@example.com");
+  g(dir, "config", "user.name", "t");
+  for (const [name, content] of Object.entries(files)) {
+    fs.writeFileSync(path.join(dir, name), content);
+  }
+  g(dir, "add", "-A");
+  g(dir, "commit", "-q", "-m", "init");
+  return dir;
+}
