@@ -72,8 +72,10 @@ function claudeSources(file: string, cwd: string, warnings: string[]): Source[] 
 
 /**
  * Codex's keys, in warren's words (its timeouts are `_sec`, its headers `http_headers`, its
- * `bearer_token_env_var` the name of the variable holding an HTTP server's bearer token); a
- * string is one line saying why the entry is not used.
+ * `bearer_token_env_var` the name of the variable holding an HTTP server's bearer token,
+ * `env_vars` the names of variables passed on to a stdio server, `env_http_headers` a header
+ * name → the variable holding its value); a string is one line saying why the entry is not used.
+ * As in Codex, a listed variable that is not set is left out.
  */
 function fromCodex(entry: unknown, env: Env): unknown {
   if (!isObject(entry)) return entry;
@@ -83,10 +85,34 @@ function fromCodex(entry: unknown, env: Env): unknown {
     http_headers,
     enabled,
     bearer_token_env_var,
+    env_vars,
+    env_http_headers,
     ...rest
   } = entry;
   void enabled;
   let headers = http_headers;
+  if (env_vars !== undefined) {
+    if (!Array.isArray(env_vars) || !env_vars.every((v) => typeof v === "string" && v !== "")) {
+      return "env_vars must be a list of environment variable names";
+    }
+    const passed = env_vars.flatMap((name: string) =>
+      env[name] === undefined ? [] : [[name, env[name]!] as const],
+    );
+    // The entry's own `env` wins over a variable passed on by name.
+    rest.env = { ...Object.fromEntries(passed), ...(isObject(rest.env) ? rest.env : {}) };
+  }
+  if (env_http_headers !== undefined) {
+    if (
+      !isObject(env_http_headers) ||
+      !Object.values(env_http_headers).every((v) => typeof v === "string" && v !== "")
+    ) {
+      return "env_http_headers must map header names to environment variable names";
+    }
+    const fromEnv = Object.entries(env_http_headers).flatMap(([header, name]) =>
+      env[name as string] === undefined ? [] : [[header, env[name as string]!] as const],
+    );
+    headers = { ...(isObject(headers) ? headers : {}), ...Object.fromEntries(fromEnv) };
+  }
   if (bearer_token_env_var !== undefined) {
     if (typeof bearer_token_env_var !== "string" || bearer_token_env_var === "") {
       return "bearer_token_env_var must name an environment variable";
@@ -96,7 +122,7 @@ function fromCodex(entry: unknown, env: Env): unknown {
       return `bearer_token_env_var names ${bearer_token_env_var}, which is not set in warren's environment`;
     }
     // Taken as the value, not expanded again: a token is never read as ${VAR} text.
-    headers = { ...(isObject(http_headers) ? http_headers : {}), Authorization: `Bearer ${token}` };
+    headers = { ...(isObject(headers) ? headers : {}), Authorization: `Bearer ${token}` };
   }
   return {
     ...rest,

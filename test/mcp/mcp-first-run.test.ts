@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.js";
 import { expandVars } from "../../src/mcp/expand.js";
+import { loadPersonMcp } from "../../src/mcp/person.js";
 import { parseProjectMcp } from "../../src/mcp/project.js";
 import { after, isFirst, lastToolResults, requestsOf, useE2E } from "../runtime/e2e-support.js";
 
@@ -203,6 +204,37 @@ describe("the person's Claude Code and Codex servers", () => {
     );
     expect(config.warnings).toContain(
       `${path.join(h, ".codex", "config.toml")}: mcp_servers.shared: not used, ${path.join(h, ".claude.json")}: mcpServers has a server of that name`,
+    );
+  });
+
+  it("maps Codex's env_vars and env_http_headers (a variable that is not set is left out)", () => {
+    const h = home();
+    writeFileSync(
+      path.join(h, ".codex", "config.toml"),
+      [
+        "[mcp_servers.local]",
+        'command = "node"',
+        'env_vars = ["PASS_A", "PASS_UNSET"]',
+        'env = { OWN = "1", PASS_A = "the entry wins" }',
+        "",
+        "[mcp_servers.remote]",
+        'url = "http://127.0.0.1:1/m"',
+        'http_headers = { "X-Static" = "s" }',
+        'env_http_headers = { "X-Key" = "KEY_VAR", "X-None" = "UNSET_VAR" }',
+        "",
+        "[mcp_servers.bad]",
+        'command = "node"',
+        "env_vars = [1]",
+      ].join("\n"),
+    );
+    const env = { HOME: h, PASS_A: "a", KEY_VAR: "k-123" };
+    const person = loadPersonMcp(scratch("warren-mcp-codex-keys-"), env);
+    expect(person.servers.local).toMatchObject({ env: { OWN: "1", PASS_A: "the entry wins" } });
+    expect(person.servers.remote).toMatchObject({ headers: { "X-Static": "s", "X-Key": "k-123" } });
+    expect((person.servers.remote as { headers: object }).headers).not.toHaveProperty("X-None");
+    expect(person.servers.bad).toBeUndefined();
+    expect(person.warnings.join("\n")).toContain(
+      "mcp_servers.bad: env_vars must be a list of environment variable names",
     );
   });
 
