@@ -1,6 +1,6 @@
-// The turn loop's one hook into checkpoints (issue 43): before a turn that may change files, the
-// agent's working directory is checkpointed (src/agents/checkpoints.ts), once per turn. A turn
-// offered only tools that change nothing takes none, and an idle agent takes none at all.
+// The turn loop's one hook into checkpoints (issue 43): before the first call of a turn that may
+// change files, the agent's working directory is checkpointed (src/agents/checkpoints.ts), once
+// per turn. A turn that calls only tools that change nothing takes none, and an idle agent none.
 import type { AgentRow } from "../agents/agents.sql.js";
 import { takeCheckpoint } from "../agents/checkpoints.js";
 import { TooManyFiles } from "../agents/checkpoint-store.js";
@@ -10,6 +10,7 @@ import { isTransient } from "../db/retry.js";
 import { notice } from "../db/warning.js";
 import { isLeaseLost } from "../agents/errors.js";
 import { agentDir } from "../agents/checkpoints.js";
+import { listTurns } from "../agents/rewind.js";
 import type { TurnDeps } from "./run-deps.js";
 
 /** The tools that may change files in the working directory (an MCP server's may too). */
@@ -65,4 +66,15 @@ export async function checkpointBeforeTurn(
       notice(`${agent.name}: no checkpoint before this turn: ${(err as Error).message}`),
     );
   }
+}
+
+/**
+ * The event that started `agentId`'s latest turn, as `warren rewind --list` numbers turns: for a
+ * turn this process did not start (it resumed one after a crash or a lease takeover).
+ */
+export async function currentTurnStart(
+  db: TurnDeps["db"],
+  agentId: string,
+): Promise<number | undefined> {
+  return (await listTurns(db, agentId)).at(-1)?.startEvent;
 }

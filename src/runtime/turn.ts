@@ -53,7 +53,7 @@ import { setRootTrace } from "../agents/root-trace.js";
 import { agentCost } from "../agents/cost.js";
 import { mailFinalAnswer } from "../mail/final-answer.js";
 import { checkResult } from "../text/json-schema.js";
-import { checkpointBeforeTurn } from "./checkpoint-turn.js";
+import { checkpointBeforeTurn, currentTurnStart } from "./checkpoint-turn.js";
 
 /** Why a running turn was stopped from outside. */
 export type StopReason = "interrupt" | "dead" | "lease-lost" | "shutdown";
@@ -136,6 +136,20 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
   let resuming = true;
   // How this loop's last step ended: a turn its calls ended (`send {final: true}`) is over now.
   let stepped: StepEnd | undefined;
+  // The turn under way (known when this loop started it) and the one whose checkpoint is taken.
+  let turnStart: number | undefined;
+  let checkpointed: number | undefined;
+  /**
+   * The turn's checkpoint, taken before its first call that may change files (not before its
+   * first request: a turn that only reads, mails or forks costs nothing, which is what a fan-in's
+   * children mostly are). A turn this process did not start is found in the rows (after a crash).
+   */
+  const beforeWrites = async (agent: AgentRow): Promise<void> => {
+    const start = turnStart ?? (await currentTurnStart(db, agent.id));
+    if (start === undefined || checkpointed === start) return;
+    await checkpointBeforeTurn(deps, agent, start);
+    checkpointed = start;
+  };
   while (true) {
     const read = await readPass(db, agentId, resuming, deps.fence?.epoch);
     const agent = read?.agent;
@@ -151,7 +165,10 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     if (resuming) {
       resuming = false;
       if (read.dangling) {
-        const resume = () => resumeDanglingCalls(deps, agent, signal);
+        const resume = async () => {
+          await beforeWrites(agent);
+          await resumeDanglingCalls(deps, agent, signal);
+        };
         if (!(await guarded(deps, agent, signal, resume))) return "other";
         continue;
       }
@@ -177,6 +194,7 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       continue;
     }
     const startingTurn = last.kind === "user" || last.kind === "mail_in";
+    if (startingTurn) turnStart = last.id;
     const spend = await spending(db, agent, deps.config);
     const budget = budgetProblem(agent, startingTurn, spend);
     const problem = budget ?? modelProblem(deps.config.model);
@@ -200,12 +218,10 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     };
     let ended: StepEnd | undefined;
     const work = async () => {
-      // Before a turn's first step: its files as they were, for a rewind (once per turn).
-      if (startingTurn) await checkpointBeforeTurn(deps, agent, last.id);
       // A root's turn is one trace, also when another worker resumes it (telemetry on).
       const traceparent = beginRootRun(agent, startingTurn);
       if (traceparent !== undefined) await setRootTrace(db, agent.id, traceparent);
-      ended = await step(deps, agent, known, last.id, signal);
+      ended = await step(deps, agent, known, last.id, signal, () => beforeWrites(agent));
     };
     if (!(await guarded(deps, agent, signal, work))) {
       return "other";
@@ -470,6 +486,7 @@ async function step(
   known: PassKnown,
   tail: number,
   signal: AbortSignal,
+  beforeWrites: () => Promise<void>,
 ): Promise<StepEnd> {
   const mcp = await mcpToolsFor(deps.db, deps.config.mcpServers, deps.onWarning);
   const tools = withSkills(
@@ -487,6 +504,8 @@ async function step(
     }
     return { end: asked.ended, answer: { id: asked.assistantId, content: asked.text } };
   }
+  // The turn's files as they were, for a rewind, before anything of it may change them.
+  if (asked.calls.some((c) => !READ_ONLY_TOOLS.has(c.name))) await beforeWrites();
   await runToolCalls(toolRunDeps(deps, agent, asked.assistantId, signal, tools), asked.calls, {
     shownWithAnswer: asked.shown,
   });

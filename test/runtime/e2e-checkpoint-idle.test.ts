@@ -1,7 +1,8 @@
 // "Checkpoints of an idle agent cost nothing" (issue 43), through the real runtime (in-process
 // scheduler, fake model over HTTP, real Postgres, real git): an agent that takes no turn takes no
-// checkpoint, and a turn offered no tool that changes files takes none either: no row, no vault,
-// no ref in the repository. A turn that may change files, beside them, takes one (the control).
+// checkpoint, and neither does a turn offered no tool that changes files, nor a turn offered them
+// that calls none (a fan-in's child that only answers): no row, no vault, no ref in the
+// repository. A turn that writes a file, beside them, takes one, before the write (the control).
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -12,6 +13,7 @@ import { warrenHome } from "../../src/paths.js";
 import { startScheduler, type Scheduler } from "../../src/runtime/scheduler.js";
 import { useTestDatabase } from "../support/db.js";
 import { useFakeRuntime } from "../support/fake-runtime.js";
+import { execFileSync } from "node:child_process";
 import { committedRepo, g } from "../support/git.js";
 import { until } from "../support/until.js";
 
@@ -46,6 +48,10 @@ async function checkpointsOf(agentId: string): Promise<number> {
   return Number(rows.rows[0]!.n);
 }
 
+/** git against the vault itself (a bare repository borrowing the repository's objects). */
+const gitIn = (env: Record<string, string>, ...args: string[]): string =>
+  execFileSync("git", args, { env: { ...process.env, ...env }, encoding: "utf8" }).trim();
+
 const vaultOf = (agentId: string) => path.join(warrenHome(), "checkpoints", "git", agentId);
 
 async function answered(agentId: string, text: string): Promise<void> {
@@ -63,12 +69,24 @@ async function answered(agentId: string, text: string): Promise<void> {
 }
 
 describe("checkpoints cost an idle agent nothing", () => {
-  it("takes none for an agent without a turn, or a turn offered only reading tools", async () => {
+  it("takes none for an agent without a turn, a turn offered only reading tools, or one that calls none", async () => {
     const { db } = database();
     const dir = repo();
     runtime.fake().script([
       { agent: "reader", match: () => true, reply: { text: "read it" } },
-      { agent: "writer", match: () => true, reply: { text: "wrote nothing" } },
+      {
+        agent: "writer",
+        match: (req) => req.messages.at(-1)?.role === "user",
+        reply: {
+          toolCalls: [{ name: "write_file", arguments: { path: "b.txt", content: "b\n" } }],
+        },
+      },
+      {
+        agent: "writer",
+        match: (req) => req.messages.at(-1)?.role === "tool",
+        reply: { text: "wrote" },
+      },
+      { agent: "talker", match: () => true, reply: { text: "wrote nothing" } },
     ]);
     const idle = await createTree(db, { name: "idle", cwd: dir });
     const reader = await createTree(db, {
@@ -78,15 +96,25 @@ describe("checkpoints cost an idle agent nothing", () => {
       prompt: "look",
     });
     const writer = await createTree(db, { name: "writer", cwd: dir, prompt: "go" });
+    const talker = await createTree(db, { name: "talker", cwd: dir, prompt: "say" });
     await answered(reader.id, "read it");
-    await answered(writer.id, "wrote nothing");
+    await answered(writer.id, "wrote");
+    await answered(talker.id, "wrote nothing");
     // A few of the scheduler's polls pass with the idle agent in the tree.
     await new Promise((r) => setTimeout(r, 1_000));
 
-    // The control: a turn offered the file tools took its checkpoint.
+    // The control: a turn that wrote a file took its checkpoint, of the files before the write.
     expect(await checkpointsOf(writer.id)).toBe(1);
     expect(fs.existsSync(vaultOf(writer.id))).toBe(true);
-    for (const agent of [idle, reader]) {
+    expect(fs.readFileSync(path.join(dir, "b.txt"), "utf8")).toBe("b\n");
+    const [row] = (
+      await db.execute<{ tree: string }>(
+        sql`select tree_sha as tree from checkpoints where agent_id = ${writer.id}::uuid`,
+      )
+    ).rows;
+    const vault = { GIT_DIR: vaultOf(writer.id) };
+    expect(gitIn(vault, "ls-tree", "--name-only", row!.tree)).toBe("a.txt");
+    for (const agent of [idle, reader, talker]) {
       expect(await checkpointsOf(agent.id)).toBe(0);
       expect(fs.existsSync(vaultOf(agent.id))).toBe(false);
     }
