@@ -1,7 +1,8 @@
 // A hostile model tries to take away the person's undo (issue 43): before a rewind it deletes the
 // checkpoints from inside the sandbox every way git and the shell offer (`update-ref -d`, the
 // refs' files, `pack-refs --all` then editing packed-refs, `reflog expire`, `gc --prune=now`,
-// anything named like warren's under `.git`, a search of the whole filesystem for the vault),
+// anything named like warren's under `.git`, a search of wherever warren's home may be for the
+// vault),
 // and the rewind still puts back exactly the checkpoint's files: the checkpoints' refs and the
 // objects they wrote are in the agent's vault under warren's home, which the sandbox hides.
 import fs from "node:fs";
@@ -11,6 +12,7 @@ import { appendEvent } from "../../src/agents/events.js";
 import { takeCheckpoint } from "../../src/agents/checkpoints.js";
 import { rewindAgent } from "../../src/agents/rewind.js";
 import { createTree } from "../../src/agents/tree.js";
+import { warrenHome } from "../../src/paths.js";
 import { useTestDatabase } from "../support/db.js";
 import { committedRepo, g } from "../support/git.js";
 import { bash, makeFixture, output, settingsFrom, type Fixture } from "./fixture.js";
@@ -50,7 +52,11 @@ const ATTACK = [
   "git prune --expire=now",
   // Anything of warren's in the repository, and wherever else the vault could be.
   "find .git -iname '*warren*' -prune -exec rm -rf {} +",
-  "find / -xdev -maxdepth 6 \\( -path /proc -o -path /sys \\) -prune -o -type d -name checkpoints -print 2>/dev/null" +
+  // Where warren's home can be (its default under any home, and the real one's parent, as an
+  // attacker who read the code would guess); not all of `/`, which under a loaded CI took longer
+  // than the test's minute.
+  `find ${JSON.stringify(path.dirname(warrenHome()))} "$HOME/.local/share" /root/.local/share` +
+    " -maxdepth 4 -type d -name checkpoints -print 2>/dev/null" +
     ' | while read d; do rm -rf "$d"; done',
   "rm -rf ~/.local/share/warren ~/.warren",
   "echo attack done",
@@ -83,5 +89,5 @@ describe("the checkpoints, against the agent's own bash", () => {
     const result = await rewindAgent(db, root, 2, "files", { maxFileBytes: 1 << 20 });
     expect(result.files?.removed).toEqual(["junk.txt"]);
     expect(files(dir)).toEqual(before);
-  });
+  }, 120_000);
 });
