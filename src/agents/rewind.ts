@@ -50,15 +50,16 @@ export interface TurnInfo {
 
 // A turn starts at a `user` or `mail_in` event that follows anything but another one (mail taken
 // in together starts one turn). Numbered over every event, rewound or not.
-const TURNS = (agentId: string) => sql`
-  with d as (
+const MARKED = (agentId: string) => sql`
     select id, kind, left(content, 200) as text, created_at, rewound_at, data,
            kind in ('user', 'mail_in')
              and coalesce(lag(kind) over (order by id) not in ('user', 'mail_in'), true) as starts
       from events
      where agent_id = ${agentId}::uuid
-       and kind in ('user', 'mail_in', 'assistant', 'tool_result', 'interrupted', 'error')
-  ), t as (
+       and kind in ('user', 'mail_in', 'assistant', 'tool_result', 'interrupted', 'error')`;
+
+const TURNS = (agentId: string) => sql`
+  with d as (${MARKED(agentId)}), t as (
     select *, sum(starts::int) over (order by id) as turn from d
   )
   select turn,
@@ -73,6 +74,15 @@ const TURNS = (agentId: string) => sql`
                     filter (where kind = 'assistant'), 0) as tokens_out
     from t where turn > 0
    group by turn order by turn`;
+
+/** The event that started the agent's latest turn, numbered as listTurns numbers them. */
+export async function latestTurnStart(q: Queryable, agentId: string): Promise<number | undefined> {
+  const rows = await q.execute<{ id: string | null }>(
+    sql`with d as (${MARKED(agentId)}) select max(id) as id from d where starts`,
+  );
+  const id = rows.rows[0]?.id;
+  return id === null || id === undefined ? undefined : Number(id);
+}
 
 /** Every turn of the agent, oldest first, rewound ones included (marked). */
 export async function listTurns(q: Queryable, agentId: string): Promise<TurnInfo[]> {

@@ -77,6 +77,10 @@ function claudeSources(file: string, cwd: string, warnings: string[]): Source[] 
  * name → the variable holding its value); a string is one line saying why the entry is not used.
  * As in Codex, a listed variable that is not set is left out.
  */
+/** A name `${NAME}` can stand for (expand.ts's references). */
+const isVarName = (v: unknown): v is string =>
+  typeof v === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(v);
+
 function fromCodex(entry: unknown, env: Env): unknown {
   if (!isObject(entry)) return entry;
   const {
@@ -91,38 +95,39 @@ function fromCodex(entry: unknown, env: Env): unknown {
   } = entry;
   void enabled;
   let headers = http_headers;
+  // Values are written as `${NAME}` and filled in by expandServerEntry, once: a value that itself
+  // reads like `${OTHER}` is never expanded a second time.
   if (env_vars !== undefined) {
-    if (!Array.isArray(env_vars) || !env_vars.every((v) => typeof v === "string" && v !== "")) {
+    if (!Array.isArray(env_vars) || !env_vars.every(isVarName)) {
       return "env_vars must be a list of environment variable names";
     }
     const passed = env_vars.flatMap((name: string) =>
-      env[name] === undefined ? [] : [[name, env[name]!] as const],
+      env[name] === undefined ? [] : [[name, `\${${name}}`] as const],
     );
     // The entry's own `env` wins over a variable passed on by name.
     rest.env = { ...Object.fromEntries(passed), ...(isObject(rest.env) ? rest.env : {}) };
   }
   if (env_http_headers !== undefined) {
-    if (
-      !isObject(env_http_headers) ||
-      !Object.values(env_http_headers).every((v) => typeof v === "string" && v !== "")
-    ) {
+    if (!isObject(env_http_headers) || !Object.values(env_http_headers).every(isVarName)) {
       return "env_http_headers must map header names to environment variable names";
     }
     const fromEnv = Object.entries(env_http_headers).flatMap(([header, name]) =>
-      env[name as string] === undefined ? [] : [[header, env[name as string]!] as const],
+      env[name as string] === undefined ? [] : [[header, `\${${name as string}}`] as const],
     );
     headers = { ...(isObject(headers) ? headers : {}), ...Object.fromEntries(fromEnv) };
   }
   if (bearer_token_env_var !== undefined) {
-    if (typeof bearer_token_env_var !== "string" || bearer_token_env_var === "") {
+    if (!isVarName(bearer_token_env_var)) {
       return "bearer_token_env_var must name an environment variable";
     }
     const token = env[bearer_token_env_var];
     if (!token) {
       return `bearer_token_env_var names ${bearer_token_env_var}, which is not set in warren's environment`;
     }
-    // Taken as the value, not expanded again: a token is never read as ${VAR} text.
-    headers = { ...(isObject(headers) ? headers : {}), Authorization: `Bearer ${token}` };
+    headers = {
+      ...(isObject(headers) ? headers : {}),
+      Authorization: `Bearer \${${bearer_token_env_var}}`,
+    };
   }
   return {
     ...rest,

@@ -10,7 +10,6 @@ import { isTransient } from "../db/retry.js";
 import { notice } from "../db/warning.js";
 import { isLeaseLost } from "../agents/errors.js";
 import { agentDir } from "../agents/checkpoints.js";
-import { listTurns } from "../agents/rewind.js";
 import type { TurnDeps } from "./run-deps.js";
 
 /** The tools that may change files in the working directory (an MCP server's may too). */
@@ -66,15 +65,4 @@ export async function checkpointBeforeTurn(
       notice(`${agent.name}: no checkpoint before this turn: ${(err as Error).message}`),
     );
   }
-}
-
-/**
- * The event that started `agentId`'s latest turn, as `warren rewind --list` numbers turns: for a
- * turn this process did not start (it resumed one after a crash or a lease takeover).
- */
-export async function currentTurnStart(
-  db: TurnDeps["db"],
-  agentId: string,
-): Promise<number | undefined> {
-  return (await listTurns(db, agentId)).at(-1)?.startEvent;
 }

@@ -53,7 +53,8 @@ import { setRootTrace } from "../agents/root-trace.js";
 import { agentCost } from "../agents/cost.js";
 import { mailFinalAnswer } from "../mail/final-answer.js";
 import { checkResult } from "../text/json-schema.js";
-import { checkpointBeforeTurn, currentTurnStart } from "./checkpoint-turn.js";
+import { checkpointBeforeTurn } from "./checkpoint-turn.js";
+import { latestTurnStart } from "../agents/rewind.js";
 
 /** Why a running turn was stopped from outside. */
 export type StopReason = "interrupt" | "dead" | "lease-lost" | "shutdown";
@@ -145,7 +146,7 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
    * children mostly are). A turn this process did not start is found in the rows (after a crash).
    */
   const beforeWrites = async (agent: AgentRow): Promise<void> => {
-    const start = turnStart ?? (await currentTurnStart(db, agent.id));
+    const start = turnStart ?? (await latestTurnStart(db, agent.id));
     if (start === undefined || checkpointed === start) return;
     await checkpointBeforeTurn(deps, agent, start);
     checkpointed = start;
