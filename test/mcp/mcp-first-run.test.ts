@@ -214,7 +214,7 @@ describe("the person's Claude Code and Codex servers", () => {
       [
         "[mcp_servers.local]",
         'command = "node"',
-        'env_vars = ["PASS_A", "PASS_UNSET"]',
+        'env_vars = ["PASS_A", "PASS_UNSET", "PASS_LIT"]',
         'env = { OWN = "1", PASS_A = "the entry wins" }',
         "",
         "[mcp_servers.remote]",
@@ -227,9 +227,11 @@ describe("the person's Claude Code and Codex servers", () => {
         "env_vars = [1]",
       ].join("\n"),
     );
-    const env = { HOME: h, PASS_A: "a", KEY_VAR: "k-123" };
+    const env = { HOME: h, PASS_A: "a", KEY_VAR: "k-123", PASS_LIT: "$" + "{KEY_VAR}" };
     const person = loadPersonMcp(scratch("warren-mcp-codex-keys-"), env);
     expect(person.servers.local).toMatchObject({ env: { OWN: "1", PASS_A: "the entry wins" } });
+    // A value passed on is taken as it is, never expanded again.
+    expect(person.servers.local).toMatchObject({ env: { PASS_LIT: "$" + "{KEY_VAR}" } });
     expect(person.servers.remote).toMatchObject({ headers: { "X-Static": "s", "X-Key": "k-123" } });
     expect((person.servers.remote as { headers: object }).headers).not.toHaveProperty("X-None");
     expect(person.servers.bad).toBeUndefined();
