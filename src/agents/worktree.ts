@@ -20,7 +20,7 @@ import { AgentError } from "./errors.js";
 import { openRepository, RepositoryRefused, type Repository } from "./repository.js";
 
 export const WORKTREES_DIR = path.join(".warren", "worktrees");
-const EXCLUDE_LINE = "/.warren/worktrees/";
+const IGNORE_ALL = "# made by warren: its agents' worktrees are not this repository's files\n*\n";
 
 /**
  * An isolated child's id, from its fork call's key: every attempt at one call makes the same
@@ -82,18 +82,18 @@ export async function planWorktree(
   };
 }
 
-/** Adds `.warren/worktrees/` to the repository's `info/exclude` once. */
-function excludeWorktrees(common: string): void {
-  const file = path.join(common, "info", "exclude");
-  let text = "";
+/**
+ * Makes git ignore everything under `.warren/worktrees/` (the worktrees, and this file itself)
+ * with a `.gitignore` there, so the parent's status stays clean: warren writes inside `.git` only
+ * through git, and git has no command for `info/exclude`. Made once, never through a symlink
+ * (`wx`: an existing file or link is left as it is).
+ */
+function ignoreWorktrees(worktrees: string): void {
   try {
-    text = fs.readFileSync(file, "utf8");
-  } catch {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(path.join(worktrees, ".gitignore"), IGNORE_ALL, { flag: "wx" });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
   }
-  if (text.split("\n").some((l) => l.trim() === EXCLUDE_LINE)) return;
-  const sep = text && !text.endsWith("\n") ? "\n" : "";
-  fs.appendFileSync(file, `${sep}${EXCLUDE_LINE}\n`);
 }
 
 async function branchExists(git: Repository, branch: string): Promise<boolean> {
@@ -160,7 +160,6 @@ export async function createWorktree(
       `${path.dirname(wtPath)} is reached through a symlink; worktrees are made only in the repository itself`,
     );
   }
-  excludeWorktrees(git.common);
   const fail = (r: string) => new AgentError("INVALID_ARGS", `git worktree add failed: ${r}`);
   const add = ["worktree", "add", "-q", "-b", branch, wtPath, base];
   try {
@@ -169,6 +168,7 @@ export async function createWorktree(
       await removeIn(git, wtPath, branch);
       await git.ok(add, fail);
     }
+    ignoreWorktrees(path.dirname(wtPath));
     await hooks.afterAdd?.();
   } catch (err) {
     await removeIn(git, wtPath, branch).catch(() => undefined);

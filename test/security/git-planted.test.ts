@@ -239,7 +239,10 @@ describe("a worktree child's .git, rewritten to point elsewhere", () => {
       /INVALID_ARGS.*warren's git does not run in .*: its \.git leads to .*, and the tree's repository is/,
     );
     expect(otherGit()).toEqual(before);
-    expect(fs.readdirSync(path.join(child.worktree, ".warren", "worktrees"))).toHaveLength(1);
+    expect(fs.readdirSync(path.join(child.worktree, ".warren", "worktrees")).sort()).toEqual([
+      ".gitignore",
+      expect.stringMatching(/^gc0-/),
+    ]);
   });
 });
 

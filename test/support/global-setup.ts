@@ -27,13 +27,25 @@ interface Server {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const server = await startServer();
+  // warren's home for the run (checkpoint vaults, the trust store), unless one was given: the
+  // test files' processes inherit it, so nothing is left in the person's real home.
+  const home = process.env.WARREN_HOME
+    ? undefined
+    : await fs.mkdtemp(path.join(os.tmpdir(), "warren-test-home-"));
+  if (home) process.env.WARREN_HOME = home;
+  const removeHome = () =>
+    home ? fs.rm(home, { recursive: true, force: true }) : Promise.resolve();
+  const server = await startServer().catch(async (error: unknown) => {
+    await removeHome();
+    throw error;
+  });
   const template = `warren_tpl_${randomBytes(4).toString("hex")}`;
   try {
     await adminQuery(server.adminUrl, `CREATE DATABASE "${template}"`);
     await migrate(withDatabase(server.adminUrl, template));
   } catch (error) {
     await server.stop();
+    await removeHome();
     throw error;
   }
   project.provide("testDatabaseAdminUrl", server.adminUrl);
@@ -45,6 +57,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await adminQuery(server.adminUrl, `DROP DATABASE IF EXISTS "${template}" WITH (FORCE)`);
     } finally {
       await server.stop();
+      await removeHome();
     }
   };
 }

@@ -59,7 +59,8 @@ function branches(dir: string): string[] {
 
 function worktreeDirs(dir: string): string[] {
   const root = path.join(dir, ".warren", "worktrees");
-  return fs.existsSync(root) ? fs.readdirSync(root) : [];
+  // The worktrees: not the `.gitignore` warren keeps beside them.
+  return fs.existsSync(root) ? fs.readdirSync(root).filter((d) => d !== ".gitignore") : [];
 }
 
 interface Forked {
@@ -104,11 +105,17 @@ describe("fork with isolation worktree", () => {
     const row = (await getAgent(db, child.agent_id))!;
     expect(row.cwd).toBe(child.worktree);
     expect(row.worktree).toMatchObject({ path: child.worktree, branch: child.branch, repo: dir });
-    // Excluded: the parent's tree stays clean; the line is written once.
-    expect(g(dir, "status", "--porcelain")).toBe("");
+    // Ignored by a `.gitignore` of warren's beside the worktrees, not by a line written inside
+    // `.git` (which warren writes only through git): the parent's tree stays clean.
+    const exclude = () => fs.readFileSync(path.join(dir, ".git", "info", "exclude"), "utf8");
+    const excluded = exclude();
+    expect(g(dir, "status", "--porcelain", "--untracked-files=all")).toBe("");
     await forked(root.id, dir, "beta");
-    const exclude = fs.readFileSync(path.join(dir, ".git", "info", "exclude"), "utf8");
-    expect(exclude.split("\n").filter((l) => l === "/.warren/worktrees/")).toHaveLength(1);
+    expect(g(dir, "status", "--porcelain", "--untracked-files=all")).toBe("");
+    expect(g(dir, "check-ignore", "-v", path.join(child.worktree, "new.txt"))).toMatch(
+      /^\.warren\/worktrees\/\.gitignore:\d+:\*\t/,
+    );
+    expect(exclude()).toBe(excluded);
   });
 
   it("is made by `git worktree add -b`, every run hardened and pinned to the checked repository", async () => {
