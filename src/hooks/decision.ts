@@ -87,6 +87,14 @@ const OLD_DECISIONS: Record<string, Verdict> = { approve: "allow", block: "deny"
 const NOT_RUN_CODES = new Set([126, 127]);
 
 /**
+ * Whether bubblewrap itself failed before the hook started (its own exit 1 and message): a mount
+ * the working directory's contents broke, which a command there could cause on purpose.
+ */
+function sandboxNotStarted(run: { code: number; stderr: string }): boolean {
+  return run.code === 1 && /^bwrap: /.test(run.stderr);
+}
+
+/**
  * Why a PreToolUse guard could not run at all (refused, not started, its program missing or not
  * executable), as one line; undefined when it ran. Such a guard blocks the call it guards
  * (SPEC §9): a guard an agent broke or replaced never lets a call through.
@@ -97,7 +105,7 @@ function guardNotRun(command: string, run: HookRun): string | undefined {
   if (run.kind === "failed") {
     return `${what} could not run: ${headline(run.message)}; the call it guards is blocked`;
   }
-  if (run.kind === "exited" && NOT_RUN_CODES.has(run.code)) {
+  if (run.kind === "exited" && (NOT_RUN_CODES.has(run.code) || sandboxNotStarted(run))) {
     const said = headline(run.stderr) || headline(run.stdout);
     return `${what} could not run (exit code ${run.code}${said ? `: ${said}` : ""}); the call it guards is blocked`;
   }

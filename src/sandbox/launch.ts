@@ -316,7 +316,7 @@ export function bwrapArgs(
   }
   const writable = writablePaths(sandbox, cwd).filter(exists);
   for (const dir of writable) args.push("--bind", dir, dir);
-  for (const dir of writable) args.push(...configMounts(dir));
+  for (const dir of writable) args.push(...configMounts(dir, writable));
   // A git worktree (an isolated child's) reads its repository's git directory, which may lie
   // under the private /tmp or elsewhere: visible, and read-only even inside a writable path, so a
   // child cannot plant a hook that runs when the person merges (`warren merge` commits for it).
@@ -356,7 +356,7 @@ export function bwrapArgs(
  * a file created during a tree).
  */
 
-function configMounts(dir: string): string[] {
+function configMounts(dir: string, writable: string[]): string[] {
   const args: string[] = [];
   const bind = (rel: string, flag: string) => {
     const at = path.join(dir, rel);
@@ -366,9 +366,19 @@ function configMounts(dir: string): string[] {
     } catch {
       return undefined; // absent: left as it is (see above)
     }
-    // A link is bound where it points: made a mount point there, the link itself stays movable.
-    args.push(flag, at, at);
-    return stat;
+    if (!stat.isSymbolicLink()) {
+      args.push(flag, at, at);
+      return stat;
+    }
+    // A link (which a command may have made, pointing anywhere) is bound at its target only where
+    // that lies in a writable path, the one place binding it read-only protects anything; the
+    // link itself stays movable. Anywhere else the target is read-only already, and a mount there
+    // would be the command's choice: `/proc` or `/tmp` over the sandbox's own, or a target that
+    // cannot be mounted failing every later launch in this directory (hooks included).
+    const real = realPath(at);
+    if (!exists(real) || !writable.some((w) => real === w || isUnder(real, w))) return undefined;
+    args.push(flag, real, real);
+    return fs.statSync(real);
   };
   const git = bind(".git", "--ro-bind");
   // A `.git` directory's contents stay writable (git works in it), but for its hooks and config.
@@ -383,17 +393,29 @@ export function writablePaths(sandbox: SandboxConfig, cwd: string): string[] {
   return [realPath(cwd), ...sandbox.writable.map(realPath)];
 }
 
-/** The repository's git directory when `dir` is a linked worktree (`.git` is a file), else null. */
+/**
+ * The repository's common git directory when `dir` is a linked worktree that repository really
+ * registered, else null. `dir/.git` is the command's to write (an agent may make one where there
+ * was none), so what it names is bound only when the registration it points at, found through the
+ * common directory it names, points back at `dir/.git` itself: a made-up pointer (`commondir`
+ * naming `/proc` or `/tmp`, which would put the host's processes or its /tmp over the sandbox's
+ * own) finds no such registration there, and a real one of another worktree points elsewhere.
+ */
 function worktreeGitDir(dir: string): string | null {
   try {
-    const pointer = /^gitdir:\s*(.+)$/m.exec(fs.readFileSync(path.join(dir, ".git"), "utf8"));
+    const dotGit = path.join(dir, ".git");
+    if (!fs.lstatSync(dotGit).isFile()) return null;
+    const pointer = /^gitdir:\s*(.+)$/m.exec(fs.readFileSync(dotGit, "utf8"));
     if (!pointer) return null;
-    const own = path.resolve(dir, pointer[1]!.trim());
+    const own = fs.realpathSync(path.resolve(dir, pointer[1]!.trim()));
     const commondir = fs.readFileSync(path.join(own, "commondir"), "utf8").trim();
-    const common = realPath(path.resolve(own, commondir));
-    return exists(common) ? common : null;
+    const common = fs.realpathSync(path.resolve(own, commondir));
+    const registered = fs.realpathSync(path.join(common, "worktrees", path.basename(own)));
+    const back = fs.readFileSync(path.join(own, "gitdir"), "utf8").trim();
+    const backTo = fs.realpathSync(path.resolve(own, back));
+    return registered === own && backTo === fs.realpathSync(dotGit) ? common : null;
   } catch {
-    return null; // not a linked worktree (a directory .git, none, unreadable)
+    return null; // not a linked worktree (a directory .git, none, unreadable, half made)
   }
 }
 

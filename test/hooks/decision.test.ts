@@ -220,6 +220,12 @@ describe("a PreToolUse hook's answer", () => {
       line: "hook PreToolUse (g.sh) could not run (exit code 127: bash: g.sh: command not found); the call it guards is blocked",
     });
     expect(preToolUseAnswer("g.sh", exited(126, "", "Permission denied"))).toMatchObject(blocked);
+    // bubblewrap's own failure (a mount the directory's contents broke): the hook never started.
+    const mount = "bwrap: Can't bind mount /oldroot/x on /newroot/w/.claude: No such file";
+    expect(preToolUseAnswer("g.sh", exited(1, "", mount))).toEqual({
+      ...blocked,
+      line: `hook PreToolUse (g.sh) could not run (exit code 1: ${mount}); the call it guards is blocked`,
+    });
     expect(
       preToolUseAnswer("g.sh", { kind: "refused", line: "hook PreToolUse (g.sh) refused: x" }),
     ).toEqual({

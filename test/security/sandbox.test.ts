@@ -254,3 +254,65 @@ describe("an isolated child's worktree", () => {
     expect(existsSync(hook)).toBe(false);
   });
 });
+
+describe("a `.git` pointer the command writes itself", () => {
+  // An agent whose working directory has no `.git` may make one (a linked worktree's pointer
+  // file). What it names must not become a mount of the next sandbox: a `commondir` naming /proc
+  // would put the host's processes (and warren's environment) in view, one naming /tmp the
+  // host's /tmp over the private one. Seen failing before the check: 101 host processes and the
+  // host's marker file listed.
+  it.each(["/proc", "/tmp"])("naming %s as the common directory opens nothing", async (target) => {
+    const marker = `warren-gitdir-${process.pid}-${Date.now()}`;
+    writeFileSync(`/tmp/${marker}.host`, "host");
+    try {
+      const plant =
+        `mkdir -p fake && echo ${target} > fake/commondir && echo "$PWD/.git" > fake/gitdir && ` +
+        `echo "gitdir: $PWD/fake" > .git && echo planted`;
+      expect(output(await bash(plant, fx.cwd, settingsFrom())).output).toContain("planted");
+      const out = output(
+        await bash(
+          `ls /proc | grep -c '^[0-9]'; ls /tmp/${marker}.host 2>&1`,
+          fx.cwd,
+          settingsFrom(),
+        ),
+      );
+      const processes = Number(out.output.split("\n")[0]);
+      expect(processes).toBeGreaterThan(0);
+      expect(processes).toBeLessThan(10);
+      expect(out.output).toContain("No such file or directory");
+    } finally {
+      const { rmSync } = await import("node:fs");
+      rmSync(`/tmp/${marker}.host`, { force: true });
+    }
+  });
+});
+
+describe("a configuration entry the command made a link", () => {
+  // `.claude`, `.git` and the like are bound read-only where they exist; one that did not exist
+  // is the command's to make, as a link to anywhere. Seen failing before the check: a link to
+  // /proc or /tmp made every later launch in the directory fail ("bwrap: Can't bind mount"),
+  // hooks included, whose failure an ordinary hook's exit 1 reads as.
+  it.each([
+    [".claude", "/proc"],
+    [".git", "/tmp"],
+    [".mcp.json", "/nonexistent/x"],
+  ])("%s → %s: the next launch starts, with nothing of the target's mounted", async (entry, to) => {
+    const plant = `ln -s ${to} ${entry} && echo planted`;
+    expect(output(await bash(plant, fx.cwd, settingsFrom())).output).toContain("planted");
+    const out = output(await bash(`ls /proc | grep -c '^[0-9]'; ls /tmp`, fx.cwd, settingsFrom()));
+    expect(out.exit_code).toBe(0);
+    expect(Number(out.output.split("\n")[0])).toBeLessThan(10);
+    expect(out.output.split("\n").slice(1).join("")).toBe("");
+  });
+
+  it("a link to a directory inside the working directory is bound read-only there", async () => {
+    mkdirSync(path.join(fx.cwd, "shared-claude"));
+    const { symlinkSync } = await import("node:fs");
+    symlinkSync("shared-claude", path.join(fx.cwd, ".claude"));
+    const out = output(
+      await bash(`echo x > .claude/settings.json; echo "exit=$?"`, fx.cwd, settingsFrom()),
+    );
+    expect(out.output).toMatch(/Read-only file system/);
+    expect(existsSync(path.join(fx.cwd, "shared-claude", "settings.json"))).toBe(false);
+  });
+});
