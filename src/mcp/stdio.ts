@@ -8,6 +8,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { warrenHome } from "../paths.js";
+import { realPath } from "../sandbox/launch.js";
 import { runConfined, type Confined } from "../sandbox/run.js";
 import { DEFAULT_SANDBOX, type ShellSettings } from "../sandbox/settings.js";
 import { EMPTY_SHELL_ENV } from "../sandbox/env.js";
@@ -54,7 +55,9 @@ export class ConfinedStdioTransport implements Transport {
     const settings = serverConfinement(this.name, server);
     const started = await runConfined({
       settings,
-      cwd: server.cwd ?? process.cwd(),
+      // The person's own setting: a link in it is theirs, followed here (a sandbox refuses a
+      // working directory reached through a link, which an agent's could only be by its doing).
+      cwd: realPath(server.cwd ?? process.cwd()),
       run: { argv: [server.command, ...server.args] },
       env: serverExtraEnv(server.env, settings.stateDir),
       stdin: true,

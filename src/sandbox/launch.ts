@@ -186,6 +186,8 @@ export async function shellLaunch(
     }
     return plain;
   }
+  const linked = linkedWorkingDirectory(cwd);
+  if (linked) return { ok: false, message: linked };
   const filter = networkFilter(sandbox, writablePaths(sandbox, cwd));
   if (filter && !filter.ok && sandbox.mode === "on") {
     return { ok: false, message: filterRefusal(filter.reason) };
@@ -317,6 +319,13 @@ export function bwrapArgs(
   const writable = writablePaths(sandbox, cwd).filter(exists);
   for (const dir of writable) args.push("--bind", dir, dir);
   for (const dir of writable) args.push(...configMounts(dir, writable));
+  // `.warren/worktrees/` is read-only with the rest of `.warren/`: a parent's bash never writes
+  // its isolated children's worktrees, so it cannot swap one for a link to anywhere that the
+  // child's sandbox would then bind writable. A child's own directory, where the config makes its
+  // repository writable too, is writable again on top (its own configuration entries after it).
+  if (writable.some((dir) => isUnder(work, path.join(dir, WORKTREES_ENTRY)))) {
+    args.push("--bind", work, work, ...configMounts(work, writable));
+  }
   // A git worktree (an isolated child's) reads its repository's git directory, which may lie
   // under the private /tmp or elsewhere: visible, and read-only even inside a writable path, so a
   // child cannot plant a hook that runs when the person merges (`warren merge` commits for it).
@@ -384,8 +393,20 @@ function configMounts(dir: string, writable: string[]): string[] {
   // A `.git` directory's contents stay writable (git works in it), but for its hooks and config.
   if (git?.isDirectory()) args.splice(args.length - 3, 1, "--bind");
   for (const rel of CONFIG_ENTRIES) bind(rel, "--ro-bind");
-  bind(WORKTREES_ENTRY, "--bind");
   return args;
+}
+
+/**
+ * Why `cwd` cannot be a sandbox's working directory: it is reached through a link now. An agent's
+ * directory is a real path when it is made (the process's own, a worktree git made), so a link on
+ * the way was made since, by a command that could write there; binding where it leads would hand
+ * that place to the next command, writable.
+ */
+export function linkedWorkingDirectory(cwd: string): string | undefined {
+  const resolved = path.resolve(cwd);
+  const real = realPath(cwd);
+  if (real === resolved) return undefined;
+  return `the working directory ${resolved} is reached through a link (to ${real}) now; nothing was run`;
 }
 
 /** The places a sandbox may write (real paths): the working directory first, then the config's. */

@@ -6,6 +6,7 @@ import path from "node:path";
 import { buildToolEnv, EMPTY_SHELL_ENV } from "./env.js";
 import { gateFor, type Gate } from "./network/gate.js";
 import {
+  linkedWorkingDirectory,
   BASE_ARGS,
   bwrapArgs,
   insertBeforeChdir,
@@ -146,6 +147,8 @@ export async function warmLaunch(
   if (!(await probeBwrap(sandbox.bwrap)).ok) return undefined;
   const tools = await probeWarm(sandbox.bwrap);
   if (!tools) return undefined;
+  // A working directory reached through a link: the per-call launch refuses with the reason.
+  if (linkedWorkingDirectory(cwd)) return undefined;
   const filter = networkFilter(sandbox, writablePaths(sandbox, cwd));
   // No filter where one is required: the per-call launch refuses with the reason.
   if (filter && !filter.ok && sandbox.mode === "on") return undefined;

@@ -76,20 +76,22 @@ describe.skipIf(!hasBwrap)("warren's configuration files are read-only to the ag
     expect(existsSync(path.join(fx.cwd, ".warren", "agents", "y.md"))).toBe(false);
   });
 
-  it("leaves .warren/worktrees/ writable, and git usable", async () => {
+  it("keeps .warren/worktrees/ read-only to the parent (its children write their own), and git usable", async () => {
     const result = output(
       await bash(
-        "echo child > .warren/worktrees/x/work.txt && echo a > a.txt && git add a.txt && " +
-          "git -c user.name=t -c user.email=t@t commit -qm a && git log --oneline | wc -l",
+        "echo a > a.txt && git add a.txt && " +
+          "git -c user.name=t -c user.email=t@t commit -qm a && git log --oneline | wc -l; " +
+          "echo parent > .warren/worktrees/x/work.txt",
         fx.cwd,
         settingsFrom(),
       ),
     );
-    expect(result.exit_code, result.output).toBe(0);
-    expect(result.output.trim()).toBe("1");
-    expect(readFileSync(path.join(fx.cwd, ".warren", "worktrees", "x", "work.txt"), "utf8")).toBe(
-      "child\n",
-    );
+    expect(result.output).toMatch(/^1\n/);
+    expect(result.output).toMatch(/Read-only file system/);
+    const child = path.join(fx.cwd, ".warren", "worktrees", "x");
+    const own = output(await bash("echo child > work.txt", child, settingsFrom()));
+    expect(own.exit_code, own.output).toBe(0);
+    expect(readFileSync(path.join(child, "work.txt"), "utf8")).toBe("child\n");
   });
 
   it("creates no mount point for an absent entry in the person's tree", async () => {

@@ -316,3 +316,39 @@ describe("a configuration entry the command made a link", () => {
     expect(existsSync(path.join(fx.cwd, "shared-claude", "settings.json"))).toBe(false);
   });
 });
+
+describe("a parent's bash against its isolated child's worktree", () => {
+  // The child's working directory lies in the parent's `.warren/worktrees/`. Were that writable in
+  // the parent's sandbox, its bash could swap the child's directory for a link to `/`, and the
+  // child's next sandbox would bind the whole filesystem writable (seen failing before: the
+  // child's `touch` outside succeeded).
+  it("cannot swap the child's directory for a link: the parent's .warren/worktrees is read-only", async () => {
+    const worktrees = path.join(fx.cwd, ".warren", "worktrees");
+    const child = path.join(worktrees, "c1");
+    mkdirSync(child, { recursive: true });
+    writeFileSync(path.join(child, "f"), "child's\n");
+    const swap = output(
+      await bash(
+        `rm -rf .warren/worktrees/c1; ln -s / .warren/worktrees/c1; echo "exit=$?"`,
+        fx.cwd,
+        settingsFrom(),
+      ),
+    );
+    expect(swap.output).toMatch(/Read-only file system/);
+    expect(readFileSync(path.join(child, "f"), "utf8")).toBe("child's\n");
+    // The child still writes its own directory.
+    const own = output(await bash(`echo mine > g && cat g`, child, settingsFrom()));
+    expect(own.output).toBe("mine\n");
+  });
+
+  it("a working directory that became a link is refused, nothing run", async () => {
+    const target = path.join(fx.base, "elsewhere");
+    mkdirSync(target);
+    const link = path.join(fx.cwd, "moved");
+    const { symlinkSync } = await import("node:fs");
+    symlinkSync(target, link);
+    const out = await bash(`touch escaped`, link, settingsFrom());
+    expect(JSON.stringify(out)).toMatch(/reached through a link/);
+    expect(existsSync(path.join(target, "escaped"))).toBe(false);
+  });
+});
