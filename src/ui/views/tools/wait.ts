@@ -97,9 +97,7 @@ function fanInRows(
       // A structured result as its fields, beneath (its message is the same value as JSON).
       const fields = resultFields(entry.result);
       head.push({ text: fields ? ":" : ": " });
-      const body = fields
-        ? `\n${cleanText(fields)}`
-        : cleanText(entry.message.replace(/\s+$/, ""));
+      const body = fields ? `\n${cleanText(fields)}` : cleanText(entry.message.replace(/\s+$/, ""));
       const { rows: kept, hidden } = collapseSpans(
         head,
         body,
