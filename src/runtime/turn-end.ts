@@ -133,7 +133,7 @@ async function takeMailIn(
           with e as (
             insert into events (agent_id, kind, content, data, key, epoch)
             values (${agent.id}, 'mail_in', ${mailText(m.from_name ?? PERSON, m.from_id, m.body)},
-                    ${JSON.stringify({ mail_id: Number(m.id), from: m.from_id, from_name: m.from_name ?? PERSON, message: m.body })}::jsonb,
+                    ${JSON.stringify(mailInData(m))}::jsonb,
                     ${eventKey.mail(Number(m.id))}, ${epoch})
             returning id)
           update mail set consumed_at = now(), consumed_by_event = (select id from e)
@@ -159,12 +159,31 @@ async function takeMailIn(
   return next;
 }
 
+/**
+ * A `mail_in` event's data: who sent it and the raw body, then `final: true` for a child's final
+ * answer (mail.final) and `result`, the body parsed under its output schema (mail.result): what
+ * the TUI marks and draws it by.
+ */
+function mailInData(m: PendingMail): Record<string, unknown> {
+  return {
+    mail_id: Number(m.id),
+    from: m.from_id,
+    from_name: m.from_name ?? PERSON,
+    message: m.body,
+    ...(m.final ? { final: true } : {}),
+    ...(m.result !== null ? { result: m.result } : {}),
+  };
+}
+
 type PendingMail = {
   id: number;
   kind: string;
   from_id: string | null;
   from_name: string | null;
   body: string;
+  /** A child's final answer (mail.final) and its parsed result (mail.result; null: none). */
+  final: boolean;
+  result: unknown;
   /** The sending span's traceparent (null: telemetry was off for the sender). */
   trace_context: string | null;
 };
@@ -195,7 +214,8 @@ const LOCK_OWN_ROW: Prepared = {
 const PENDING_OR_IDLE: Prepared = {
   name: "warren_pending_or_idle",
   text: `with pending as (
-      select m.id, m.kind, m.from_id, a.name as from_name, m.body, m.trace_context
+      select m.id, m.kind, m.from_id, a.name as from_name, m.body, m.final, m.result,
+             m.trace_context
         from mail m left join agents a on a.id = m.from_id
        where m.to_id = $1::uuid and m.consumed_at is null
        order by m.id

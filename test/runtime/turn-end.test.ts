@@ -5,7 +5,7 @@
 import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
 import { isLeaseLost } from "../../src/agents/errors.js";
-import { createTree } from "../../src/agents/tree.js";
+import { createTree, forkAgent } from "../../src/agents/tree.js";
 import { listEvents } from "../../src/agents/events.js";
 import { settleTurnEnd, takePendingMail } from "../../src/runtime/turn-end.js";
 import { recordAnswer, type Answer } from "../../src/runtime/record-answer.js";
@@ -58,6 +58,24 @@ describe("takePendingMail", () => {
           from agents where id = ${root.id}`)
     ).rows;
     expect(row).toEqual({ state: "running", unread: 0 });
+  });
+
+  it("says in each mail_in event whether the mail is a child's final answer, and its result", async () => {
+    const root = await createTree(db(), { prompt: "go" });
+    const child = await forkAgent(db(), root.id, { name: "scout", prompt: "look" });
+    await db().execute(sql`
+      insert into mail (tree_id, from_id, to_id, body, final, result)
+      values (${root.tree_id}, ${child.id}, ${root.id}, 'an update', false, null),
+             (${root.tree_id}, ${child.id}, ${root.id}, '{"count":3}', true, '{"count":3}'),
+             (${root.tree_id}, ${child.id}, ${root.id}, 'plain text', true, null)`);
+    expect(await takePendingMail(db(), root)).toBe("continue");
+    const taken = (await listEvents(db(), root.id)).filter((e) => e.kind === "mail_in");
+    // The TUI marks the final ones and draws the result as fields (ui/views/entry-lines.ts).
+    expect(taken.map((e) => [e.data?.message, e.data?.final, e.data?.result])).toEqual([
+      ["an update", undefined, undefined],
+      ['{"count":3}', true, { count: 3 }],
+      ["plain text", true, undefined],
+    ]);
   });
 });
 

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { agentNameOf } from "../support/fake-model.js";
 import { warrenEnv } from "../support/warren.js";
-import { colorSequences, describeCells, parseStyled, unreadable } from "./sgr.js";
+import { colorSequences, describeCells, parseStyled, unreadable, type SgrColor } from "./sgr.js";
 import { startTerminal, type Terminal } from "./tmux.js";
 import { useTuiSuite } from "./tui-suite.js";
 
@@ -26,11 +26,20 @@ async function open(env: Record<string, string | undefined>) {
  * Drives the session; returns the screens captured with attributes on the way: the first screen,
  * the scrollback after a bash call, a fork and an answer, and the agent panel over it.
  */
-async function session(t: Terminal, ascii = false): Promise<{ name: string; styled: string }[]> {
+async function session(
+  t: Terminal,
+  ascii = false,
+  color = true,
+): Promise<{ name: string; styled: string }[]> {
   const root = (r: Parameters<typeof agentNameOf>[0]) => agentNameOf(r) === "root";
   const lastTool = (r: Parameters<typeof agentNameOf>[0]) =>
     r.lastMessage?.role === "tool" ? String(r.lastMessage.content ?? "") : "";
   model().script([
+    // alpha's answer is mailed to root, marked final (mail/final-answer.ts): root's next turn.
+    {
+      match: (r) => root(r) && String(r.lastMessage?.content ?? "").startsWith("<mail"),
+      reply: { text: "thanks alpha" },
+    },
     {
       match: (r) => root(r) && r.lastMessage?.role === "user",
       reply: {
@@ -53,16 +62,39 @@ async function session(t: Terminal, ascii = false): Promise<{ name: string; styl
   await t.type("go");
   await t.keys("Enter");
   await t.waitFor("all done here");
+  await t.waitFor("thanks alpha");
   await t.waitFor(ascii ? /~0 o2 x0/ : /◌0 ○2 ✗0/);
   const screen = await t.screen();
   expect(screen).toContain("visible-output");
   expect(screen).toMatch(ascii ? /< Y alpha [0-9a-f]{8}/ : /← ↳ alpha [0-9a-f]{8}/);
-  screens.push({ name: "scrollback", styled: await t.styledScreen() });
+  // The child's final answer, marked beside its name in plain words.
+  expect(screen).toMatch(
+    ascii
+      ? /@ from alpha [0-9a-f]{8} \(final\): hi from alpha/
+      : /✉ from alpha [0-9a-f]{8} \(final\): hi from alpha/,
+  );
+  const styled = await t.styledScreen();
+  // The mark is bold, and green where there is color.
+  const parsed = parseStyled(styled);
+  const rowText = (row: number) => parsed.cells.filter((c) => c.row === row).map((c) => c.char);
+  const markRow = [...new Set(parsed.cells.map((c) => c.row))].find((row) =>
+    rowText(row).join("").includes("(final)"),
+  )!;
+  const at = rowText(markRow).join("").indexOf("(final)") + 1;
+  const mark = parsed.cells.filter((c) => c.row === markRow).slice(at, at + "final".length);
+  expect(mark.map((c) => c.char).join("")).toBe("final");
+  expect(mark.every((c) => c.bold)).toBe(true);
+  if (color) expect(mark.every((c) => isGreen(c.fg))).toBe(true);
+  screens.push({ name: "scrollback", styled });
   await t.keys("C-t");
   await t.waitFor(/agents . ..? select/);
   screens.push({ name: "panel", styled: await t.styledScreen() });
   return screens;
 }
+
+/** Green as SGR draws it: the basic color 2 (or bright 10), or its 256-color index. */
+const isGreen = (fg: SgrColor | undefined) =>
+  (fg?.kind === "basic" || fg?.kind === "256") && (fg.index === 2 || fg.index === 10);
 
 /** The visible text of a captured screen (escape sequences removed). */
 // eslint-disable-next-line no-control-regex
@@ -87,7 +119,7 @@ describe("the TUI's colors in a terminal", { retry: 1 }, () => {
 
   it("uses no color at all with NO_COLOR, only attributes", async () => {
     const t = await open({ NO_COLOR: "1", TERM: "tmux-256color" });
-    for (const { name, styled } of await session(t)) {
+    for (const { name, styled } of await session(t, false, false)) {
       const parsed = parseStyled(styled);
       expect(colorSequences(parsed), name).toEqual([]);
       expect(parsed.cells.some((c) => c.dim && c.char.trim())).toBe(true);
@@ -111,5 +143,11 @@ describe("the TUI's colors in a terminal", { retry: 1 }, () => {
     // eslint-disable-next-line no-control-regex
     expect(text.match(/[^\x00-\x7f]/g) ?? [], text).toEqual([]);
     expect(text).toMatch(/-- \[root [0-9a-f]{8}\] -+/);
+    // The session too (a child's final mail among it): ASCII only.
+    for (const { name, styled } of await session(t, true)) {
+      const screen = plain(styled);
+      // eslint-disable-next-line no-control-regex
+      expect([...new Set(screen.match(/[^\x00-\x7f]/g) ?? [])], `${name}:\n${screen}`).toEqual([]);
+    }
   });
 });

@@ -15,6 +15,8 @@ import {
 import { GLYPH } from "./glyphs.js";
 import {
   agentRefText,
+  finalMark,
+  resultFields,
   resultRows,
   type AgentNames,
   type AgentOrder,
@@ -421,11 +423,20 @@ function mailInRows(event: EventRow, width: number): Row[] {
   }
   // The person is drawn as "human" here (their own view); agents read the marker (llm/framing.ts).
   const who = isPerson(from) ? "human" : `${name ?? "?"} ${shortId(from!)}`;
-  return mailRows(`${GLYPH.mail} from ${who}: `, body, width);
+  // A child's final answer (mail.final, kept in the event's data since it is written; an event
+  // written before says nothing of it and draws as ordinary mail), marked beside the sender; a
+  // structured result (mail.result) as fields beneath, rather than the same value as JSON.
+  const final = (data.final ?? parsed?.final) === true;
+  const fields = resultFields("result" in data ? data.result : parsed?.result);
+  if (!final && !fields) return mailRows(`${GLYPH.mail} from ${who}: `, body, width);
+  return mailRows(`${GLYPH.mail} from ${who}`, fields ? `\n${fields}` : body, width, [
+    ...(final ? finalMark() : []),
+    { text: fields ? ":" : ": ", style: S.mailLabel },
+  ]);
 }
 
-function mailRows(label: string, body: string, width: number): Row[] {
-  const head: Span[] = [{ text: cleanText(label, false), style: S.mailLabel }];
+function mailRows(label: string, body: string, width: number, mark: Span[] = []): Row[] {
+  const head: Span[] = [{ text: cleanText(label, false), style: S.mailLabel }, ...mark];
   return withMore(
     collapseSpans(head, cleanText(body.replace(/\s+$/, "")), undefined, width, 2, MAIL_ROWS),
     width,

@@ -53,6 +53,8 @@ export const ROLE = {
   /** An idle agent whose last turn failed (its model requests failed for good). */
   failed: { fg: "red", bold: true },
   received: { fg: "green" },
+  /** The mark on a child's final answer (its mail, a wait's entry for it). */
+  final: { fg: "green", bold: true },
   /** An awaited agent still at work (the status layer, a fan-in result). */
   awaited: { fg: "yellow" },
   busy: { fg: "cyan" },

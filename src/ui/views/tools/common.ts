@@ -84,5 +84,31 @@ export function lineCount(text: string): number {
   return text.replace(/\r\n/g, "\n").replace(/\n$/, "").split("\n").length;
 }
 
+/**
+ * The mark beside a sender's name on a child's final answer (its `send {final: true}`, or its
+ * turn's text mailed for it): ` (final)`, plain words, so it reads the same in ASCII mode.
+ */
+export function finalMark(): Span[] {
+  return [
+    { text: " (", style: LABEL },
+    { text: "final", style: ROLE.final },
+    { text: ")", style: LABEL },
+  ];
+}
+
+/**
+ * A child's structured result (mail.result, the message parsed under its output schema) as
+ * fields, one `key: value` line each: a string as it is, any other value as compact JSON. Only an
+ * object with fields has them; anything else is undefined (its message, the same JSON, is shown).
+ */
+export function resultFields(result: unknown): string | undefined {
+  if (!result || typeof result !== "object" || Array.isArray(result)) return undefined;
+  const entries = Object.entries(result as Record<string, unknown>);
+  if (entries.length === 0) return undefined;
+  return entries
+    .map(([key, value]) => `${key}: ${typeof value === "string" ? value : JSON.stringify(value)}`)
+    .join("\n");
+}
+
 export const plural = (n: number, word: string, many = `${word}s`): string =>
   `${n} ${n === 1 ? word : many}`;

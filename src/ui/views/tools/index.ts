@@ -20,7 +20,15 @@ import { fallbackResult } from "./fallback.js";
 import { leadRow, type AgentNames, type ResultView } from "./common.js";
 import { waitResult } from "./wait.js";
 
-export { agentRefText, type AgentNames, LEAD, INDENT, RESULT_ROWS } from "./common.js";
+export {
+  agentRefText,
+  finalMark,
+  resultFields,
+  type AgentNames,
+  LEAD,
+  INDENT,
+  RESULT_ROWS,
+} from "./common.js";
 export { FAN_IN_ROWS, MAIL_ROWS } from "./wait.js";
 
 /** How the view places agents: the tree's fork order (navigation.ts byAge), by id. */

@@ -6,7 +6,16 @@ import { shortId } from "../../../text/format.js";
 import { GLYPH } from "../glyphs.js";
 import { clipRow, collapseSpans, type Row } from "../spans.js";
 import { cleanText, ROLE, type Span, type Style } from "../theme.js";
-import { LABEL, leadBlock, leadRow, plural, type AgentNames, type ResultView } from "./common.js";
+import {
+  finalMark,
+  LABEL,
+  leadBlock,
+  leadRow,
+  plural,
+  resultFields,
+  type AgentNames,
+  type ResultView,
+} from "./common.js";
 
 /** Rows kept of each message in a fan-in result. */
 export const FAN_IN_ROWS = 3;
@@ -35,10 +44,15 @@ export function waitResult(
       const from = typeof value.from === "string" ? value.from : undefined;
       const name = typeof value.from_name === "string" ? value.from_name : from;
       const who = isPerson(from) ? "human" : `${name} ${shortId(from!)}`;
+      const final = value.final === true;
+      // A structured result as its fields, beneath (its message is the same value as JSON).
+      const fields = resultFields(value.result);
       const head: Span[] = [
-        { text: cleanText(`${GLYPH.mail} from ${who}: `, false), style: ROLE.mail },
+        { text: cleanText(`${GLYPH.mail} from ${who}`, false), style: ROLE.mail },
+        ...(final ? finalMark() : []),
+        { text: fields ? ":" : ": ", style: ROLE.mail },
       ];
-      return leadBlock(value.message, undefined, width, MAIL_ROWS, head);
+      return leadBlock(fields ? `\n${fields}` : value.message, undefined, width, MAIL_ROWS, head);
     }
     if (value.status === "timeout")
       return [leadRow([{ text: "timed out, no mail", style: LABEL }], width)];
@@ -72,14 +86,27 @@ function fanInRows(
       { text: `${look.glyph} `, style: look.style },
       { text: `${name}${id}`, style: ROLE.strong },
     ];
+    // A child's final answer, marked beside its name.
+    const final = entry.final === true;
+    if (final) head.push(...finalMark());
     // An isolated child's edits in its worktree (worktree.ts changesOf), beside its name.
     const changes = entry.changes as Changes | undefined;
     if (changes && typeof changes.files === "number" && changes.files > 0)
       head.push({ text: ` (${describeChanges(changes)})`, style: LABEL });
     if (typeof entry.message === "string") {
-      head.push({ text: ": " });
-      const body = cleanText(entry.message.replace(/\s+$/, ""));
-      const { rows: kept, hidden } = collapseSpans(head, body, undefined, width, 6, FAN_IN_ROWS);
+      // A structured result as its fields, beneath (its message is the same value as JSON).
+      const fields = resultFields(entry.result);
+      head.push({ text: fields ? ":" : ": " });
+      const body = fields ? `\n${cleanText(fields)}` : cleanText(entry.message.replace(/\s+$/, ""));
+      const { rows: kept, hidden } = collapseSpans(
+        head,
+        body,
+        undefined,
+        width,
+        6,
+        // The fields start beneath the name's row: as many of them as a message's rows.
+        fields ? FAN_IN_ROWS + 1 : FAN_IN_ROWS,
+      );
       rows.push(...kept);
       if (hidden > 0)
         rows.push(
