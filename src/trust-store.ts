@@ -111,3 +111,85 @@ export function trustGate(file: string, content: string, env: Env): ProjectAllow
   const real = canonicalFile(file);
   return { file: real, key: allowKey(real, content), store: trustStorePath(env) };
 }
+
+/** How long a seen change is let settle (one `warren trust` writes its stores several times). */
+const SETTLE_MS = 150;
+/** Where a store's directory cannot be watched: each store stat'ed this often, no more. */
+export const STORE_POLL_MS = 1_000;
+
+export interface StoreWatch {
+  close(): void;
+}
+
+/**
+ * Calls `onChange` soon after any of `stores` is written, by this process or another (`warren
+ * trust` in another shell). Their directory is watched, not the files: a store is replaced by a
+ * rename (rememberAllow), which a watch on the old file would miss; events for other files are
+ * left alone. A change is let settle, then `onChange` is called once if a store's stamp moved.
+ * Where the directory cannot be watched (not there yet, no watches left, the watch failing), each
+ * store is stat'ed once a second instead. Never throws, and neither does `onChange` through it.
+ */
+export function watchStores(stores: readonly string[], onChange: () => void): StoreWatch {
+  const stamps = new Map(stores.map((s) => [s, storeStamp(s)]));
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const watchers: fs.FSWatcher[] = [];
+  const polled: string[] = [];
+  const check = () => {
+    timer = undefined;
+    if (closed) return;
+    let moved = false;
+    for (const store of stores) {
+      const now = storeStamp(store);
+      if (now !== stamps.get(store)) moved = true;
+      stamps.set(store, now);
+    }
+    if (!moved) return;
+    try {
+      onChange();
+    } catch {
+      // The caller's to report: a watch goes on.
+    }
+  };
+  // Not pushed back by later events: the first one is answered within SETTLE_MS.
+  const settle = () => {
+    if (closed || timer) return;
+    timer = setTimeout(check, SETTLE_MS);
+    timer.unref();
+  };
+  const poll = (files: readonly string[]) => {
+    for (const file of files) {
+      if (closed || polled.includes(file)) continue;
+      polled.push(file);
+      fs.watchFile(file, { interval: STORE_POLL_MS, persistent: false }, settle);
+    }
+  };
+  const byDir = new Map<string, string[]>();
+  for (const store of stores) {
+    const dir = path.dirname(store);
+    byDir.set(dir, [...(byDir.get(dir) ?? []), store]);
+  }
+  for (const [dir, files] of byDir) {
+    const names = new Set(files.map((f) => path.basename(f)));
+    try {
+      const watcher = fs.watch(dir, { persistent: false }, (_event, name) => {
+        if (!name || names.has(String(name))) settle();
+      });
+      watcher.on("error", () => {
+        watcher.close();
+        poll(files);
+      });
+      watchers.push(watcher);
+    } catch {
+      poll(files);
+    }
+  }
+  return {
+    close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      for (const watcher of watchers) watcher.close();
+      for (const file of polled) fs.unwatchFile(file, settle);
+    },
+  };
+}

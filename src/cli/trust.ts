@@ -83,7 +83,7 @@ function trust(dir: string, io: Io): number {
     );
   }
   io.out(
-    "trusted; a warren started from now applies them, a running TUI with /trust (a file changed since waits again)",
+    "trusted; warren applies them from now, a running TUI within a second (a file changed since waits again)",
   );
   return 0;
 }
@@ -146,5 +146,6 @@ function revoke(dir: string, io: Io): number {
     return 0;
   }
   for (const file of gone) io.out(`no longer trusted: ${escapeControl(file)}`);
+  io.out("a running TUI stops using them within a second");
   return 0;
 }

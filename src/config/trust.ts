@@ -15,7 +15,9 @@ import {
   rememberAllow,
   trustGate,
   trustStorePath,
+  watchStores,
   type ProjectAllow,
+  type StoreWatch,
 } from "../trust-store.js";
 
 export { trustGate, trustStorePath };
@@ -68,4 +70,12 @@ export function revokeTrust(dir: string, env: Env = process.env): string[] {
     ...forgetAllows(trustStorePath(env), under),
     ...forgetAllows(allowStorePath(env), under),
   ].sort();
+}
+
+/**
+ * Calls `onChange` soon after either store changes, whoever wrote it (`warren trust`, `--revoke`,
+ * `warren mcp allow` in another shell; `/trust` here): how a running TUI hears of them.
+ */
+export function watchTrust(env: Env, onChange: () => void): StoreWatch {
+  return watchStores([trustStorePath(env), allowStorePath(env)], onChange);
 }

@@ -224,7 +224,8 @@ const cache = new WeakMap<Record<string, McpServerConfig>, Cached>();
  * the lists are unchanged (the model adapter and the context estimate keep what they derive from
  * it). No servers configured: no query at all. A failed read keeps the last list. A server that
  * may start and was not among those of the last read (a `.mcp.json` allowed mid-session) is
- * waited for as on the first read (firstListing), so the next request offers its tools.
+ * waited for as on the first read (firstListing), so the next request offers its tools; one no
+ * longer allowed has the list read again at once, so the next request no longer offers them.
  */
 export async function mcpToolsFor(
   db: Db,
@@ -242,9 +243,11 @@ export async function mcpToolsFor(
   // stat'ed per call, read again only when it changed).
   const allowed = allowedOnly(servers);
   const isNew = () => Object.keys(allowed).some((name) => !entry.seen.has(name));
+  // One no longer allowed (`warren trust --revoke`): its tools leave this request's list.
+  const isGone = () => [...entry.seen].some((name) => !(name in allowed));
   // A read under way may predate the allow: it ends first, then this one waits if still needed.
   if (entry.reading && isNew()) await entry.reading;
-  const first = entry.at === 0 || isNew();
+  const first = entry.at === 0 || isNew() || isGone();
   if (!first && Date.now() - entry.at < REREAD_MS) return entry.tools;
   entry.reading ??= (first ? firstListing(db, allowed, onWarning) : readCatalog(db, allowed))
     .then((rows) => {

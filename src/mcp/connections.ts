@@ -7,7 +7,8 @@
 import { McpError, ErrorCode as McpCode } from "@modelcontextprotocol/sdk/types.js";
 import { notice, type WarningSink } from "../db/warning.js";
 import { errorMessage, fail, type ToolOutcome } from "../tools/tool.js";
-import { connect, McpStartError, type Connection } from "./client.js";
+import { serverAllowed } from "./allow.js";
+import { connect, McpStartError, notAllowedLine, type Connection } from "./client.js";
 import { configHash, type McpServerConfig } from "./config.js";
 import { formatResult } from "./result.js";
 
@@ -86,6 +87,14 @@ export async function callMcpTool(
   onWarning?: WarningSink,
 ): Promise<ToolOutcome> {
   const state = stateOf(name, server);
+  // Its file no longer allowed (`warren trust --revoke` mid-session): nothing more reaches it,
+  // and a connection this thread holds is closed (connect() refuses to start it again).
+  if (!serverAllowed(server)) {
+    const held = state.conn;
+    state.conn = undefined;
+    void held?.then((conn) => conn.close()).catch(() => undefined);
+    return fail("INTERNAL", `${notAllowedLine(name, server.allow!.file)}; nothing was run`);
+  }
   let conn: Connection;
   try {
     conn = await abortable(connection(name, server, state, onWarning), signal);

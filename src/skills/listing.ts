@@ -148,6 +148,23 @@ export function heldSkillsAndCommands(cwd: string, env: Env = process.env): Held
 }
 
 /**
+ * The project's skill and command files for `cwd`, each with whether it is used now (trusted as
+ * it is) or waits for trust: what a trust decision can change for a running TUI (ui/trust-sync.ts).
+ */
+export function projectSkillAndCommandFiles(
+  cwd: string,
+  env: Env = process.env,
+): { file: string; trusted: boolean }[] {
+  const skills = skillsFor(cwd, env);
+  const commands = loadCommandFiles(cwd, env);
+  const used = [...skills.skills, ...commands.commands].filter((f) => f.source.scope === "project");
+  return [
+    ...used.map((f) => ({ file: f.file, trusted: true })),
+    ...[...skills.held, ...commands.held].map((h) => ({ file: h.file, trusted: false })),
+  ];
+}
+
+/**
  * One line naming the project's skill and command files that wait for trust (`how`: how to trust
  * where the line is shown); undefined when none waits.
  */

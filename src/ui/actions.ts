@@ -6,6 +6,7 @@ import type { AgentRow } from "../agents/agents.sql.js";
 import { appendEvent } from "../agents/events.js";
 import { displayName, resolveAgentRef } from "../agents/refs.js";
 import type { Config } from "../config/config.js";
+import { watchTrust } from "../config/trust.js";
 import type { Db } from "../db/client.js";
 import { listModels } from "../llm/model-list.js";
 import { sendInput } from "../mail/input.js";
@@ -20,6 +21,8 @@ import { BUILTIN_NAMES, commandSpec } from "./commands/table.js";
 import type { CommandContext } from "./commands/types.js";
 import type { Controller } from "./controller.js";
 import { describeFailure } from "./failure.js";
+import { primeTrust, syncTrust } from "./trust-sync.js";
+import type { StoreWatch } from "../trust-store.js";
 import { byAge } from "./views/navigation.js";
 
 export interface Actions {
@@ -34,6 +37,11 @@ export interface Actions {
   modelNames(): Promise<string[]>;
   /** The person's own commands (command files, skills) as they are on disk now. */
   personCommands(): PersonCommand[];
+  /**
+   * Watches the trust stores from now: a `warren trust` (or `--revoke`, `warren mcp allow`) in
+   * another shell is applied here as `/trust` is (trust-sync.ts), within about a second.
+   */
+  watchTrust(): StoreWatch;
   /** A rewind the /rewind picker confirmed: run as a second `/rewind N [files|conversation]`. */
   rewind(ask: RewindAsk): Promise<void>;
   /**
@@ -272,6 +280,14 @@ export function createActions(options: ActionsOptions): Actions {
       return models;
     },
     personCommands: own,
+    watchTrust() {
+      primeTrust(base);
+      // A failure is one notice; the watch goes on.
+      return watchTrust(
+        base.env,
+        () => void syncTrust(base).catch((error: unknown) => complain(describeFailure(error))),
+      );
+    },
     async rewind(ask) {
       // Confirmed in the picker: the command runs as typed the second time (recorded, answered).
       const typed = `/rewind ${ask.turn}${ask.mode === "both" ? "" : ` ${ask.mode}`}`;

@@ -22,6 +22,7 @@ import { initialView, updateView, type ViewEvent } from "./view-state.js";
 import { asciiWanted, renderHelp, type Theme, type WelcomeInfo } from "./views/index.js";
 import { writePassthrough } from "./views/blessed-lib.js";
 import { firstScreenChecks } from "../runtime/health.js";
+import type { StoreWatch } from "../trust-store.js";
 
 export const PANEL_KEY = "Ctrl+T";
 export const MOUSE_KEY = "Ctrl+O";
@@ -77,6 +78,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   let view = initialView();
   let spinnerFrame = 0;
   let closed = false;
+  let trustWatch: StoreWatch | undefined;
   let finish: () => void = () => {};
   const done = new Promise<void>((resolve) => (finish = resolve));
 
@@ -194,6 +196,7 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
     closed = true;
     frameDrawn?.(); // no frame came: what waits for one goes on, to be closed
     clearInterval(ticker);
+    trustWatch?.close();
     clock.close();
     terminal.detach();
     controller.close();
@@ -229,7 +232,12 @@ export async function startTui(options: TuiOptions): Promise<Tui> {
   if (options.typedAhead) terminal.type(options.typedAhead);
   typedMeanwhile.forEach(dispatch.key);
   clock.request();
-  setImmediate(() => void runChecks());
+  setImmediate(() => {
+    void runChecks();
+    // `warren trust` in another shell applies here as /trust does (trust-sync.ts). Started once
+    // the first screen is out: what is trusted is read now, and each change told from it.
+    if (!closed) trustWatch = actions.watchTrust();
+  });
 
   const noticed = new Map<string, number>();
   return {

@@ -1,13 +1,9 @@
 // /mcp: the MCP servers with their state and tools, and allowing the project's .mcp.json; /trust:
 // the project's settings files, skill and command files and .mcp.json trusted, applied at once.
-import { loadConfig } from "../../config/config.js";
-import { applyTrusted } from "../../config/reload.js";
 import { trustFiles } from "../../config/trust.js";
-import { wordWarning } from "../../db/warning.js";
 import { isAllowed, rememberAllow } from "../../mcp/allow.js";
-import { allowLines } from "../../mcp/project.js";
 import { heldSkillsAndCommands } from "../../skills/listing.js";
-import { describeFailure } from "../failure.js";
+import { primeTrust, syncTrust } from "../trust-sync.js";
 import type { CommandContext, CommandSpec } from "./types.js";
 
 export const mcp: CommandSpec<"mcp"> = {
@@ -35,7 +31,9 @@ export const trust: CommandSpec<"trust"> = {
   parse: (args, _rest, usage) =>
     args.length > 0 ? { error: `/trust takes no arguments (${usage})` } : { name: "trust" },
   async run(ctx) {
-    // The settings files as read at start (the first screen's waiting line); the skill and
+    // What this process used before the change (the line says what changed from it).
+    primeTrust(ctx);
+    // The settings files as read at start (or at the last change of trust); the skill and
     // command files as the first screen lists them now.
     const waiting = (ctx.config.claudeSettings?.files ?? []).filter(
       (f) => f.state === "waiting" && f.gate,
@@ -46,33 +44,15 @@ export const trust: CommandSpec<"trust"> = {
     if (waiting.length === 0 && held.length === 0 && !servers) {
       return ctx.say("nothing here waits for trust (`warren trust --list` lists what is trusted)");
     }
-    if (waiting.length > 0 || held.length > 0) {
-      trustFiles([...waiting.map((f) => f.gate!), ...held.map((h) => h.gate)]);
-      const named = [...waiting, ...held].map((f) => f.file).join(", ");
-      applyNow(ctx, `trusted ${named}`);
+    trustFiles([...waiting.map((f) => f.gate!), ...held.map((h) => h.gate)]);
+    if (servers) rememberAllow(project.allow);
+    // Applied as a `warren trust` in another shell is (trust-sync.ts): at once, here and in
+    // every worker thread; the watch then sees nothing more to do.
+    if (!(await syncTrust(ctx))) {
+      ctx.say(`trusted ${[...waiting, ...held].map((f) => f.file).join(", ")}`);
     }
-    if (servers) return allowProject(ctx);
   },
 };
-
-/**
- * The config read again and its trust-dependent parts (settings rules, hooks, env) replaced in
- * place, here and in every worker thread: they apply from the next tool call. Skills and command
- * files are read from disk per turn and per command, so they need nothing more.
- */
-function applyNow(ctx: CommandContext, trusted: string): void {
-  let next;
-  try {
-    next = loadConfig(ctx.env, ctx.cwd);
-  } catch (error) {
-    return ctx.complain(
-      `${trusted}; the config could not be read again (${describeFailure(error)}): settings apply from warren's next start`,
-    );
-  }
-  applyTrusted(ctx.config, next);
-  ctx.ui.configChanged();
-  ctx.say(`${trusted}: they apply from the next tool call`);
-}
 
 /**
  * `/mcp allow`: the project's .mcp.json as read when warren started (what its servers are) is
@@ -87,12 +67,8 @@ async function allowProject(ctx: CommandContext): Promise<void> {
   }
   if (isAllowed(project.allow))
     return ctx.say(`${project.file} is allowed already (/mcp lists it)`);
+  primeTrust(ctx);
   rememberAllow(project.allow);
-  ctx.say([`allowed ${project.file}; its servers may start:`, ...allowLines(project)].join("\n"));
-  const [{ refreshCatalog }, { listServers, listingLines }] = await Promise.all([
-    import("../../mcp/catalog.js"),
-    import("../../mcp/listing.js"),
-  ]);
-  await refreshCatalog(ctx.db, project.servers, (w) => ctx.complain(wordWarning(w)));
-  ctx.say(listingLines(await listServers(ctx.db, project.servers)).join("\n"));
+  // Said, and its servers' tools fetched, as for `warren mcp allow` in another shell.
+  await syncTrust(ctx);
 }

@@ -36,6 +36,14 @@ export type CommandOf<N extends CommandName> = Extract<UiCommand, { name: N }>;
 /** A command's arguments parsed: the command, or a one-line explanation of what is wrong. */
 export type Parsed<N extends CommandName> = CommandOf<N> | { error: string };
 
+/** What this process uses as trusted (trust-sync.ts): each project file it could use, and the .mcp.json. */
+export interface TrustView {
+  /** Settings, skill and command files → trusted as they are now. */
+  files: Map<string, boolean>;
+  /** The project's .mcp.json (as read at start) is allowed. */
+  mcp: boolean;
+}
+
 /** What the TUI gives every handler. */
 export interface CommandContext {
   db: Db;
@@ -58,8 +66,11 @@ export interface CommandContext {
   /** The viewed agent's captured lines while it is in capture mode. */
   capturing(): string[] | undefined;
   setMode(mode: "normal" | "capture"): void;
-  /** State one command leaves for the next (a first /discard's or /rewind's question). */
-  session: { discardAsked?: string; rewindAsked?: RewindAsk };
+  /**
+   * State one command leaves for the next (a first /discard's or /rewind's question), and what
+   * this process uses as trusted (trust-sync.ts).
+   */
+  session: { discardAsked?: string; rewindAsked?: RewindAsk; trust?: TrustView };
   ui: {
     helpLines(): string[];
     treeLines(): string[];
