@@ -5,6 +5,7 @@ import {
   commandUsage,
   expandCommand,
   loadCommandFiles,
+  type CommandFile,
   type ExpandOptions,
 } from "./command-files.js";
 import { skillBody, skillsFor, type Skill } from "./skills.js";
@@ -29,14 +30,40 @@ export interface PersonCommands {
   warnings: string[];
 }
 
+/** What a person's `/name ARGS` ran: a skill, or a command file declaring `allowed-tools`. */
+export interface RunIn {
+  kind: "skill" | "command";
+  name: string;
+}
+
 /**
- * A skill run by the person: its instructions, then what they typed. The first line names the
- * skill (skillRunIn reads it back: the skill's allowed-tools hold for that turn).
+ * The first line of the message a person's `/name` sends when what it runs narrows the turn
+ * (runIn reads it back: its allowed-tools hold for that turn).
  */
+function runHead(ran: RunIn, where: string): string {
+  return `Use the ${ran.kind} "${ran.name}" (${shownPath(where, {})}):`;
+}
+
+/** A skill run by the person: its instructions, then what they typed, under runHead. */
 function skillMessage(skill: Skill, args: string): string {
   const body = skillBody(skill);
-  const head = `Use the skill "${skill.name}" (${shownPath(skill.dir, {})}):`;
+  const head = runHead({ kind: "skill", name: skill.name }, skill.dir);
   return [head, "", body, ...(args.trim() ? ["", `ARGUMENTS: ${args.trim()}`] : [])].join("\n");
+}
+
+/**
+ * A command file's expanded text; under runHead where it declares `allowed-tools` (a command
+ * without them sends its text alone, as it always did).
+ */
+async function commandMessage(
+  command: CommandFile,
+  args: string,
+  options: ExpandOptions,
+): Promise<{ text: string; warnings: string[] }> {
+  const expanded = await expandCommand(command.body, args, options);
+  if (!command.allowedTools || !expanded.text.trim()) return expanded;
+  const head = runHead({ kind: "command", name: command.name }, command.file);
+  return { ...expanded, text: `${head}\n\n${expanded.text}` };
 }
 
 /**
@@ -57,7 +84,7 @@ export function personCommands(
     help: c.description ?? `the prompt in ${shownPath(c.file, env)}`,
     kind: "command",
     file: c.file,
-    expand: (args, options) => expandCommand(c.body, args, options),
+    expand: (args, options) => commandMessage(c, args, options),
   }));
   const taken = new Set(commands.map((c) => c.name.toLowerCase()));
   for (const skill of skills.skills) {
@@ -88,11 +115,12 @@ export function personCommands(
 }
 
 /**
- * The skill a person's message runs (`/name ARGS` sent skillMessage's text), or undefined. Anyone
- * who types that first line gets the skill's narrowing, never more: it only ever takes tools away.
+ * The skill or command file a person's message runs (its first line is runHead's), or undefined.
+ * Anyone who types that first line gets its narrowing, never more: it only ever takes tools away.
  */
-export function skillRunIn(text: string): string | undefined {
-  return /^Use the skill "([A-Za-z0-9][A-Za-z0-9._-]{0,63})" \(/.exec(text)?.[1];
+export function runIn(text: string): RunIn | undefined {
+  const match = /^Use the (skill|command) "([A-Za-z0-9][A-Za-z0-9._:-]*)" \(/.exec(text);
+  return match ? { kind: match[1] as RunIn["kind"], name: match[2]! } : undefined;
 }
 
 /** The person command `text` (`/name ARGS`) names, with its arguments; undefined for none. */
