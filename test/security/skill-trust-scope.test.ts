@@ -177,3 +177,53 @@ describe("a skill's allowed-tools", () => {
     expect(rm).toContain("denied by the tool policy");
   }, 120_000);
 });
+
+describe("a command file's allowed-tools", () => {
+  it("the turn /status runs is narrowed to its list, naming it; never past the policy's deny", async () => {
+    const cwd = project();
+    const env = homes(cwd);
+    write(
+      path.join(cwd, ".claude/commands/status.md"),
+      "---\nallowed-tools: Read, Bash(git status:*) Bash(rm:*)\n---\nSTATUS-BODY $ARGUMENTS\n",
+    );
+    writeFileSync(path.join(cwd, "notes.txt"), "NOTES");
+    const trusted = await e2e.warren(["trust"], env, cwd);
+    expect(trusted.code, trusted.stderr).toBe(0);
+    const fake = e2e.fake();
+    fake.script([
+      {
+        agent: "root",
+        match: isFirst,
+        reply: {
+          toolCalls: [
+            { id: "b1", name: "bash", arguments: { command: "echo person-run" } },
+            { id: "r1", name: "read_file", arguments: { path: "notes.txt" } },
+            { id: "b2", name: "bash", arguments: { command: "git status" } },
+            { id: "w1", name: "write_file", arguments: { path: "x.txt", content: "x" } },
+            { id: "b3", name: "bash", arguments: { command: "rm -f notes.txt" } },
+          ],
+        },
+      },
+      { agent: "root", match: after("bash"), reply: { text: "done" } },
+    ]);
+    const run = await e2e.prompt("/status look", {
+      cwd,
+      env: { ...env, WARREN_APPROVE: "all" },
+      config: { policy: { bash: { default: "allow", deny: ["rm *"] }, write_file: "allow" } },
+    });
+    expect(run.json?.text, run.stderr).toBe("done");
+    const [first, second] = requestsOf(fake, "root");
+    expect(first!.lastMessage?.content).toMatch(
+      /^Use the command "status" \(.*status\.md\):\n\nSTATUS-BODY look$/,
+    );
+    const [echo, read, status, written, rm] = lastToolResults(second!).map((r) => output(r.value));
+    expect(echo).toContain(
+      'the command \\"/status\\" is in use for this turn and its allowed-tools (Read, Bash(git status:*), Bash(rm:*)) do not include it',
+    );
+    expect(read).toContain("NOTES");
+    expect(status).not.toContain("NOT_ALLOWED");
+    expect(written).toContain('the command \\"/status\\" is in use');
+    // Listed by the command, denied by the policy: the deny stands.
+    expect(rm).toContain("denied by the tool policy");
+  }, 120_000);
+});
