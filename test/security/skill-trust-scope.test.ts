@@ -28,6 +28,20 @@ function homes(cwd: string): Record<string, string> {
 
 const output = (value: unknown) => JSON.stringify(value);
 
+/** A project holding `file` (and notes.txt), trusted by the person. */
+async function trustedWith(
+  file: string,
+  text: string,
+): Promise<{ cwd: string; env: Record<string, string> }> {
+  const cwd = project();
+  const env = homes(cwd);
+  write(path.join(cwd, file), text);
+  writeFileSync(path.join(cwd, "notes.txt"), "NOTES");
+  const trusted = await e2e.warren(["trust"], env, cwd);
+  expect(trusted.code, trusted.stderr).toBe(0);
+  return { cwd, env };
+}
+
 describe("a project's skills and command files wait for trust", () => {
   it("held (not offered, /name not a command, one waiting line) until `warren trust`; the person's own are not held", async () => {
     const cwd = project();
@@ -84,17 +98,7 @@ describe("a skill's allowed-tools", () => {
   const git =
     "---\nname: git\ndescription: Look at git\nallowed-tools: Read, Bash(git status:*)\n---\nGIT-BODY\n";
 
-  async function trustedProject(
-    skill: string,
-  ): Promise<{ cwd: string; env: Record<string, string> }> {
-    const cwd = project();
-    const env = homes(cwd);
-    write(path.join(cwd, ".claude/skills/git/SKILL.md"), skill);
-    writeFileSync(path.join(cwd, "notes.txt"), "NOTES");
-    const trusted = await e2e.warren(["trust"], env, cwd);
-    expect(trusted.code, trusted.stderr).toBe(0);
-    return { cwd, env };
-  }
+  const trustedProject = (skill: string) => trustedWith(".claude/skills/git/SKILL.md", skill);
 
   it("once the model loads the skill, a call outside its list is refused naming the skill; the listed ones run", async () => {
     const { cwd, env } = await trustedProject(git);
@@ -180,15 +184,10 @@ describe("a skill's allowed-tools", () => {
 
 describe("a command file's allowed-tools", () => {
   it("the turn /status runs is narrowed to its list, naming it; never past the policy's deny", async () => {
-    const cwd = project();
-    const env = homes(cwd);
-    write(
-      path.join(cwd, ".claude/commands/status.md"),
+    const { cwd, env } = await trustedWith(
+      ".claude/commands/status.md",
       "---\nallowed-tools: Read, Bash(git status:*) Bash(rm:*)\n---\nSTATUS-BODY $ARGUMENTS\n",
     );
-    writeFileSync(path.join(cwd, "notes.txt"), "NOTES");
-    const trusted = await e2e.warren(["trust"], env, cwd);
-    expect(trusted.code, trusted.stderr).toBe(0);
     const fake = e2e.fake();
     fake.script([
       {
