@@ -67,28 +67,21 @@ function skillArgName(raw: string): string | undefined {
 
 /** The skills and command files whose `allowed-tools` narrow while in use, for `cwd`. */
 function narrowingFor(cwd: string): Narrowing[] {
-  const out: Narrowing[] = [];
-  for (const skill of skillsFor(cwd).skills) {
-    if (!skill.allowedTools || !skill.allowedRules) continue;
-    const { allowedTools, allowedRules } = skill;
-    out.push({
-      key: `skill:${skill.name}`,
-      shown: `the skill "${skill.name}"`,
-      allowedTools,
-      allowedRules,
-    });
-  }
-  for (const command of commandFilesFor(cwd).commands) {
-    if (!command.allowedTools || !command.allowedRules) continue;
-    const { allowedTools, allowedRules } = command;
-    out.push({
-      key: `command:${command.name}`,
-      shown: `the command "/${command.name}"`,
-      allowedTools,
-      allowedRules,
-    });
-  }
-  return out;
+  const of = (kind: "skill" | "command", name: string, found: Partial<AllowedTools>) =>
+    found.allowedTools && found.allowedRules
+      ? [
+          {
+            key: `${kind}:${name}`,
+            shown: kind === "skill" ? `the skill "${name}"` : `the command "/${name}"`,
+            allowedTools: found.allowedTools,
+            allowedRules: found.allowedRules,
+          },
+        ]
+      : [];
+  return [
+    ...skillsFor(cwd).skills.flatMap((s) => of("skill", s.name, s)),
+    ...commandFilesFor(cwd).commands.flatMap((c) => of("command", c.name, c)),
+  ];
 }
 
 /**
