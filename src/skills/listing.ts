@@ -8,6 +8,7 @@ import {
   type CommandFile,
   type ExpandOptions,
 } from "./command-files.js";
+import { rulesCover } from "../policy/policy.js";
 import { skillBody, skillsFor, type Skill } from "./skills.js";
 import { shownPath, type HeldFile } from "./sources.js";
 
@@ -53,17 +54,32 @@ function skillMessage(skill: Skill, args: string): string {
 
 /**
  * A command file's expanded text; under runHead where it declares `allowed-tools` (a command
- * without them sends its text alone, as it always did).
+ * without them sends its text alone, as it always did). Its list narrows its own `` !`cmd` ``
+ * too: one it does not cover is not run (what it covers still goes through the caller's policy).
  */
 async function commandMessage(
   command: CommandFile,
   args: string,
   options: ExpandOptions,
 ): Promise<{ text: string; warnings: string[] }> {
-  const expanded = await expandCommand(command.body, args, options);
-  if (!command.allowedTools || !expanded.text.trim()) return expanded;
+  const { allowedTools, allowedRules } = command;
+  if (!allowedTools || !allowedRules) return expandCommand(command.body, args, options);
+  const refused: string[] = [];
+  const shell = options.shell;
+  const listed = shell && {
+    shell: async (line: string) => {
+      if (await rulesCover(allowedRules, "bash", { command: line }, options.cwd))
+        return shell(line);
+      const why = `its allowed-tools (${allowedTools.join(", ") || "nothing"}) do not include it`;
+      refused.push(`!\`${line}\` not run: ${why}`);
+      return `[not run: \`${line}\` — ${why}]`;
+    },
+  };
+  const expanded = await expandCommand(command.body, args, { ...options, ...listed });
+  const warnings = [...refused, ...expanded.warnings];
+  if (!expanded.text.trim()) return { ...expanded, warnings };
   const head = runHead({ kind: "command", name: command.name }, command.file);
-  return { ...expanded, text: `${head}\n\n${expanded.text}` };
+  return { text: `${head}\n\n${expanded.text}`, warnings };
 }
 
 /**

@@ -33,6 +33,10 @@ beforeAll(() => {
     "---\nallowed-tools: Read, Bash(git status:*)\n---\nLook at the repository's $ARGUMENTS.\n",
   );
   writeFileSync(path.join(home, ".claude/commands/plain.md"), "Look at the $ARGUMENTS.\n");
+  writeFileSync(
+    path.join(home, ".claude/commands/log.md"),
+    "---\nallowed-tools: Bash(git log:*)\n---\nLog: !`git log -1`\nOther: !`echo outside`\n",
+  );
   process.env.HOME = home;
   clearSkillsCache();
 });
@@ -82,19 +86,22 @@ describe("a skill in use", () => {
 });
 
 /** What the person's `/name ARGS` sends (as the TUI and `-p` expand it). */
-async function ran(typed: string): Promise<string> {
+async function ran(
+  typed: string,
+  shell?: (command: string) => Promise<string>,
+): Promise<{ text: string; warnings: string[] }> {
   const [name, ...args] = typed.slice(1).split(" ");
   const command = personCommands(cwd, new Set(), { HOME: home }).commands.find(
     (c) => c.name === name,
   );
-  return (await command!.expand(args.join(" "), { cwd })).text;
+  return command!.expand(args.join(" "), { cwd, ...(shell ? { shell } : {}) });
 }
 
 describe("a command file's allowed-tools", () => {
   it("narrows the turn the person runs it, naming it, resumed or not; the next turn is free", async () => {
     const db = database().db;
     const root = await createTree(db, { name: "scope-command" });
-    const sent = await ran("/repo:status branches");
+    const { text: sent } = await ran("/repo:status branches");
     expect(sent).toMatch(/^Use the command "repo:status" \(.*status\.md\):\n\n/);
     expect(sent).toContain("Look at the repository's branches.");
     await appendEvent(db, root.id, "user", sent);
@@ -121,9 +128,21 @@ describe("a command file's allowed-tools", () => {
   it("a command without allowed-tools sends its text alone and narrows nothing", async () => {
     const db = database().db;
     const root = await createTree(db, { name: "scope-plain" });
-    const sent = await ran("/plain logs");
+    const { text: sent } = await ran("/plain logs");
     expect(sent).toBe("Look at the logs.");
     await appendEvent(db, root.id, "user", sent);
     expect(await refusal(root.id)).toBeUndefined();
+  });
+
+  it("narrows the command's own !`cmd` too: one its list leaves out is not run", async () => {
+    const shell = (command: string) => Promise.resolve(`RAN ${command}`);
+    const { text, warnings } = await ran("/log", shell);
+    expect(text).toContain("Log: RAN git log -1");
+    expect(text).toContain(
+      "Other: [not run: `echo outside` — its allowed-tools (Bash(git log:*)) do not include it]",
+    );
+    expect(warnings).toEqual([
+      "!`echo outside` not run: its allowed-tools (Bash(git log:*)) do not include it",
+    ]);
   });
 });
