@@ -1,21 +1,33 @@
 // A skill's `allowed-tools` narrows like a profile and never widens (SPEC §9): while a skill is in
 // use — from the response in which the model loads it with the `skill` tool, or for the turn a
 // person runs it as `/name ARGS` — until the turn ends, a call none of its allowed-tools covers is
-// refused, naming the skill. What its list covers still goes through the policy (gateCall): the
-// list only ever takes tools away. "In use" is read from the turn's events (not kept in memory),
-// so a turn resumed after a crash is narrowed as before.
+// refused, naming the skill. A command file's `allowed-tools` narrows the same way, for the turn a
+// person runs it. What its list covers still goes through the policy (gateCall): the list only
+// ever takes tools away. "In use" is read from the turn's events (not kept in memory), so a turn
+// resumed after a crash is narrowed as before.
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client.js";
 import type { ToolCall } from "../llm/model.js";
 import { rulesCover } from "../policy/policy.js";
-import { skillRunIn } from "../skills/listing.js";
-import { skillsFor, type Skill } from "../skills/skills.js";
+import { commandFilesFor } from "../skills/command-files.js";
+import { runIn } from "../skills/listing.js";
+import { skillsFor, type AllowedTools } from "../skills/skills.js";
 import { fail, type ToolOutcome } from "../tools/tool.js";
 
 /** The skill tool only reads a skill's own files: never refused by a skill's narrowing. */
 const ALWAYS = new Set(["skill"]);
 
-/** The names of the skills used in the agent's current turn (since its last answer or interrupt). */
+/** What narrows while in use: a skill, or a command file, named as it is in a refusal. */
+interface Narrowing extends AllowedTools {
+  /** `skill:git`, `command:review`: as skillsUsedThisTurn keys what the turn used. */
+  key: string;
+  shown: string;
+}
+
+/**
+ * What is in use in the agent's current turn (since its last answer or interrupt), keyed
+ * `skill:NAME` or `command:NAME`.
+ */
 async function skillsUsedThisTurn(db: Db, agentId: string): Promise<Set<string>> {
   const rows = await db.execute<{ kind: string; content: string; data: unknown }>(sql`
     select kind, content, data from events
@@ -30,14 +42,14 @@ async function skillsUsedThisTurn(db: Db, agentId: string): Promise<Set<string>>
   const used = new Set<string>();
   for (const row of rows.rows) {
     if (row.kind === "user") {
-      const name = skillRunIn(row.content);
-      if (name) used.add(name);
+      const ran = runIn(row.content);
+      if (ran) used.add(`${ran.kind}:${ran.name}`);
       continue;
     }
     const calls = (row.data as { tool_calls?: ToolCall[] } | null)?.tool_calls ?? [];
     for (const call of calls) {
       const name = call.name === "skill" ? skillArgName(call.arguments) : undefined;
-      if (name) used.add(name);
+      if (name) used.add(`skill:${name}`);
     }
   }
   return used;
@@ -53,9 +65,28 @@ function skillArgName(raw: string): string | undefined {
   }
 }
 
+/** The skills and command files whose `allowed-tools` narrow while in use, for `cwd`. */
+function narrowingFor(cwd: string): Narrowing[] {
+  const of = (kind: "skill" | "command", name: string, found: Partial<AllowedTools>) =>
+    found.allowedTools && found.allowedRules
+      ? [
+          {
+            key: `${kind}:${name}`,
+            shown: kind === "skill" ? `the skill "${name}"` : `the command "/${name}"`,
+            allowedTools: found.allowedTools,
+            allowedRules: found.allowedRules,
+          },
+        ]
+      : [];
+  return [
+    ...skillsFor(cwd).skills.flatMap((s) => of("skill", s.name, s)),
+    ...commandFilesFor(cwd).commands.flatMap((c) => of("command", c.name, c)),
+  ];
+}
+
 /**
- * Undefined: no skill in use narrows this call. Else the refusal naming the skill whose
- * allowed-tools leave it out. No query at all where no skill sets allowed-tools.
+ * Undefined: no skill or command file in use narrows this call. Else the refusal naming the one
+ * whose allowed-tools leave it out. No query at all where none sets allowed-tools.
  */
 export async function skillRefusal(
   db: Db,
@@ -66,18 +97,16 @@ export async function skillRefusal(
   what: string,
 ): Promise<ToolOutcome | undefined> {
   if (ALWAYS.has(tool)) return undefined;
-  const narrowing = skillsFor(cwd).skills.filter((s): s is Skill & { allowedTools: string[] } =>
-    Array.isArray(s.allowedTools),
-  );
+  const narrowing = narrowingFor(cwd);
   if (narrowing.length === 0) return undefined;
   const used = await skillsUsedThisTurn(db, agentId);
-  for (const skill of narrowing) {
-    if (!used.has(skill.name)) continue;
-    if (await rulesCover(skill.allowedRules ?? [], tool, args, cwd)) continue;
-    const listed = skill.allowedTools.join(", ") || "nothing";
+  for (const scope of narrowing) {
+    if (!used.has(scope.key)) continue;
+    if (await rulesCover(scope.allowedRules, tool, args, cwd)) continue;
+    const listed = scope.allowedTools.join(", ") || "nothing";
     return fail(
       "NOT_ALLOWED",
-      `${what} is refused: the skill "${skill.name}" is in use for this turn and its allowed-tools (${listed}) do not include it`,
+      `${what} is refused: ${scope.shown} is in use for this turn and its allowed-tools (${listed}) do not include it`,
     );
   }
   return undefined;

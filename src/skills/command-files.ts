@@ -3,14 +3,17 @@
 // .warren/commands and .claude/commands from the working directory up to the repository root
 // (the person's first; the first of a name wins). A file in a subfolder is namespaced as Claude
 // Code's are: `frontend/test.md` is `/frontend:test`. Front matter (optional): `description`,
-// `argument-hint`. Expansion: `$ARGUMENTS`, `$1`…`$9`, `` !`cmd` `` (its output, run by the
+// `argument-hint`, `allowed-tools` (narrows the turn the person runs it, as a skill's does:
+// runtime/skill-scope.ts; `model` is read past). Expansion: `$ARGUMENTS`, `$1`…`$9`, `` !`cmd` `` (its output, run by the
 // caller through the policy) and `@path` (the file's content, inside the project only).
 import fs from "node:fs";
 import path from "node:path";
 import { parseFrontMatter, stringField } from "./front-matter.js";
+import { ALLOWED_TOOLS_FORM, allowedToolsField, type AllowedTools } from "./skills.js";
 import {
   heldForTrust,
   projectRoot,
+  rescanned,
   shownPath,
   sourcesFor,
   type HeldFile,
@@ -19,7 +22,7 @@ import {
 
 type Env = Record<string, string | undefined>;
 
-export interface CommandFile {
+export interface CommandFile extends Partial<AllowedTools> {
   /** The name typed after the slash (`review`, `frontend:test`). */
   name: string;
   description?: string;
@@ -91,6 +94,12 @@ export function parseCommandFile(
   const hint = stringField(parsed.data, "argument-hint");
   if (description === null) warnings.push(`${shown}: "description" must be text; ignored`);
   if (hint === null) warnings.push(`${shown}: "argument-hint" must be text; ignored`);
+  const what = `command "/${name}"`;
+  const allowed = allowedToolsField(parsed.data, what, path.dirname(file), warnings, env);
+  if (allowed === null) {
+    warnings.push(`${shown}: ${ALLOWED_TOOLS_FORM}; the file is not used`);
+    return undefined;
+  }
   return {
     name,
     ...(description ? { description } : {}),
@@ -98,6 +107,7 @@ export function parseCommandFile(
     file,
     source,
     body: parsed.body,
+    ...allowed,
   };
 }
 
@@ -146,6 +156,16 @@ export function loadCommandFiles(
     }
   }
   return { commands: [...byName.values()], warnings, held };
+}
+
+const cachedCommands = rescanned((cwd, env) => loadCommandFiles(cwd, env));
+
+/**
+ * The command files for an agent working in `cwd` (no name reserved), read as `skillsFor` reads
+ * skills: at most every 2 s, and at once after a trust. What a tool call's gate looks up.
+ */
+export function commandFilesFor(cwd: string, env: Env = process.env): CommandSet {
+  return cachedCommands(cwd, env);
 }
 
 /** A command as shown in /help and completion: `/review [area]`. */

@@ -5,8 +5,10 @@ import {
   commandUsage,
   expandCommand,
   loadCommandFiles,
+  type CommandFile,
   type ExpandOptions,
 } from "./command-files.js";
+import { rulesCover } from "../policy/policy.js";
 import { skillBody, skillsFor, type Skill } from "./skills.js";
 import { shownPath, type HeldFile } from "./sources.js";
 
@@ -29,14 +31,55 @@ export interface PersonCommands {
   warnings: string[];
 }
 
+/** What a person's `/name ARGS` ran: a skill, or a command file declaring `allowed-tools`. */
+export interface RunIn {
+  kind: "skill" | "command";
+  name: string;
+}
+
 /**
- * A skill run by the person: its instructions, then what they typed. The first line names the
- * skill (skillRunIn reads it back: the skill's allowed-tools hold for that turn).
+ * The first line of the message a person's `/name` sends when what it runs narrows the turn
+ * (runIn reads it back: its allowed-tools hold for that turn).
  */
+function runHead(ran: RunIn, where: string): string {
+  return `Use the ${ran.kind} "${ran.name}" (${shownPath(where, {})}):`;
+}
+
+/** A skill run by the person: its instructions, then what they typed, under runHead. */
 function skillMessage(skill: Skill, args: string): string {
   const body = skillBody(skill);
-  const head = `Use the skill "${skill.name}" (${shownPath(skill.dir, {})}):`;
+  const head = runHead({ kind: "skill", name: skill.name }, skill.dir);
   return [head, "", body, ...(args.trim() ? ["", `ARGUMENTS: ${args.trim()}`] : [])].join("\n");
+}
+
+/**
+ * A command file's expanded text; under runHead where it declares `allowed-tools` (a command
+ * without them sends its text alone, as it always did). Its list narrows its own `` !`cmd` ``
+ * too: one it does not cover is not run (what it covers still goes through the caller's policy).
+ */
+async function commandMessage(
+  command: CommandFile,
+  args: string,
+  options: ExpandOptions,
+): Promise<{ text: string; warnings: string[] }> {
+  const { allowedTools, allowedRules } = command;
+  if (!allowedTools || !allowedRules) return expandCommand(command.body, args, options);
+  const refused: string[] = [];
+  const shell = options.shell;
+  const listed = shell && {
+    shell: async (line: string) => {
+      if (await rulesCover(allowedRules, "bash", { command: line }, options.cwd))
+        return shell(line);
+      const why = `its allowed-tools (${allowedTools.join(", ") || "nothing"}) do not include it`;
+      refused.push(`!\`${line}\` not run: ${why}`);
+      return `[not run: \`${line}\` — ${why}]`;
+    },
+  };
+  const expanded = await expandCommand(command.body, args, { ...options, ...listed });
+  const warnings = [...refused, ...expanded.warnings];
+  if (!expanded.text.trim()) return { ...expanded, warnings };
+  const head = runHead({ kind: "command", name: command.name }, command.file);
+  return { text: `${head}\n\n${expanded.text}`, warnings };
 }
 
 /**
@@ -57,7 +100,7 @@ export function personCommands(
     help: c.description ?? `the prompt in ${shownPath(c.file, env)}`,
     kind: "command",
     file: c.file,
-    expand: (args, options) => expandCommand(c.body, args, options),
+    expand: (args, options) => commandMessage(c, args, options),
   }));
   const taken = new Set(commands.map((c) => c.name.toLowerCase()));
   for (const skill of skills.skills) {
@@ -88,11 +131,12 @@ export function personCommands(
 }
 
 /**
- * The skill a person's message runs (`/name ARGS` sent skillMessage's text), or undefined. Anyone
- * who types that first line gets the skill's narrowing, never more: it only ever takes tools away.
+ * The skill or command file a person's message runs (its first line is runHead's), or undefined.
+ * Anyone who types that first line gets its narrowing, never more: it only ever takes tools away.
  */
-export function skillRunIn(text: string): string | undefined {
-  return /^Use the skill "([A-Za-z0-9][A-Za-z0-9._-]{0,63})" \(/.exec(text)?.[1];
+export function runIn(text: string): RunIn | undefined {
+  const match = /^Use the (skill|command) "([A-Za-z0-9][A-Za-z0-9._:-]*)" \(/.exec(text);
+  return match ? { kind: match[1] as RunIn["kind"], name: match[2]! } : undefined;
 }
 
 /** The person command `text` (`/name ARGS`) names, with its arguments; undefined for none. */

@@ -10,11 +10,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { parseClaudeRule, type SettingsRule } from "../policy/claude-rules.js";
 import { parseFrontMatter, stringField } from "./front-matter.js";
-import { storeStamp, trustStorePath } from "../trust-store.js";
 import {
+  clearRescanned,
   heldForTrust,
   homeOf,
   projectRoot,
+  rescanned,
   shownPath,
   sourcesFor,
   type HeldFile,
@@ -23,7 +24,7 @@ import {
 
 type Env = Record<string, string | undefined>;
 
-export interface Skill {
+export interface Skill extends Partial<AllowedTools> {
   name: string;
   description: string;
   /** The folder and its SKILL.md. */
@@ -32,14 +33,6 @@ export interface Skill {
   source: Source;
   /** `disable-model-invocation: true`: only the person runs it (as /name). */
   modelInvocable: boolean;
-  /** `allowed-tools` as written: the tools the agent may call while the skill is in use. */
-  allowedTools?: string[];
-  /**
-   * `allowedTools` as allow rules (claude-rules.ts): while the skill is in use a call none of them
-   * covers is refused (runtime/skill-scope.ts). An entry warren cannot map is one warning and
-   * allows nothing, so the list only ever narrows.
-   */
-  allowedRules?: SettingsRule[];
 }
 
 export interface SkillSet {
@@ -65,7 +58,6 @@ const FIELDS = new Set([
   "when_to_use",
 ]);
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const RESCAN_MS = 2000;
 
 export function skillSources(cwd: string, env: Env = process.env): Source[] {
   return sourcesFor(cwd, env, {
@@ -121,19 +113,8 @@ export function parseSkill(
   if (disable !== undefined && typeof disable !== "boolean") {
     return warn(2, `"disable-model-invocation" must be true or false`);
   }
-  const tools = data["allowed-tools"];
-  let allowedTools: string[] | undefined;
-  if (tools !== undefined && tools !== null) {
-    const listed =
-      typeof tools === "string"
-        ? splitToolList(tools)
-        : Array.isArray(tools) && tools.every((t) => typeof t === "string")
-          ? (tools as string[])
-          : undefined;
-    if (!listed) return warn(2, `"allowed-tools" must be a comma-separated string or a list`);
-    allowedTools = listed.map((t) => t.trim()).filter(Boolean);
-  }
-  const allowedRules = allowedTools && toolRules(name, allowedTools, dir, warnings, env);
+  const allowed = allowedToolsField(data, `skill "${name}"`, dir, warnings, env);
+  if (allowed === null) return warn(2, ALLOWED_TOOLS_FORM);
   return {
     name,
     description,
@@ -141,8 +122,47 @@ export function parseSkill(
     file,
     source,
     modelInvocable: disable !== true,
-    ...(allowedTools ? { allowedTools, allowedRules } : {}),
+    ...allowed,
   };
+}
+
+/** What a narrowing file (a skill, a command file) lists in `allowed-tools`, mapped to rules. */
+export interface AllowedTools {
+  /** `allowed-tools` as written: the tools the agent may call while the file is in use. */
+  allowedTools: string[];
+  /**
+   * `allowedTools` as allow rules (claude-rules.ts): while the file is in use a call none of them
+   * covers is refused (runtime/skill-scope.ts). An entry warren cannot map is one warning and
+   * allows nothing, so the list only ever narrows.
+   */
+  allowedRules: SettingsRule[];
+}
+
+export const ALLOWED_TOOLS_FORM = `"allowed-tools" must be a comma-separated string or a list`;
+
+/**
+ * A front matter's `allowed-tools` for `what` (`skill "git"`, `command "/review"`): empty when
+ * absent, null when it is neither text nor a list of text (the caller's one warning: the file is
+ * not used, since using it unnarrowed would widen what its author meant).
+ */
+export function allowedToolsField(
+  data: Record<string, unknown>,
+  what: string,
+  dir: string,
+  warnings: string[],
+  env: Env,
+): AllowedTools | Record<string, never> | null {
+  const tools = data["allowed-tools"];
+  if (tools === undefined || tools === null) return {};
+  const listed =
+    typeof tools === "string"
+      ? splitToolList(tools)
+      : Array.isArray(tools) && tools.every((t) => typeof t === "string")
+        ? (tools as string[])
+        : undefined;
+  if (!listed) return null;
+  const allowedTools = listed.map((t) => t.trim()).filter(Boolean);
+  return { allowedTools, allowedRules: toolRules(what, allowedTools, dir, warnings, env) };
 }
 
 /**
@@ -165,15 +185,15 @@ export function splitToolList(text: string): string[] {
   return out;
 }
 
-/** The skill's `allowed-tools` as allow rules; one warning per entry warren cannot map. */
+/** `allowed-tools` of `what` as allow rules; one warning per entry warren cannot map. */
 function toolRules(
-  name: string,
+  what: string,
   listed: readonly string[],
   dir: string,
   warnings: string[],
   env: Env,
 ): SettingsRule[] {
-  const source = `skill "${name}" allowed-tools`;
+  const source = `${what} allowed-tools`;
   const base = { root: projectRoot(dir), cwd: projectRoot(dir), home: homeOf(env) };
   const rules: SettingsRule[] = [];
   for (const text of listed) {
@@ -214,25 +234,19 @@ function scan(cwd: string, env: Env): SkillSet {
   return { skills: [...byName.values()], warnings, held };
 }
 
-const cache = new Map<string, { at: number; trust: string; set: SkillSet }>();
+const cachedSkills = rescanned(scan);
 
 /**
  * The skills for an agent working in `cwd`, rescanned at most every 2 s per thread, and at once
  * when the person trusted something since (a folder trusted mid-session counts from the next turn).
  */
-export function skillsFor(cwd: string, env: Env = process.env, rescanMs = RESCAN_MS): SkillSet {
-  const key = `${env.HOME ?? ""}\0${path.resolve(cwd)}`;
-  const trust = storeStamp(trustStorePath(env));
-  const hit = cache.get(key);
-  if (hit && hit.trust === trust && Date.now() - hit.at < rescanMs) return hit.set;
-  const set = scan(cwd, env);
-  cache.set(key, { at: Date.now(), trust, set });
-  return set;
+export function skillsFor(cwd: string, env: Env = process.env, rescanMs?: number): SkillSet {
+  return cachedSkills(cwd, env, rescanMs);
 }
 
-/** Forgets what was read (tests). */
+/** Forgets what was read (tests): the skills and the command files. */
 export function clearSkillsCache(): void {
-  cache.clear();
+  clearRescanned();
 }
 
 /** The skill's instructions as they are on disk now (front matter left out). */

@@ -7,7 +7,13 @@
 import os from "node:os";
 import path from "node:path";
 import { repositoryRoot } from "../paths.js";
-import { isAllowed, trustGate, type ProjectAllow } from "../trust-store.js";
+import {
+  isAllowed,
+  storeStamp,
+  trustGate,
+  trustStorePath,
+  type ProjectAllow,
+} from "../trust-store.js";
 
 type Env = Record<string, string | undefined>;
 
@@ -98,4 +104,33 @@ export function heldForTrust(
   if (isAllowed(gate)) return false;
   held.push({ file, gate });
   return true;
+}
+
+const caches: Map<string, unknown>[] = [];
+const RESCAN_MS = 2000;
+
+/**
+ * `scan` remembered per home and working directory: read again once `rescanMs` passed, and at
+ * once when the person trusted something since (a file trusted mid-session counts from the next
+ * turn). For what is looked up on every tool call (runtime/skill-scope.ts).
+ */
+export function rescanned<T>(
+  scan: (cwd: string, env: Env) => T,
+): (cwd: string, env: Env, rescanMs?: number) => T {
+  const cache = new Map<string, { at: number; trust: string; set: T }>();
+  caches.push(cache);
+  return (cwd, env, rescanMs = RESCAN_MS) => {
+    const key = `${env.HOME ?? ""}\0${path.resolve(cwd)}`;
+    const trust = storeStamp(trustStorePath(env));
+    const hit = cache.get(key);
+    if (hit && hit.trust === trust && Date.now() - hit.at < rescanMs) return hit.set;
+    const set = scan(cwd, env);
+    cache.set(key, { at: Date.now(), trust, set });
+    return set;
+  };
+}
+
+/** Forgets every `rescanned` read (tests). */
+export function clearRescanned(): void {
+  for (const cache of caches) cache.clear();
 }

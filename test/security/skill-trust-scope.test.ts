@@ -1,6 +1,6 @@
-// A project's skills and command files wait for the person's trust, and a skill's `allowed-tools`
-// narrows the agent's tools while it is in use, never widening them (SPEC §9). End to end through
-// `bin/warren -p` and the fake model server (needs `npm run build`).
+// A project's skills and command files wait for the person's trust, and a skill's or a command
+// file's `allowed-tools` narrows the agent's tools while it is in use, never widening them
+// (SPEC §9). End to end through `bin/warren -p` and the fake model server (needs `npm run build`).
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -27,6 +27,20 @@ function homes(cwd: string): Record<string, string> {
 }
 
 const output = (value: unknown) => JSON.stringify(value);
+
+/** A project holding `file` (and notes.txt), trusted by the person. */
+async function trustedWith(
+  file: string,
+  text: string,
+): Promise<{ cwd: string; env: Record<string, string> }> {
+  const cwd = project();
+  const env = homes(cwd);
+  write(path.join(cwd, file), text);
+  writeFileSync(path.join(cwd, "notes.txt"), "NOTES");
+  const trusted = await e2e.warren(["trust"], env, cwd);
+  expect(trusted.code, trusted.stderr).toBe(0);
+  return { cwd, env };
+}
 
 describe("a project's skills and command files wait for trust", () => {
   it("held (not offered, /name not a command, one waiting line) until `warren trust`; the person's own are not held", async () => {
@@ -80,21 +94,11 @@ describe("a project's skills and command files wait for trust", () => {
   }, 120_000);
 });
 
-describe("a skill's allowed-tools", () => {
+describe("a skill's or a command file's allowed-tools", () => {
   const git =
     "---\nname: git\ndescription: Look at git\nallowed-tools: Read, Bash(git status:*)\n---\nGIT-BODY\n";
 
-  async function trustedProject(
-    skill: string,
-  ): Promise<{ cwd: string; env: Record<string, string> }> {
-    const cwd = project();
-    const env = homes(cwd);
-    write(path.join(cwd, ".claude/skills/git/SKILL.md"), skill);
-    writeFileSync(path.join(cwd, "notes.txt"), "NOTES");
-    const trusted = await e2e.warren(["trust"], env, cwd);
-    expect(trusted.code, trusted.stderr).toBe(0);
-    return { cwd, env };
-  }
+  const trustedProject = (skill: string) => trustedWith(".claude/skills/git/SKILL.md", skill);
 
   it("once the model loads the skill, a call outside its list is refused naming the skill; the listed ones run", async () => {
     const { cwd, env } = await trustedProject(git);
@@ -145,35 +149,65 @@ describe("a skill's allowed-tools", () => {
     expect(written).toContain('the skill \\"git\\" is in use');
   }, 120_000);
 
-  it("run by the person as /git, it narrows that turn; it never allows what the policy denies", async () => {
-    const { cwd, env } = await trustedProject(
-      "---\nname: git\ndescription: Look at git\nallowed-tools: Bash(git status:*) Bash(rm:*)\n---\nGIT-BODY\n",
-    );
-    const fake = e2e.fake();
-    fake.script([
-      {
-        agent: "root",
-        match: isFirst,
-        reply: {
-          toolCalls: [
-            { id: "b1", name: "bash", arguments: { command: "echo person-run" } },
-            { id: "b2", name: "bash", arguments: { command: "rm -f notes.txt" } },
-          ],
+  it.each([
+    {
+      what: "a skill",
+      file: ".claude/skills/git/SKILL.md",
+      front: "name: git\ndescription: Look at git",
+      typed: "/git look",
+      named: 'the skill \\"git\\"',
+    },
+    {
+      what: "a command file",
+      file: ".claude/commands/status.md",
+      front: "description: Look at git",
+      typed: "/status look",
+      named: 'the command \\"/status\\"',
+    },
+  ])(
+    "$what run by the person narrows that turn to its list, naming it; never past the policy's deny",
+    async ({ file, front, typed, named }) => {
+      const { cwd, env } = await trustedWith(
+        file,
+        `---\n${front}\nallowed-tools: Read, Bash(git status:*) Bash(rm:*)\n---\nGIT-BODY $ARGUMENTS\n`,
+      );
+      const fake = e2e.fake();
+      fake.script([
+        {
+          agent: "root",
+          match: isFirst,
+          reply: {
+            toolCalls: [
+              { id: "b1", name: "bash", arguments: { command: "echo person-run" } },
+              { id: "r1", name: "read_file", arguments: { path: "notes.txt" } },
+              { id: "b2", name: "bash", arguments: { command: "git status" } },
+              { id: "w1", name: "write_file", arguments: { path: "x.txt", content: "x" } },
+              { id: "b3", name: "bash", arguments: { command: "rm -f notes.txt" } },
+            ],
+          },
         },
-      },
-      { agent: "root", match: after("bash"), reply: { text: "done" } },
-    ]);
-    const run = await e2e.prompt("/git look", {
-      cwd,
-      env: { ...env, WARREN_APPROVE: "all" },
-      config: { policy: { bash: { default: "allow", deny: ["rm *"] } } },
-    });
-    expect(run.json?.text, run.stderr).toBe("done");
-    const [first, second] = requestsOf(fake, "root");
-    expect(JSON.stringify(first!.messages)).toContain("GIT-BODY");
-    const [echo, rm] = lastToolResults(second!).map((r) => output(r.value));
-    expect(echo).toContain('the skill \\"git\\" is in use');
-    // Listed by the skill, denied by the policy: the deny stands.
-    expect(rm).toContain("denied by the tool policy");
-  }, 120_000);
+        { agent: "root", match: after("bash"), reply: { text: "done" } },
+      ]);
+      const run = await e2e.prompt(typed, {
+        cwd,
+        env: { ...env, WARREN_APPROVE: "all" },
+        config: { policy: { bash: { default: "allow", deny: ["rm *"] }, write_file: "allow" } },
+      });
+      expect(run.json?.text, run.stderr).toBe("done");
+      const [first, second] = requestsOf(fake, "root");
+      expect(first!.lastMessage?.content).toMatch(/^Use the (skill|command) "[^"]+" \(.*\):\n\n/);
+      expect(first!.lastMessage?.content).toContain("GIT-BODY");
+      const results = lastToolResults(second!).map((r) => output(r.value));
+      const [echo, read, status, written, rm] = results;
+      expect(echo).toContain(
+        `${named} is in use for this turn and its allowed-tools (Read, Bash(git status:*), Bash(rm:*)) do not include it`,
+      );
+      expect(read).toContain("NOTES");
+      expect(status).not.toContain("NOT_ALLOWED");
+      expect(written).toContain(`${named} is in use`);
+      // Listed, but denied by the policy: the deny stands.
+      expect(rm).toContain("denied by the tool policy");
+    },
+    120_000,
+  );
 });

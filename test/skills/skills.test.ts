@@ -172,6 +172,24 @@ describe("command files", () => {
     expect(text).toMatch(/bad\.md:\d+: invalid front matter/);
   });
 
+  it("allowed-tools is read as a skill's: each entry a rule, one it cannot map a warning; a bad one leaves the file out", () => {
+    const { home, env } = setup();
+    const dir = path.join(home, ".claude/commands");
+    write(path.join(dir, "ro.md"), "---\nallowed-tools: Read, Bash(git status:*) WebFetch\n---\nx");
+    write(path.join(dir, "odd.md"), "---\nallowed-tools: 3\n---\nx");
+    write(path.join(dir, "free.md"), "x");
+    const { commands, warnings } = loadCommandFiles(home, env);
+    expect(commands.map((c) => c.name).sort()).toEqual(["free", "ro"]);
+    const ro = commands.find((c) => c.name === "ro")!;
+    expect(ro.allowedTools).toEqual(["Read", "Bash(git status:*)", "WebFetch"]);
+    expect(ro.allowedRules!.map((r) => r.text)).toEqual(["Read", "Bash(git status:*)"]);
+    expect(commands.find((c) => c.name === "free")!.allowedTools).toBeUndefined();
+    expect(warnings).toEqual([
+      '~/.claude/commands/odd.md: "allowed-tools" must be a comma-separated string or a list; the file is not used',
+      'command "/ro" allowed-tools: "WebFetch" is not applied: warren has no WebFetch tool (that tool stays refused while it is in use)',
+    ]);
+  });
+
   it("expands $ARGUMENTS and $1…$9, appends unreferenced arguments", async () => {
     const { repo } = setup();
     const opts = { cwd: repo };
