@@ -25,6 +25,19 @@ function write(file: string, text: string): void {
   writeFileSync(file, text);
 }
 
+/** warren's environment for the test, its config allowing bash and the `ev` server's tools. */
+function allowingEnv() {
+  const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
+  const configDir = path.join(env.XDG_CONFIG_HOME!, "warren");
+  mkdirSync(configDir, { recursive: true });
+  writeFileSync(
+    path.join(configDir, "config.json"),
+    JSON.stringify({ policy: { bash: "allow", "mcp__ev__*": "allow" } }),
+    { mode: 0o600 },
+  );
+  return env;
+}
+
 describe("/trust in the TUI", { retry: 1 }, () => {
   it("applies the folder's env, skills, commands and .mcp.json from the next turn, waiting for the new server", async () => {
     // Outside /tmp: the MCP server runs in the sandbox, whose /tmp is private.
@@ -49,14 +62,7 @@ describe("/trust in the TUI", { retry: 1 }, () => {
         },
       }),
     );
-    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
-    const configDir = path.join(env.XDG_CONFIG_HOME!, "warren");
-    mkdirSync(configDir, { recursive: true });
-    writeFileSync(
-      path.join(configDir, "config.json"),
-      JSON.stringify({ policy: { bash: "allow", "mcp__ev__*": "allow" } }),
-      { mode: 0o600 },
-    );
+    const env = allowingEnv();
     const echo = { name: "bash", arguments: { command: 'echo "env=[$FROM_SETTINGS]"' } };
     model().script([
       { agent: "root", match: lastUserStartsWith("one"), reply: { toolCalls: [echo] } },
@@ -109,14 +115,7 @@ describe("/trust in the TUI", { retry: 1 }, () => {
         mcpServers: { ev: { command: process.execPath, args: [EVERYTHING, "stdio"] } },
       }),
     );
-    const env = warrenEnv({ databaseUrl: database().url, modelUrl: model().baseURL });
-    const configDir = path.join(env.XDG_CONFIG_HOME!, "warren");
-    mkdirSync(configDir, { recursive: true });
-    writeFileSync(
-      path.join(configDir, "config.json"),
-      JSON.stringify({ policy: { bash: "allow", "mcp__ev__*": "allow" } }),
-      { mode: 0o600 },
-    );
+    const env = allowingEnv();
     const echo = { name: "bash", arguments: { command: 'echo "env=[$FROM_SETTINGS]"' } };
     model().script([
       { agent: "root", match: lastUserStartsWith("one"), reply: { toolCalls: [echo] } },
