@@ -79,20 +79,28 @@ function stopReason(signal: AbortSignal): StopReason | undefined {
  * the loop is stateless, so after a pause it starts over from the rows (for about a minute; then
  * it throws and the lease, given back or expired, lets a worker resume later). A response already
  * recorded is never requested again. A lost lease ends the run without another write.
+ *
+ * `abort`, when given, aborts `signal` (the caller's controller, the scheduler's): the turn then
+ * runs on that signal, stopped through it when a write is refused, instead of on a signal of its
+ * own following it (an AbortSignal and its listener are 1 KiB a waiting agent keeps).
  */
 export async function runAgent(
   deps: TurnDeps,
   agentId: string,
   signal: AbortSignal,
+  abort?: (reason: TurnStopped) => void,
 ): Promise<RunEnd> {
-  // The turn's own signal also aborts when one of its writes is refused for a stale epoch: a
+  // The turn's signal also aborts when one of its writes is refused for a stale epoch: a
   // worker that lost its lease abandons its model call and tools at once.
-  const turn = new AbortController();
-  const follow = () => turn.abort(signal.reason);
-  if (signal.aborted) follow();
-  else signal.addEventListener("abort", follow, { once: true });
+  const own = abort ? undefined : new AbortController();
+  const turnSignal = own?.signal ?? signal;
+  const follow = own && (() => own.abort(signal.reason));
+  if (follow) {
+    if (signal.aborted) follow();
+    else signal.addEventListener("abort", follow, { once: true });
+  }
   const lost = () => {
-    if (!turn.signal.aborted) turn.abort(new TurnStopped("lease-lost"));
+    if (!turnSignal.aborted) (abort ?? ((r) => own!.abort(r)))(new TurnStopped("lease-lost"));
   };
   // One literal, not a spread: a spread got a hidden class of its own per agent (held all turn).
   const inner: TurnDeps = {
@@ -109,20 +117,20 @@ export async function runAgent(
   };
   let end = "error";
   try {
-    const ran = await withRetry(() => runAgentLoop(inner, agentId, turn.signal), {
-      signal: turn.signal,
+    const ran = await withRetry(() => runAgentLoop(inner, agentId, turnSignal), {
+      signal: turnSignal,
       onRetry: (err) => deps.onWarning?.(outage(err)),
     });
-    end = ran === "idle" ? "idle" : (stopReason(turn.signal) ?? "other");
+    end = ran === "idle" ? "idle" : (stopReason(turnSignal) ?? "other");
     return ran;
   } catch (err) {
-    if (isLeaseLost(err) || stopReason(turn.signal) === "lease-lost") {
+    if (isLeaseLost(err) || stopReason(turnSignal) === "lease-lost") {
       end = "lease-lost";
       return "other";
     }
     throw err;
   } finally {
-    signal.removeEventListener("abort", follow);
+    if (follow) signal.removeEventListener("abort", follow);
     // The run's `invoke_agent` span, started by its first request or call (telemetry/spans.ts).
     endRun(agentId, end);
   }
