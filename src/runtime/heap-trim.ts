@@ -87,8 +87,9 @@ function v8Heap(): { committed: number; used: number } {
  * fullCollection, moving the live objects off every other page of the heap (V8's
  * --stress-compaction, on for this one collection): after a burst its survivors sit on pages each
  * some 15% empty, which V8's own choice of pages to compact leaves as they are, and a page is
- * handed back only once it is empty. Measured with 1,000 agents waiting on two threads: about
- * 6 MiB a thread committed beyond the live heap after a plain trim, 3 after this one. The flag is
+ * handed back only once it is empty. Measured with 1,000 agents waiting on two threads
+ * (bench memory): 7–7.5 MiB a thread committed beyond the live heap after a plain trim, 1 MiB
+ * after this one. The flag is
  * the process's: a collection another thread makes meanwhile compacts as much, which costs it
  * time, not correctness.
  */
