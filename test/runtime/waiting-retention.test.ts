@@ -88,7 +88,14 @@ describe("a waiting agent's turn", () => {
       for (const r of roots)
         await sendMail(db, { treeId: r.tree, fromId: null, toId: r.id, body: "go on" });
       const ends = await Promise.all(runs);
-      expect(ends).toEqual(roots.map(() => "idle"));
+      // Why a turn did not end idle, if one did not (the error events say).
+      const errors = await db.execute<{ content: string }>(
+        sql`select content from events where kind = 'error'`,
+      );
+      expect({ ends, errors: errors.rows.map((r) => r.content) }).toEqual({
+        ends: roots.map(() => "idle"),
+        errors: [],
+      });
     } finally {
       stop.abort();
       await Promise.allSettled(runs);
