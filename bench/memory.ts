@@ -102,7 +102,7 @@ export async function memory(context: BenchContext): Promise<BenchRow[]> {
         "idle runtime",
         mib(idle.rssBytes),
       ),
-      row(`RSS per waiting agent`, perAgentKb, "KiB", "1 MiB (goal ceiling)", 1024),
+      row(`RSS per waiting agent`, perAgentKb, "KiB", "48 KiB (goal ceiling, issue 14)", 48),
       row(
         `DB connections, ${AGENTS} waiting agents`,
         total(many.peak),

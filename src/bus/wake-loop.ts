@@ -69,25 +69,30 @@ export class WakeLoop {
     }
   }
 
-  private async sleep(deadline: number, run: WakeLoopRun<unknown>): Promise<void> {
-    await new Promise<void>((resolve) => {
+  /**
+   * Not an async function: a sleep is most of a blocked wait's life, and the frame of one (kept
+   * by each waiting agent) was memory for nothing. Its ends let go of the timer at once.
+   */
+  private sleep(deadline: number, run: WakeLoopRun<unknown>): Promise<void> {
+    return new Promise<void>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
+      const end = () => {
+        clearTimeout(timer);
+        this.stopSleep = this.armTimer = undefined;
+        resolve();
+      };
       this.armTimer = () => {
         clearTimeout(timer);
         const ms = Math.max(0, Math.min(deadline - Date.now(), run.recheckMs()));
         // Fired: the re-check (or the deadline's last look) is due.
         timer = setTimeout(() => {
           this.dirty = true;
-          resolve();
+          end();
         }, ms);
       };
       this.armTimer();
-      this.stopSleep = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      if (this.dirty || this.poked || run.signal?.aborted) this.stopSleep();
+      this.stopSleep = end;
+      if (this.dirty || this.poked || run.signal?.aborted) end();
     });
-    this.stopSleep = this.armTimer = undefined;
   }
 }

@@ -81,7 +81,9 @@ export async function startScheduler(
     const done = (async () => {
       let end: RunEnd = "other";
       try {
-        end = await runAgent(turnDeps(agentId, epoch), agentId, controller.signal);
+        end = await runAgent(turnDeps(agentId, epoch), agentId, controller.signal, (reason) =>
+          controller.abort(reason),
+        );
       } catch (err) {
         warn(
           isTransient(err)

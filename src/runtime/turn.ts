@@ -6,7 +6,7 @@ import { appendEvent, appendEventOnce, appendToolResultOnce } from "../agents/ev
 import { eventKey } from "../agents/event-keys.js";
 import { isLeaseLost, type Fence } from "../agents/errors.js";
 import { getAgent } from "../agents/refs.js";
-import { CONTEXT_KINDS, readPass, TURN_ENDERS } from "./pass-read.js";
+import { CONTEXT_KINDS, readPass, TURN_ENDERS, type PassRead } from "./pass-read.js";
 import { modelProblem } from "../config/config.js";
 import type { Db } from "../db/client.js";
 import { ModelError } from "../llm/model.js";
@@ -79,20 +79,28 @@ function stopReason(signal: AbortSignal): StopReason | undefined {
  * the loop is stateless, so after a pause it starts over from the rows (for about a minute; then
  * it throws and the lease, given back or expired, lets a worker resume later). A response already
  * recorded is never requested again. A lost lease ends the run without another write.
+ *
+ * `abort`, when given, aborts `signal` (the caller's controller, the scheduler's): the turn then
+ * runs on that signal, stopped through it when a write is refused, instead of on a signal of its
+ * own following it (an AbortSignal and its listener are 1 KiB a waiting agent keeps).
  */
 export async function runAgent(
   deps: TurnDeps,
   agentId: string,
   signal: AbortSignal,
+  abort?: (reason: TurnStopped) => void,
 ): Promise<RunEnd> {
-  // The turn's own signal also aborts when one of its writes is refused for a stale epoch: a
+  // The turn's signal also aborts when one of its writes is refused for a stale epoch: a
   // worker that lost its lease abandons its model call and tools at once.
-  const turn = new AbortController();
-  const follow = () => turn.abort(signal.reason);
-  if (signal.aborted) follow();
-  else signal.addEventListener("abort", follow, { once: true });
+  const own = abort ? undefined : new AbortController();
+  const turnSignal = own?.signal ?? signal;
+  const follow = own && (() => own.abort(signal.reason));
+  if (follow) {
+    if (signal.aborted) follow();
+    else signal.addEventListener("abort", follow, { once: true });
+  }
   const lost = () => {
-    if (!turn.signal.aborted) turn.abort(new TurnStopped("lease-lost"));
+    if (!turnSignal.aborted) (abort ?? ((r) => own!.abort(r)))(new TurnStopped("lease-lost"));
   };
   // One literal, not a spread: a spread got a hidden class of its own per agent (held all turn).
   const inner: TurnDeps = {
@@ -109,20 +117,20 @@ export async function runAgent(
   };
   let end = "error";
   try {
-    const ran = await withRetry(() => runAgentLoop(inner, agentId, turn.signal), {
-      signal: turn.signal,
+    const ran = await withRetry(() => runAgentLoop(inner, agentId, turnSignal), {
+      signal: turnSignal,
       onRetry: (err) => deps.onWarning?.(outage(err)),
     });
-    end = ran === "idle" ? "idle" : (stopReason(turn.signal) ?? "other");
+    end = ran === "idle" ? "idle" : (stopReason(turnSignal) ?? "other");
     return ran;
   } catch (err) {
-    if (isLeaseLost(err) || stopReason(turn.signal) === "lease-lost") {
+    if (isLeaseLost(err) || stopReason(turnSignal) === "lease-lost") {
       end = "lease-lost";
       return "other";
     }
     throw err;
   } finally {
-    signal.removeEventListener("abort", follow);
+    if (follow) signal.removeEventListener("abort", follow);
     // The run's `invoke_agent` span, started by its first request or call (telemetry/spans.ts).
     endRun(agentId, end);
   }
@@ -152,9 +160,12 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
     checkpointed = start;
   };
   while (true) {
-    const read = await readPass(db, agentId, resuming, deps.fence?.epoch);
+    // `let`, and let go before the step's tools run: an async function keeps every local it
+    // declared while it awaits, dead or not, and a turn blocked in `wait` for an hour would keep
+    // the pass's rows (the agent's whole conversation) with it.
+    let read: PassRead | undefined = await readPass(db, agentId, resuming, deps.fence?.epoch);
     const agent = read?.agent;
-    if (!agent || agent.state === "dead") return "other";
+    if (!read || !agent || agent.state === "dead") return "other";
     // Checked on every pass, so a worker back from an outage longer than its lease stops here
     // (its writes would be refused anyway: the epoch is checked by the database).
     if (deps.fence && !holds(agent, deps.fence)) throw new LeaseLost(agent.id);
@@ -170,16 +181,15 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
           await beforeWrites(agent);
           await resumeDanglingCalls(deps, agent, signal);
         };
+        read = undefined;
         if (!(await guarded(deps, agent, signal, resume))) return "other";
         continue;
       }
     }
 
     // The events that decide the next step, read with the row.
-    const tail = read.tail;
-    const last = [...tail]
-      .reverse()
-      .find((e) => CONTEXT_KINDS.has(e.kind) || TURN_ENDERS.has(e.kind));
+    let tail: EventRow[] | undefined = read.tail;
+    let last = decidingEvent(tail);
     if (!last || turnIsOver(tail, last)) {
       // The model has answered (or the person's /wait or an interrupt ended the turn): the turn
       // is over unless mail or input arrived meanwhile. A child's answer reaches its parent
@@ -209,20 +219,24 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       if ((await takePendingMail(db, agent, deps.fence)) === "idle") return "idle";
       continue;
     }
-    const known = {
+    const lastId = last.id;
+    const known: PassKnown = {
       parent: read.parent ?? null,
       read: read.conversation,
       thinking: read.thinking || agent.activity === "thinking",
       // Counted with the turn's first answer (recordAnswer), once.
-      turnStart: startingTurn ? last.id : undefined,
+      turnStart: startingTurn ? lastId : undefined,
       watched: read.watched,
     };
+    // The step needs none of the pass's rows but the conversation, which `known` hands over to
+    // the request once (askModel).
+    read = tail = last = undefined;
     let ended: StepEnd | undefined;
     const work = async () => {
       // A root's turn is one trace, also when another worker resumes it (telemetry on).
       const traceparent = beginRootRun(agent, startingTurn);
       if (traceparent !== undefined) await setRootTrace(db, agent.id, traceparent);
-      ended = await step(deps, agent, known, last.id, signal, () => beforeWrites(agent));
+      ended = await step(deps, agent, known, lastId, signal, () => beforeWrites(agent));
     };
     if (!(await guarded(deps, agent, signal, work))) {
       return "other";
@@ -243,6 +257,15 @@ async function runAgentLoop(deps: TurnDeps, agentId: string, signal: AbortSignal
       if (next === "idle") return "idle";
     }
   }
+}
+
+/** The event of a pass's tail that decides the next step: the newest of the context or an end. */
+function decidingEvent(tail: EventRow[]): EventRow | undefined {
+  for (let i = tail.length - 1; i >= 0; i--) {
+    const e = tail[i]!;
+    if (CONTEXT_KINDS.has(e.kind) || TURN_ENDERS.has(e.kind)) return e;
+  }
+  return undefined;
 }
 
 /**
@@ -452,7 +475,11 @@ function stamp(deps: TurnDeps, key?: string): { key?: string; epoch?: number } {
 /** What the pass that chose a step read: the parent's row (null: a root), the conversation. */
 interface PassKnown {
   parent: AgentRow | null;
-  read: ConversationRead;
+  /**
+   * The conversation the pass read, until the request takes it (askModel): a step blocked in a
+   * tool call keeps none of it.
+   */
+  read: ConversationRead | undefined;
   /** The row says "thinking" already: the pass read it so, or wrote it. */
   thinking: boolean;
   /** The pass found a feed watching the agent's stream. */
@@ -546,6 +573,8 @@ async function askModel(
     signal,
     known,
   );
+  // Sent now (in `messages`, gone with this frame): the step that waits on its tools keeps none.
+  known.read = undefined;
   // No write when the row says "thinking" already: the pass read it so (the calls in between
   // showed nothing) or wrote it. The lease was checked by that same read (and its write is
   // fenced); the answer's write is fenced anyway.

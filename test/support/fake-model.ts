@@ -128,6 +128,11 @@ export interface FakeModel {
   quirks(quirks: ServerQuirks): void;
   /** Throws listing every rule not used up and every unmatched request. */
   assertAllUsed(): void;
+  /**
+   * Drops what the server keeps of the requests so far (`requests` and its prefix cache), for a
+   * test that measures what the runtime keeps in the same heap.
+   */
+  forget(): void;
   close(): Promise<void>;
 }
 
@@ -191,6 +196,11 @@ function commonPrefix(a: string, b: string): number {
  */
 export class PrefixCache {
   private readonly seen: string[] = [];
+
+  /** Forgets every request seen (a test measuring its own heap: they are its largest strings). */
+  clear(): void {
+    this.seen.length = 0;
+  }
 
   /** Looks `text` up, then remembers it. */
   serve(text: string): { promptTokens: number; cachedTokens: number } {
@@ -351,6 +361,10 @@ export async function startFakeModel(options: FakeModelOptions = {}): Promise<Fa
     inFlight,
     quirks(quirks) {
       serverQuirks = { ...quirks };
+    },
+    forget() {
+      requests.splice(0);
+      cache.clear();
     },
     script(more) {
       for (const rule of Array.isArray(more) ? more : [more]) {
