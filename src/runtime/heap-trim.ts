@@ -4,8 +4,7 @@
 // `wait`, meanwhile about 100 KiB of resident memory per waiting agent (README, memory rows). So
 // when all of this thread's turns have been blocked or gone for a few seconds after its heap
 // grew, it collects its garbage, twice: V8 hands the pages a collection emptied back to the
-// system at the next one. Each of these collections compacts (compactingCollection): a burst
-// leaves its survivors spread over pages each a little empty, which a plain collection keeps.
+// system at the next one.
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
@@ -16,10 +15,7 @@ export interface HeapTrimOptions {
   checkMs?: number;
   /** This thread's heap: committed and used bytes (default: V8's statistics). */
   heap?: () => { committed: number; used: number };
-  /**
-   * A full collection of this thread's heap (default: V8's, compacting, see compactingCollection;
-   * none: no trim).
-   */
+  /** A full collection of this thread's heap (default: V8's, see fullCollection; none: no trim). */
   collect?: () => void;
 }
 
@@ -34,11 +30,10 @@ const CHECK_MS = 1_000;
 export const QUIET_CHECKS = 3;
 /**
  * A trim starts when the committed heap has grown this much past what was live (and past what
- * stayed committed) after the last one: a trim costs two compacting collections (40–80 ms each
- * plain, 180–430 ms compacting, for 500 waiting agents on a machine loaded 5×), so a thread that
- * only ran a turn or two is left to V8. 16 MiB left most trims of 500 waiting agents a thread
- * undone (their burst grows a heap by 15–20 MiB): measured 6–7 MiB a thread committed beyond
- * the live heap without a trim, 1 MiB with it.
+ * stayed committed) after the last one: a trim costs two full collections (40–80 ms each for
+ * 500 waiting agents on a machine loaded 5×), so a thread that only ran a turn or two is left to
+ * V8. 16 MiB left most trims of 500 waiting agents a thread undone (their burst grows a heap by
+ * 15–20 MiB).
  */
 export const GROWTH_BYTES = 8 * 1024 * 1024;
 
@@ -49,7 +44,7 @@ export const GROWTH_BYTES = 8 * 1024 * 1024;
  */
 export function startHeapTrim(options: HeapTrimOptions): HeapTrim {
   const heap = options.heap ?? v8Heap;
-  const collect = options.collect ?? compactingCollection() ?? (() => {});
+  const collect = options.collect ?? fullCollection() ?? (() => {});
   let quietChecks = 0;
   let collected = 0; // collections of the trim under way
   // Pages are handed back a while after a collection: a heap that keeps them is not trimmed
@@ -81,29 +76,6 @@ export function startHeapTrim(options: HeapTrimOptions): HeapTrim {
 function v8Heap(): { committed: number; used: number } {
   const stats = getHeapStatistics();
   return { committed: stats.total_heap_size, used: stats.used_heap_size };
-}
-
-/**
- * fullCollection, moving the live objects off every other page of the heap (V8's
- * --stress-compaction, on for this one collection): after a burst its survivors sit on pages each
- * some 15% empty, which V8's own choice of pages to compact leaves as they are, and a page is
- * handed back only once it is empty. Measured with 1,000 agents waiting on two threads
- * (bench memory): 7–7.5 MiB a thread committed beyond the live heap after a plain trim, 1 MiB
- * after this one. The flag is
- * the process's: a collection another thread makes meanwhile compacts as much, which costs it
- * time, not correctness.
- */
-export function compactingCollection(): (() => void) | undefined {
-  const collect = fullCollection();
-  if (!collect) return undefined;
-  return () => {
-    setFlagsFromString("--stress-compaction");
-    try {
-      collect();
-    } finally {
-      setFlagsFromString("--no-stress-compaction");
-    }
-  };
 }
 
 /**
