@@ -297,12 +297,21 @@ describe("a configuration entry the command made a link", () => {
     [".git", "/tmp"],
     [".mcp.json", "/nonexistent/x"],
   ])("%s → %s: the next launch starts, with nothing of the target's mounted", async (entry, to) => {
-    const plant = `ln -s ${to} ${entry} && echo planted`;
-    expect(output(await bash(plant, fx.cwd, settingsFrom())).output).toContain("planted");
-    const out = output(await bash(`ls /proc | grep -c '^[0-9]'; ls /tmp`, fx.cwd, settingsFrom()));
-    expect(out.exit_code).toBe(0);
-    expect(Number(out.output.split("\n")[0])).toBeLessThan(10);
-    expect(out.output.split("\n").slice(1).join("")).toBe("");
+    const marker = `warren-link-${process.pid}-${Date.now()}`;
+    writeFileSync(`/tmp/${marker}.host`, "host");
+    try {
+      const plant = `ln -s ${to} ${entry} && echo planted`;
+      expect(output(await bash(plant, fx.cwd, settingsFrom())).output).toContain("planted");
+      const out = output(
+        await bash(`ls /proc | grep -c '^[0-9]'; ls /tmp/${marker}.host`, fx.cwd, settingsFrom()),
+      );
+      expect(Number(out.output.split("\n")[0])).toBeGreaterThan(0);
+      expect(Number(out.output.split("\n")[0])).toBeLessThan(10);
+      expect(out.output).toContain("No such file or directory");
+    } finally {
+      const { rmSync } = await import("node:fs");
+      rmSync(`/tmp/${marker}.host`, { force: true });
+    }
   });
 
   it("a link to a directory inside the working directory is bound read-only there", async () => {
